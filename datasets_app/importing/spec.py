@@ -1,0 +1,222 @@
+"""The values the checker hands back: a dataset spec (the plan to import) and its problems.
+
+Every reader (JSON, JSONL, CSV, XLSX, ZIP, contextgrid eval sets) ends in these types, and
+every writer (export, templates) starts from them. Pure Python: no Django here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import Any, Literal
+
+VerifierKind = Literal["exact_match", "llm_judge", "agent_judge", "code_verifier"]
+OutputType = Literal["float", "boolean"]
+Format = Literal["json", "jsonl", "csv", "xlsx", "zip"]
+ScoredBy = Literal["expected_answer", "criteria"]
+
+VERIFIER_KINDS: tuple[str, ...] = ("exact_match", "llm_judge", "agent_judge", "code_verifier")
+OUTPUT_TYPES: tuple[str, ...] = ("float", "boolean")
+
+# Limits from the reference page ("Dataset files"): a file holds up to 1,000 tasks, and a
+# task up to 10 input and 10 expected files of up to 10 MiB each.
+MAX_TASKS = 1_000
+MAX_FILES_PER_KIND = 10
+MAX_ATTACHED_FILE_BYTES = 10 * 1024 * 1024
+
+# What grades a task or criterion that names no verifier of its own. The page: "When a task
+# doesn't say how to check it (no verifier), an agent judge compares the answer with the
+# expected one and scores it from 0 to 1."
+DEFAULT_EXPECTED_ANSWER_VERIFIER: dict[str, Any] = {"kind": "agent_judge", "outputType": "float"}
+DEFAULT_CRITERION_VERIFIER: dict[str, Any] = {
+    "kind": "llm_judge",
+    "outputType": "boolean",
+    "instructions": (
+        "You are grading an AI agent's response against one rubric criterion. Pass only if "
+        "the response clearly satisfies the criterion. Criterion: {{criterion}}. "
+        "Task: {{prompt}}. Response: {{output}}"
+    ),
+}
+
+# "A task given both lands as a rubric, with 'Matches the expected answer' as one of its
+# criteria."
+EXPECTED_ANSWER_CRITERION_ID = "matches-expected-answer"
+EXPECTED_ANSWER_CRITERION_TEXT = "Matches the expected answer"
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """How one criterion or expected answer is graded (`kind` is one of VERIFIER_KINDS)."""
+
+    kind: str
+    output_type: str | None = None
+    instructions: str | None = None
+    code: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The verifier as the dataset file writes it (camelCase keys, no empty ones)."""
+        data: dict[str, Any] = {"kind": self.kind}
+        if self.output_type is not None:
+            data["outputType"] = self.output_type
+        if self.instructions is not None:
+            data["instructions"] = self.instructions
+        if self.code is not None:
+            data["code"] = self.code
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Verifier | None:
+        if not data:
+            return None
+        return cls(
+            kind=data["kind"],
+            output_type=data.get("outputType"),
+            instructions=data.get("instructions"),
+            code=data.get("code"),
+        )
+
+
+@dataclass(frozen=True)
+class CriterionSpec:
+    id: str
+    criterion: str
+    weight: float = 1.0
+    verifier: Verifier | None = None
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """An input or expected file: a member of the uploaded zip (`path`) or a link (`url`)."""
+
+    name: str
+    path: str | None = None
+    url: str | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    id: str
+    name: str
+    prompt: str
+    expected_text: str | None = None
+    expected_verifier: Verifier | None = None
+    criteria: tuple[CriterionSpec, ...] = ()
+    input_files: tuple[FileSpec, ...] = ()
+    expected_files: tuple[FileSpec, ...] = ()
+    # Retrieval evidence kept from a contextgrid eval set (anchors, gold spans, gold
+    # documents), as plain JSON; empty for ordinary dataset files.
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """The plan to import: everything a checked file says about a dataset."""
+
+    name: str = ""
+    description: str = ""
+    # The file's `settings` object as written (keys `expectedAnswerVerifier`,
+    # `defaultVerifier`), so that nothing the file says is lost.
+    settings: dict[str, Any] = field(default_factory=dict)
+    criteria: tuple[CriterionSpec, ...] = ()
+    tasks: tuple[TaskSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong (or, as a warning, worth knowing) in a file, with where it is.
+
+    `row` is a spreadsheet row (header = row 1) for CSV/XLSX; `line` a 1-based line for
+    JSON/JSONL. `code` is stable for programs; `message` is what a person reads.
+    """
+
+    code: str
+    message: str
+    file: str
+    row: int | None = None
+    line: int | None = None
+    field: str | None = None
+
+    @property
+    def where(self) -> str:
+        """`quiz.csv, row 4, weight` — the location as a person reads it."""
+        parts = [self.file]
+        if self.row is not None:
+            parts.append(f"row {self.row}")
+        if self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.field:
+            parts.append(self.field)
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "row": self.row,
+            "line": self.line,
+            "field": self.field,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class TaskPreview:
+    id: str
+    name: str
+    scored_by: ScoredBy
+    criteria: int
+    total_weight: float
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    file_name: str
+    format: str | None
+    detected: str
+    problems: tuple[Problem, ...] = ()
+    warnings: tuple[Problem, ...] = ()
+    plan: DatasetSpec | None = None
+    # Cautions to repeat in the preview (e.g. contextgrid's document-level gold note).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.plan is not None
+
+    @property
+    def task_count(self) -> int:
+        return len(self.plan.tasks) if self.plan else 0
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What the checker needs to know from outside the file."""
+
+    # The administrator setting "Python checks": off means each code_verifier is a warning.
+    python_checks_enabled: bool = False
+    max_tasks: int = MAX_TASKS
+
+
+# Maps a path inside the canonical document, e.g. ("tasks", 3, "criteria", 0, "weight"),
+# to where it stands in the file: (row, line). A reader gives the best it knows: a CSV row,
+# a JSON line; (None, None) when it cannot tell.
+Locate = Callable[[tuple[str | int, ...]], tuple[int | None, int | None]]
+
+
+@dataclass
+class Parsed:
+    """What a format reader hands the shared validator.
+
+    `document` is the canonical dataset document (the .json format's shape:
+    {"name", "description", "settings", "criteria", "tasks": [...]}) or None when the
+    file could not be read at all (then `problems` says why).
+    """
+
+    format: str
+    detected: str
+    file_name: str
+    document: dict[str, Any] | None
+    locate: Locate
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
