@@ -92,6 +92,8 @@ class FileSpec:
     path: str | None = None
     url: str | None = None
     size: int | None = None
+    # Filled in for zip members when the checker streams them (and for stored files).
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
