@@ -6,8 +6,8 @@ every writer (export, templates) starts from them. Pure Python: no Django here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 VerifierKind = Literal["exact_match", "llm_judge", "agent_judge", "code_verifier"]
@@ -23,6 +23,16 @@ OUTPUT_TYPES: tuple[str, ...] = ("float", "boolean")
 MAX_TASKS = 1_000
 MAX_FILES_PER_KIND = 10
 MAX_ATTACHED_FILE_BYTES = 10 * 1024 * 1024
+
+# How much of a .json, .jsonl, .csv or .xlsx upload the checker reads. The page's largest
+# file, 1,000 tasks with long prompts and several criteria each, stays well under 10 MiB;
+# 50 MiB leaves room for prompts that paste whole documents while keeping the parsed copy
+# in memory (several times the bytes for JSON) bounded. A zip has its own limits.
+MAX_FILE_BYTES = 50 * 1024 * 1024
+
+# A file wrong everywhere could otherwise list millions of problems; past this many, one
+# last problem says how many more there are.
+MAX_PROBLEMS = 1_000
 
 # What grades a task or criterion that names no verifier of its own. The page: "When a task
 # doesn't say how to check it (no verifier), an agent judge compares the answer with the
@@ -42,6 +52,9 @@ DEFAULT_CRITERION_VERIFIER: dict[str, Any] = {
 # criteria."
 EXPECTED_ANSWER_CRITERION_ID = "matches-expected-answer"
 EXPECTED_ANSWER_CRITERION_TEXT = "Matches the expected answer"
+
+# The placeholders an llm_judge's instructions may use.
+LLM_JUDGE_PLACEHOLDERS: tuple[str, ...] = ("criterion", "prompt", "output")
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,16 @@ class CriterionSpec:
     criterion: str
     weight: float = 1.0
     verifier: Verifier | None = None
+
+
+def expected_answer_criterion(verifier: Verifier) -> CriterionSpec:
+    """The "Matches the expected answer" criterion a task given both ways of grading gets."""
+    return CriterionSpec(
+        id=EXPECTED_ANSWER_CRITERION_ID,
+        criterion=EXPECTED_ANSWER_CRITERION_TEXT,
+        weight=1.0,
+        verifier=verifier,
+    )
 
 
 @dataclass(frozen=True)
@@ -201,8 +224,32 @@ class CheckOptions:
 
 # Maps a path inside the canonical document, e.g. ("tasks", 3, "criteria", 0, "weight"),
 # to where it stands in the file: (row, line). A reader gives the best it knows: a CSV row,
-# a JSON line; (None, None) when it cannot tell.
-Locate = Callable[[tuple[str | int, ...]], tuple[int | None, int | None]]
+# a JSON line; (None, None) when it cannot tell. A locate may also have a `many(paths)`
+# method returning {path: (row, line)} for many paths at once (the JSON reader's does, so
+# that it walks the text once however many problems there are); `document.validate_document`
+# uses it when present.
+DocPath = tuple[str | int, ...]
+Locate = Callable[[DocPath], tuple[int | None, int | None]]
+
+
+def field_path(path: DocPath) -> str:
+    """`("tasks", 3, "criteria", 0, "weight")` -> `tasks[3].criteria[0].weight`.
+
+    The `field` of every problem the shared validator finds, so that a person can find the
+    value even in a file written on one line.
+    """
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def nowhere(path: DocPath) -> tuple[int | None, int | None]:
+    """A Locate for documents that came from nowhere in particular (tests, exports)."""
+    return (None, None)
 
 
 @dataclass
