@@ -1,0 +1,59 @@
+# The README's two commands: `make run` and `make test`. Each sets everything up on a fresh
+# machine that has only Python, make and apt, then does its job.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# PostgreSQL run of the suite: DATABASE_URL if set, else the local server when it answers.
+PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+
+.PHONY: run test bench lint load worker install browser clean
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/activate requirements.txt requirements-dev.txt
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py ensure_admin
+	@echo "Context Evals is at http://$(HOST):$(PORT)/"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+worker: install
+	$(BIN)/celery -A contextevals worker --beat --loglevel=info
+
+# Debian's chromium for the browser tests (pip's Playwright browser download does not work
+# on machines without internet).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: install browser lint
+	$(PY) manage.py makemigrations --check --dry-run
+	$(BIN)/pytest
+	@if [ -n "$$DATABASE_URL" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
+	  echo "--- The suite again, on PostgreSQL (browser tests ran on SQLite above) ---"; \
+	  DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -m "not browser"; \
+	else echo "--- PostgreSQL did not answer on 127.0.0.1:5432: skipped the PostgreSQL run ---"; fi
+
+bench: install
+	@for script in bench/bench_*.py; do DJANGO_SETTINGS_MODULE=contextevals.settings $(PY) $$script || exit 1; done
+
+load: install
+	$(PY) scripts/load.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,300 @@
+"""The data model, in the reference page's words: datasets, their tasks and criteria, the
+versions they are saved as, and the runs that grade a version.
+
+A task is a *draft* until its dataset is saved, then *saved*; replacing a dataset's tasks
+*archives* them (never deletes them), so a run's results keep pointing at what they graded.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.conf import settings as project_settings
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+VERIFIER_KINDS = [
+    ("exact_match", "Exact match"),
+    ("llm_judge", "LLM judge"),
+    ("agent_judge", "Agent judge"),
+    ("code_verifier", "Python check"),
+]
+OUTPUT_TYPES = [("float", "Score from 0 to 1"), ("boolean", "Pass or fail")]
+
+
+class SiteSettings(models.Model):
+    """Settings an administrator changes in the admin; one row (pk=1)."""
+
+    python_checks_enabled = models.BooleanField(
+        "Python checks",
+        default=False,
+        help_text=(
+            "Allow criteria graded by Python code (code_verifier). Off: such criteria are "
+            "imported and shown but not graded."
+        ),
+    )
+
+    class Meta:
+        verbose_name = "site settings"
+        verbose_name_plural = "site settings"
+
+    def __str__(self) -> str:
+        return "Site settings"
+
+    @classmethod
+    def load(cls) -> SiteSettings:
+        obj, _ = cls.objects.get_or_create(pk=1)
+        return obj
+
+
+class Dataset(models.Model):
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    # The verifier defaults the page shows: {"expectedAnswerVerifier": {...},
+    # "defaultVerifier": {...}}, kept as the file writes them.
+    settings = models.JSONField(default=dict, blank=True)
+    owner = models.ForeignKey(
+        project_settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="datasets"
+    )
+    shared_with = models.ManyToManyField(
+        project_settings.AUTH_USER_MODEL, blank=True, related_name="shared_datasets"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("datasets_app:dataset_detail", args=[self.pk])
+
+
+class TaskState(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SAVED = "saved", "Saved"
+    ARCHIVED = "archived", "Archived"
+
+
+class TaskQuerySet(models.QuerySet["Task"]):
+    def live(self) -> TaskQuerySet:
+        """Tasks that belong to the dataset now: drafts and saved ones, not archived."""
+        return self.exclude(state=TaskState.ARCHIVED)
+
+
+class Task(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="tasks")
+    task_id = models.CharField("id", max_length=200)
+    name = models.CharField(max_length=300, blank=True)
+    prompt = models.TextField()
+    # Empty when the task is graded by criteria only.
+    expected_text = models.TextField("expected answer", blank=True)
+    # The expected answer's own verifier ({"kind", "outputType", ...}); null = the dataset's
+    # expectedAnswerVerifier grades it.
+    expected_verifier = models.JSONField(blank=True, null=True)
+    position = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=10, choices=TaskState.choices, default=TaskState.DRAFT)
+    # Retrieval evidence from a contextgrid eval set (anchors, gold spans, gold documents).
+    evidence = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TaskQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["position", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "task_id"],
+                condition=~Q(state="archived"),
+                name="unique_live_task_id_per_dataset",
+            ),
+        ]
+        indexes = [models.Index(fields=["dataset", "state", "position"])]
+
+    def __str__(self) -> str:
+        return self.name or self.task_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("datasets_app:task_detail", args=[self.dataset_id, self.pk])
+
+    @property
+    def is_draft(self) -> bool:
+        return self.state == TaskState.DRAFT
+
+
+class Criterion(models.Model):
+    """A rubric criterion: of one task, or (task empty) of every task in its dataset."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="criteria")
+    task = models.ForeignKey(
+        Task, on_delete=models.CASCADE, related_name="criteria", null=True, blank=True
+    )
+    criterion_id = models.CharField("id", max_length=200)
+    text = models.TextField("criterion")
+    weight = models.FloatField(default=1.0, validators=[MinValueValidator(0.0)])
+    verifier = models.JSONField(blank=True, null=True)
+    position = models.PositiveIntegerField(default=0)
+    # A dataset-wide criterion replaced by an import is archived with the tasks it graded.
+    archived = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["position", "pk"]
+        verbose_name_plural = "criteria"
+        constraints = [
+            models.CheckConstraint(condition=Q(weight__gt=0), name="criterion_weight_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    @property
+    def verifier_kind(self) -> str:
+        return (self.verifier or {}).get("kind", "")
+
+
+class TaskFile(models.Model):
+    """An input or expected file of a task: stored in our storage, or an https:// link."""
+
+    class Role(models.TextChoices):
+        INPUT = "input", "Input file"
+        EXPECTED = "expected", "Expected file"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="files")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    name = models.CharField(max_length=255)
+    file = models.FileField(upload_to="task-files/%Y/%m/", max_length=500, blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+    size = models.BigIntegerField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["role", "position", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(~Q(file="") & Q(url="")) | (Q(file="") & ~Q(url="")),
+                name="task_file_stored_or_linked",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Version(models.Model):
+    """A dataset saved as vN: an immutable snapshot of its tasks, criteria and settings."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    # The canonical dataset document (the .json format) at the moment of saving.
+    snapshot = models.JSONField()
+    tasks = models.ManyToManyField(Task, related_name="versions", blank=True)
+    created_by = models.ForeignKey(
+        project_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "number"], name="unique_version_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset} v{self.number}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("datasets_app:version_detail", args=[self.dataset_id, self.number])
+
+    @property
+    def label(self) -> str:
+        return f"v{self.number}"
+
+
+class Run(models.Model):
+    """A grading run of one saved version. Grading itself is outside this product for now."""
+
+    version = models.ForeignKey(Version, on_delete=models.PROTECT, related_name="runs")
+    name = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        project_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return self.name or f"Run {self.pk} of {self.version}"
+
+
+class RunResult(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
+    # PROTECT: a task that a run graded can be archived, never deleted.
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="results")
+    score = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "task"], name="one_result_per_task_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task}: {self.score}"
+
+
+def upload_expiry() -> timezone.datetime:
+    return timezone.now() + timedelta(days=1)
+
+
+class Upload(models.Model):
+    """A file a person chose in the import dialog, kept until it is imported or expires.
+
+    The check's outcome is stored with it, so the import step imports this exact file and a
+    person can close the dialog and come back.
+    """
+
+    class State(models.TextChoices):
+        CHECKING = "checking", "Checking"
+        CHECKED = "checked", "Checked"
+        IMPORTING = "importing", "Importing"
+        IMPORTED = "imported", "Imported"
+        FAILED = "failed", "Failed"
+
+    key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    owner = models.ForeignKey(
+        project_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="uploads"
+    )
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="uploads", null=True, blank=True
+    )
+    file = models.FileField(upload_to="uploads/", max_length=500)
+    original_name = models.CharField(max_length=255)
+    size = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.CHECKING)
+    mode = models.CharField(max_length=10, default="add")
+    # The checker's result as `result_to_json` writes it, plus the plan for the import.
+    result = models.JSONField(default=dict, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(default=upload_expiry)
+
+    class Meta:
+        indexes = [models.Index(fields=["expires_at"])]
+
+    def __str__(self) -> str:
+        return self.original_name
+
+    @property
+    def is_expired(self) -> bool:
+        return timezone.now() >= self.expires_at

@@ -1,0 +1,61 @@
+"""Shared fixtures: people, logged-in clients and small datasets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from datasets_app.models import Criterion, Dataset, Task, TaskState
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FILES = Path(__file__).resolve().parent / "files"
+# ../shared beside the repo: the reference pages and real third-party files.
+SHARED = REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture
+def user(db):
+    return get_user_model().objects.create_user(username="ada", password="pw-ada-12345")
+
+
+@pytest.fixture
+def other_user(db):
+    return get_user_model().objects.create_user(username="bob", password="pw-bob-12345")
+
+
+@pytest.fixture
+def admin_user(db):
+    return get_user_model().objects.create_superuser(username="root", password="pw-root-12345")
+
+
+@pytest.fixture
+def auth_client(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def make_dataset(user):
+    def make(
+        *, owner=None, name: str = "Finance QA", tasks: int = 0, state: str = TaskState.DRAFT
+    ) -> Dataset:
+        dataset = Dataset.objects.create(owner=owner or user, name=name)
+        for index in range(tasks):
+            task = Task.objects.create(
+                dataset=dataset,
+                task_id=f"t{index + 1}",
+                name=f"Task {index + 1}",
+                prompt=f"Prompt {index + 1}",
+                expected_text=f"Answer {index + 1}",
+                position=index,
+                state=state,
+            )
+            if index % 2:
+                Criterion.objects.create(
+                    dataset=dataset, task=task, criterion_id="c1", text="Is right", weight=2
+                )
+        return dataset
+
+    return make
