@@ -1,0 +1,730 @@
+"""The columns of a dataset spreadsheet (.csv or .xlsx): which header names mean what.
+
+Both spreadsheet formats share this table, the header matching and the rows → canonical
+document step (`document_from_rows`), so a .csv and an .xlsx with the same cells import the
+same way. docs/csv-columns.md is the page people read; keep the two in step.
+
+The layout, in short:
+
+* One row per task (a prompt and its expected answer), or one row per criterion: rows that
+  repeat a task's `task_id` one after another (or leave both `task_id` and `prompt` blank
+  after a task's first row) add criteria to that task. Without a `task_id` column, rows that
+  repeat the previous row's prompt and carry a criterion join that task too.
+* A criterion row before the first task, with no `task_id` and no `prompt`, is a criterion
+  for every task (the .json format's top-level `criteria`). Position, not a `scope` column,
+  says so: a sheet reads top to bottom like the .json file, and the writer puts these rows
+  first, so nothing extra has to be typed.
+* A task with no `task_id` gets `task-1`, `task-2`, … (numbered in file order, skipping ids
+  the file uses); a criterion with no `criterion_id` gets `c1`, `c2`, … the same way. A task
+  with no name is named after the first line of its prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from datasets_app.importing.spec import (
+    CriterionSpec,
+    DatasetSpec,
+    FileSpec,
+    Locate,
+    Problem,
+    Verifier,
+)
+
+# Stable problem codes (programs match on these) and the messages people read.
+NO_PROMPT_COLUMN = "csv_no_prompt_column"
+NO_ANSWER_COLUMN = "csv_no_answer_column"
+DUPLICATE_COLUMN = "csv_duplicate_column"
+EXTRA_CELLS = "csv_extra_cells"
+NAMELESS_COLUMN_VALUE = "csv_nameless_column_value"
+NO_ROWS = "csv_no_rows"
+ROW_WITHOUT_TASK = "csv_row_without_task"
+CONFLICTING_TASK_FIELD = "csv_conflicting_task_field"
+REPEATED_TASK_ROW = "csv_repeated_task_row"
+PROMPTFOO_ASSERTION = "csv_promptfoo_assertion"
+IGNORED_COLUMNS = "csv_ignored_columns"
+
+MSG_NO_PROMPT_COLUMN = (
+    "This file has no prompt column. Found: {found}. Expected one of: {expected}."
+)
+MSG_NO_ANSWER_COLUMN = (
+    "This file has no expected-answer column. Found: {found}. Expected one of: {expected} "
+    "(or a criterion column: {criterion})."
+)
+MSG_DUPLICATE_COLUMN = "Columns {columns} all mean {field}; keep one of them."
+MSG_EXTRA_CELLS = (
+    "This row has {cells} cells but the header has {header}: a quote or a delimiter is "
+    "probably out of place."
+)
+MSG_NAMELESS_COLUMN_VALUE = (
+    "This row has a value ({value}) in column {column}, which has no header: a quote or a "
+    "delimiter is probably out of place."
+)
+MSG_NO_ROWS = "This file has a header row but no tasks below it."
+MSG_ROW_WITHOUT_TASK = (
+    "This row belongs to no task: give it a prompt (or a task_id), or, for a criterion for "
+    "every task, leave only the criterion columns filled."
+)
+MSG_CONFLICTING_TASK_FIELD = (
+    "This row gives task {task} a different {column} from row {first_row}; give it once, on "
+    "the task's first row."
+)
+MSG_REPEATED_TASK_ROW = (
+    "This row repeats task {task} from row {first_row} without adding a criterion; task ids "
+    "must be unique."
+)
+MSG_PROMPTFOO_ASSERTION = (
+    "{column} holds a promptfoo assertion ({value}), not an expected answer; Context Evals "
+    "grades by an expected answer or criteria. Found: {found}."
+)
+MSG_IGNORED_COLUMNS = "These columns are not imported: {columns}."
+
+
+@dataclass(frozen=True)
+class Column:
+    """One field a spreadsheet column can fill, and the header spellings that mean it."""
+
+    key: str
+    spellings: tuple[str, ...]
+    # Text fields keep the cell exactly (multi-line answers, leading spaces, NBSP); the rest
+    # (ids, kinds, numbers, file lists) are stripped.
+    text: bool = False
+
+
+# The first spelling of each is the one the writer uses and the help page leads with.
+COLUMNS: tuple[Column, ...] = (
+    Column("task_id", ("task_id", "id", "task")),
+    Column("name", ("name", "task_name", "title")),
+    Column(
+        "prompt",
+        ("prompt", "input", "question", "query", "user_input", "user_message"),
+        text=True,
+    ),
+    Column(
+        "expected",
+        (
+            "expected_answer",
+            "expected",
+            "expected_output",
+            "goldenOutput",
+            "answer",
+            "target",
+            "reference",
+            "ground_truth",
+            "expected completion",
+            "correct_answer",
+        ),
+        text=True,
+    ),
+    Column("expected_verifier", ("expected_verifier",)),
+    Column("expected_verifier_output_type", ("expected_verifier_output_type",)),
+    Column("expected_verifier_instructions", ("expected_verifier_instructions",), text=True),
+    Column("expected_verifier_code", ("expected_verifier_code",), text=True),
+    Column("input_files", ("input_files",)),
+    Column("expected_files", ("expected_files",)),
+    Column("criterion_id", ("criterion_id",)),
+    Column("criterion", ("criterion", "rubric"), text=True),
+    Column("weight", ("weight",)),
+    Column("verifier", ("verifier", "verifier_kind")),
+    Column("verifier_output_type", ("verifier_output_type",)),
+    Column("verifier_instructions", ("verifier_instructions",), text=True),
+    Column("verifier_code", ("verifier_code",), text=True),
+)
+COLUMNS_BY_KEY: dict[str, Column] = {column.key: column for column in COLUMNS}
+
+TASK_KEYS = (
+    "name",
+    "prompt",
+    "expected",
+    "expected_verifier",
+    "expected_verifier_output_type",
+    "expected_verifier_instructions",
+    "expected_verifier_code",
+    "input_files",
+    "expected_files",
+)
+CRITERION_KEYS = (
+    "criterion_id",
+    "criterion",
+    "weight",
+    "verifier",
+    "verifier_output_type",
+    "verifier_instructions",
+    "verifier_code",
+)
+
+# Formula neutralisation (OWASP "CSV injection"): the writers put a `'` before a cell that a
+# spreadsheet would run as a formula, and the readers take exactly one `'` back off. A cell
+# already starting with `'` before such a character gets one more, so the round trip is exact.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def normalize_header(name: str) -> str:
+    """`Expected Completion`, `expected_completion` and `expected-completion` all match."""
+    return re.sub(r"[\s_\-]+", "", name).lower()
+
+
+_FIELD_BY_SPELLING: dict[str, str] = {
+    normalize_header(spelling): column.key for column in COLUMNS for spelling in column.spellings
+}
+
+
+def field_for_header(name: str) -> str | None:
+    """The field a header cell names, or None for a column this format does not read."""
+    return _FIELD_BY_SPELLING.get(normalize_header(name))
+
+
+def neutralize_formula(value: str) -> str:
+    """The cell as the CSV writer stores it: `=1+1` → `'=1+1`, so Excel shows text."""
+    if value.lstrip("'").startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def unneutralize_formula(value: str) -> str:
+    """Undo `neutralize_formula`: drop one leading `'` only where the writer would add one."""
+    if value.startswith("'") and value.lstrip("'").startswith(FORMULA_STARTS):
+        return value[1:]
+    return value
+
+
+@dataclass
+class Table:
+    """A spreadsheet as read: the header, and each data row with the number a person sees."""
+
+    header: list[str]
+    header_row: int
+    rows: list[tuple[int, list[str]]]
+
+
+@dataclass
+class _Task:
+    row: int
+    explicit_id: str | None
+    values: dict[str, str]
+    rows_of: dict[str, int]
+    criteria: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+
+
+Built = tuple[dict[str, Any] | None, Locate, list[Problem], list[Problem]]
+
+
+def document_from_table(table: Table, *, file_name: str, dataset_name: str) -> Built:
+    """Build the canonical dataset document from a table's rows.
+
+    Returns (document or None, locate, problems, warnings). The document is None when the
+    columns say this is not a dataset file (no prompt column, no answer or criterion column);
+    rule checks (required values, weights, verifier kinds, limits) are the shared validator's.
+    """
+    builder = _Builder(table, file_name=file_name, dataset_name=dataset_name)
+    return builder.build()
+
+
+class _Builder:
+    def __init__(self, table: Table, *, file_name: str, dataset_name: str) -> None:
+        self.table = table
+        self.file_name = file_name
+        self.dataset_name = dataset_name
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+        self.places: dict[tuple[str | int, ...], int] = {}
+
+    def problem(
+        self, code: str, message: str, *, row: int | None, field: str | None = None
+    ) -> None:
+        self.problems.append(Problem(code, message, self.file_name, row=row, field=field))
+
+    def locate(self, path: tuple[str | int, ...]) -> tuple[int | None, int | None]:
+        # The most specific place known: a criterion's weight lives on the criterion's row,
+        # a task's missing expected answer on the task's first row.
+        for end in range(len(path), 0, -1):
+            row = self.places.get(tuple(path[:end]))
+            if row is not None:
+                return row, None
+        return None, None
+
+    # -- columns ---------------------------------------------------------------------------
+
+    def map_columns(self) -> dict[str, int] | None:
+        header = self.table.header
+        found = [name.strip() for name in header if name.strip()]
+        positions: dict[str, list[int]] = {}
+        ignored: list[str] = []
+        for index, name in enumerate(header):
+            if not name.strip():
+                continue
+            key = field_for_header(name)
+            if key is None:
+                ignored.append(name.strip())
+            else:
+                positions.setdefault(key, []).append(index)
+        for key, indexes in positions.items():
+            if len(indexes) > 1:
+                self.problem(
+                    DUPLICATE_COLUMN,
+                    MSG_DUPLICATE_COLUMN.format(
+                        columns=", ".join(header[i].strip() for i in indexes), field=key
+                    ),
+                    row=self.table.header_row,
+                )
+        if self.problems:
+            return None
+        found_text = ", ".join(found) or "(no column names)"
+        if "prompt" not in positions:
+            self.problem(
+                NO_PROMPT_COLUMN,
+                MSG_NO_PROMPT_COLUMN.format(
+                    found=found_text, expected=", ".join(COLUMNS_BY_KEY["prompt"].spellings)
+                ),
+                row=None,
+            )
+            return None
+        if "expected" not in positions and not positions.keys() & set(CRITERION_KEYS):
+            self.problem(
+                NO_ANSWER_COLUMN,
+                MSG_NO_ANSWER_COLUMN.format(
+                    found=found_text,
+                    expected=", ".join(COLUMNS_BY_KEY["expected"].spellings),
+                    criterion=", ".join(COLUMNS_BY_KEY["criterion"].spellings),
+                ),
+                row=None,
+            )
+            return None
+        if ignored:
+            self.warnings.append(
+                Problem(
+                    IGNORED_COLUMNS,
+                    MSG_IGNORED_COLUMNS.format(columns=", ".join(ignored)),
+                    self.file_name,
+                    row=self.table.header_row,
+                )
+            )
+        return {key: indexes[0] for key, indexes in positions.items()}
+
+    # -- rows ------------------------------------------------------------------------------
+
+    def build(self) -> Built:
+        columns = self.map_columns()
+        if columns is None:
+            return None, self.locate, self.problems, self.warnings
+        header = self.table.header
+        nameless = [i for i, name in enumerate(header) if not name.strip()]
+        expected_column = header[columns["expected"]].strip() if "expected" in columns else ""
+        promptfoo = expected_column.startswith("__")
+        found_text = ", ".join(name.strip() for name in header if name.strip())
+
+        global_criteria: list[tuple[int, dict[str, str]]] = []
+        tasks: list[_Task] = []
+        has_task_ids = "task_id" in columns
+        for row_number, cells in self.table.rows:
+            if len(cells) > len(header) and any(c.strip() for c in cells[len(header) :]):
+                self.problem(
+                    EXTRA_CELLS,
+                    MSG_EXTRA_CELLS.format(cells=len(cells), header=len(header)),
+                    row=row_number,
+                )
+                continue
+            stray = next((i for i in nameless if i < len(cells) and cells[i].strip()), None)
+            if stray is not None:
+                self.problem(
+                    NAMELESS_COLUMN_VALUE,
+                    MSG_NAMELESS_COLUMN_VALUE.format(
+                        value=_shorten(cells[stray]), column=_column_letter(stray)
+                    ),
+                    row=row_number,
+                )
+                continue
+            values = _row_values(cells, columns)
+            if promptfoo and _is_promptfoo_assertion(values.get("expected", "")):
+                self.problem(
+                    PROMPTFOO_ASSERTION,
+                    MSG_PROMPTFOO_ASSERTION.format(
+                        column=expected_column,
+                        value=_shorten(values["expected"]),
+                        found=found_text,
+                    ),
+                    row=row_number,
+                    field=expected_column,
+                )
+                continue
+            task_id = values.pop("task_id", None)
+            criterion = {k: values.pop(k) for k in CRITERION_KEYS if k in values}
+            if task_id is None and not values and not criterion:
+                continue  # only columns this format does not read (the warning names them)
+            current = tasks[-1] if tasks else None
+            prompt = values.get("prompt")
+            if task_id is not None:
+                starts_task = current is None or current.explicit_id != task_id
+            elif prompt is not None:
+                starts_task = not (
+                    current is not None
+                    and not has_task_ids
+                    and criterion
+                    and current.criteria
+                    and current.values.get("prompt") == prompt
+                )
+            else:
+                starts_task = False
+            if starts_task:
+                task = _Task(row_number, task_id, {}, {})
+                tasks.append(task)
+                self._merge(task, values, row_number)
+                if criterion:
+                    task.criteria.append((row_number, criterion))
+                continue
+            if current is None:
+                if values or not criterion:
+                    self.problem(ROW_WITHOUT_TASK, MSG_ROW_WITHOUT_TASK, row=row_number)
+                else:
+                    global_criteria.append((row_number, criterion))
+                continue
+            if not self._merge(current, values, row_number) and not criterion:
+                self.problem(
+                    REPEATED_TASK_ROW,
+                    MSG_REPEATED_TASK_ROW.format(
+                        task=current.explicit_id or f"on row {current.row}",
+                        first_row=current.row,
+                    ),
+                    row=row_number,
+                )
+            if criterion:
+                current.criteria.append((row_number, criterion))
+
+        if not tasks and not global_criteria and not self.problems:
+            self.problem(NO_ROWS, MSG_NO_ROWS, row=None)
+        if self.problems and not tasks:
+            return None, self.locate, self.problems, self.warnings
+        return self._document(global_criteria, tasks), self.locate, self.problems, self.warnings
+
+    def _merge(self, task: _Task, values: dict[str, str], row_number: int) -> bool:
+        """Copy a row's task fields onto its task; False when the row added nothing."""
+        added = False
+        for key, value in values.items():
+            if key not in task.values:
+                task.values[key] = value
+                task.rows_of[key] = row_number
+                added = True
+            elif task.values[key] != value:
+                self.problem(
+                    CONFLICTING_TASK_FIELD,
+                    MSG_CONFLICTING_TASK_FIELD.format(
+                        task=task.explicit_id or f"on row {task.row}",
+                        column=self._header_for(key),
+                        first_row=task.rows_of[key],
+                    ),
+                    row=row_number,
+                    field=self._header_for(key),
+                )
+                added = True
+        return added
+
+    def _header_for(self, key: str) -> str:
+        for name in self.table.header:
+            if field_for_header(name) == key:
+                return name.strip()
+        return key
+
+    # -- the document ----------------------------------------------------------------------
+
+    def _document(
+        self, global_criteria: list[tuple[int, dict[str, str]]], tasks: list[_Task]
+    ) -> dict[str, Any]:
+        criteria_ids = _IdMaker(
+            "c", [c["criterion_id"] for _, c in global_criteria if "criterion_id" in c]
+        )
+        document_criteria = []
+        for index, (row, values) in enumerate(global_criteria):
+            self.places[("criteria", index)] = row
+            document_criteria.append(_criterion(values, criteria_ids))
+
+        task_ids = _IdMaker("task-", [t.explicit_id for t in tasks if t.explicit_id])
+        document_tasks = []
+        for index, task in enumerate(tasks):
+            self.places[("tasks", index)] = task.row
+            for key, row in task.rows_of.items():
+                for path in _TASK_PATHS[key]:
+                    self.places[("tasks", index, *path)] = row
+            document_tasks.append(self._task(index, task, task_ids, criteria_ids))
+        return {
+            "name": self.dataset_name,
+            "description": "",
+            "settings": {},
+            "criteria": document_criteria,
+            "tasks": document_tasks,
+        }
+
+    def _task(
+        self, index: int, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker
+    ) -> dict[str, Any]:
+        values = task.values
+        document: dict[str, Any] = {"id": task.explicit_id or task_ids.next()}
+        name = values.get("name") or _name_from_prompt(values.get("prompt", ""))
+        if name:
+            document["name"] = name
+        if "prompt" in values:
+            document["prompt"] = values["prompt"]
+        expected: dict[str, Any] = {}
+        if "expected" in values:
+            expected["text"] = values["expected"]
+        verifier = _verifier(values, "expected_verifier")
+        if verifier is not None:
+            expected["verifier"] = verifier
+        if expected:
+            document["expected"] = expected
+        own_ids = _IdMaker(
+            "c",
+            [c["criterion_id"] for _, c in task.criteria if "criterion_id" in c],
+            taken=global_ids.used,
+        )
+        criteria = []
+        for number, (row, criterion) in enumerate(task.criteria):
+            self.places[("tasks", index, "criteria", number)] = row
+            criteria.append(_criterion(criterion, own_ids))
+        if criteria:
+            document["criteria"] = criteria
+        for key, document_key in (
+            ("input_files", "inputFiles"),
+            ("expected_files", "expectedFiles"),
+        ):
+            if key in values:
+                document[document_key] = _file_list(values[key])
+        return document
+
+
+# Where each column's value lands in a task of the canonical document, for `locate`.
+_TASK_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "name": (("name",),),
+    "prompt": (("prompt",),),
+    "expected": (("expected",), ("expected", "text")),
+    "expected_verifier": (("expected", "verifier"),),
+    "expected_verifier_output_type": (("expected", "verifier", "outputType"),),
+    "expected_verifier_instructions": (("expected", "verifier", "instructions"),),
+    "expected_verifier_code": (("expected", "verifier", "code"),),
+    "input_files": (("inputFiles",),),
+    "expected_files": (("expectedFiles",),),
+}
+
+
+class _IdMaker:
+    """Hands out `c1`, `c2`, … (or `task-1`, …), skipping ids the file itself uses."""
+
+    def __init__(self, prefix: str, explicit: Sequence[str], taken: set[str] | None = None):
+        self.prefix = prefix
+        self.used = set(explicit) | (taken or set())
+        self.counter = 0
+
+    def next(self) -> str:
+        while True:
+            self.counter += 1
+            candidate = f"{self.prefix}{self.counter}"
+            if candidate not in self.used:
+                self.used.add(candidate)
+                return candidate
+
+
+def _criterion(values: dict[str, str], ids: _IdMaker) -> dict[str, Any]:
+    criterion: dict[str, Any] = {"id": values.get("criterion_id") or ids.next()}
+    if "criterion" in values:
+        criterion["criterion"] = values["criterion"]
+    if "weight" in values:
+        criterion["weight"] = _number(values["weight"])
+    verifier = _verifier(values, "verifier")
+    if verifier is not None:
+        criterion["verifier"] = verifier
+    return criterion
+
+
+def _verifier(values: dict[str, str], prefix: str) -> dict[str, Any] | None:
+    verifier: dict[str, Any] = {}
+    for suffix, key in (
+        ("", "kind"),
+        ("_output_type", "outputType"),
+        ("_instructions", "instructions"),
+        ("_code", "code"),
+    ):
+        if prefix + suffix in values:
+            verifier[key] = values[prefix + suffix]
+    return verifier or None
+
+
+def _number(text: str) -> float | int | str:
+    """A weight as a number where the cell is one; the raw text otherwise, for the validator.
+
+    A decimal comma (`0,5`) stays text: `1,000` could be a thousand or one, and guessing
+    wrong would change the score silently; the validator's message asks for a number.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    if value != value or value in (float("inf"), float("-inf")):
+        return text
+    return int(value) if value.is_integer() else value
+
+
+def _file_list(text: str) -> list[str]:
+    # One per line, not `|`-separated: real file names contain `||` (LegalBench-RAG's MAUD).
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _name_from_prompt(prompt: str) -> str:
+    first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    return first if len(first) <= 80 else first[:79].rstrip() + "…"
+
+
+def _row_values(cells: list[str], columns: dict[str, int]) -> dict[str, str]:
+    """The row's non-blank cells by field: text fields exact, the others stripped."""
+    values: dict[str, str] = {}
+    for key, index in columns.items():
+        if index >= len(cells):
+            continue
+        cell = unneutralize_formula(cells[index])
+        if not cell.strip():
+            continue
+        values[key] = cell if COLUMNS_BY_KEY[key].text else cell.strip()
+    return values
+
+
+# promptfoo's `__expected` cells are assertions, `type:value` (`icontains:bonjour`,
+# `llm-rubric: …`, `fn:…`) or a bare type (`is-json`); a plain value is an equality check,
+# which is what an expected answer is.
+_PROMPTFOO_ASSERTION = re.compile(
+    r"^\s*(not-)?(contains|icontains|contains-any|contains-all|icontains-any|icontains-all|"
+    r"equals|starts-with|regex|is-json|contains-json|is-xml|is-sql|is-valid-openai-tools-call|"
+    r"javascript|python|fn|eval|grader|llm-rubric|model-graded-closedqa|model-graded-factuality|"
+    r"factuality|similar|levenshtein|rouge-n|bleu|answer-relevance|context-faithfulness|"
+    r"context-recall|context-relevance|classifier|moderation|latency|cost|perplexity|"
+    r"perplexity-score|webhook|select-best|human|g-eval)(\s*:|\s*$)",
+    re.IGNORECASE,
+)
+
+
+def _is_promptfoo_assertion(value: str) -> bool:
+    return bool(_PROMPTFOO_ASSERTION.match(value))
+
+
+def _shorten(value: str, limit: int = 40) -> str:
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _column_letter(index: int) -> str:
+    letters = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, 26)
+        letters = chr(65 + remainder) + letters
+    return letters
+
+
+# -- writing -------------------------------------------------------------------------------
+
+MSG_WRITE_DESCRIPTION = "The dataset's description has no column in a spreadsheet; it is left out."
+MSG_WRITE_SETTINGS = (
+    "The dataset's settings ({keys}) have no column in a spreadsheet and are left out: "
+    "tasks and criteria with no verifier of their own will be graded the default way."
+)
+MSG_WRITE_EVIDENCE = (
+    "The retrieval evidence of {count} task(s) has no column in a spreadsheet; it is left out."
+)
+
+# The writer's column order: who the task is, what it asks, how it is graded, then files.
+_WRITE_ORDER = (
+    "task_id",
+    "name",
+    "prompt",
+    "expected",
+    "expected_verifier",
+    "expected_verifier_output_type",
+    "expected_verifier_instructions",
+    "expected_verifier_code",
+    "criterion_id",
+    "criterion",
+    "weight",
+    "verifier",
+    "verifier_output_type",
+    "verifier_instructions",
+    "verifier_code",
+    "input_files",
+    "expected_files",
+)
+_ALWAYS_WRITTEN = ("task_id", "name", "prompt")
+
+
+def rows_from_spec(spec: DatasetSpec) -> tuple[list[str], list[list[str]], list[str]]:
+    """The spreadsheet for a dataset: (header, rows, warnings about what it cannot carry).
+
+    One row per criterion (a task with no criteria: one row); criteria for every task come
+    first, with `task_id` and `prompt` blank. Later rows of a task repeat only its `task_id`.
+    The dataset's name is the file's name, so it is not a column.
+    """
+    records: list[dict[str, str]] = []
+    for criterion in spec.criteria:
+        records.append(_criterion_cells(criterion))
+    for task in spec.tasks:
+        first: dict[str, str] = {"task_id": task.id, "name": task.name, "prompt": task.prompt}
+        if task.expected_text is not None:
+            first["expected"] = task.expected_text
+        first.update(_verifier_cells(task.expected_verifier, "expected_verifier"))
+        if task.input_files:
+            first["input_files"] = "\n".join(_file_cell(f) for f in task.input_files)
+        if task.expected_files:
+            first["expected_files"] = "\n".join(_file_cell(f) for f in task.expected_files)
+        if not task.criteria:
+            records.append(first)
+        for number, criterion in enumerate(task.criteria):
+            row = first if number == 0 else {"task_id": task.id}
+            records.append({**row, **_criterion_cells(criterion)})
+    used = {key for record in records for key, value in record.items() if value != ""}
+    keys = [key for key in _WRITE_ORDER if key in used or key in _ALWAYS_WRITTEN]
+    header = [COLUMNS_BY_KEY[key].spellings[0] for key in keys]
+    rows = [[record.get(key, "") for key in keys] for record in records]
+
+    warnings = []
+    if spec.description:
+        warnings.append(MSG_WRITE_DESCRIPTION)
+    if spec.settings:
+        warnings.append(MSG_WRITE_SETTINGS.format(keys=", ".join(sorted(spec.settings))))
+    with_evidence = sum(1 for task in spec.tasks if task.evidence)
+    if with_evidence:
+        warnings.append(MSG_WRITE_EVIDENCE.format(count=with_evidence))
+    return header, rows, warnings
+
+
+def _criterion_cells(criterion: CriterionSpec) -> dict[str, str]:
+    cells = {
+        "criterion_id": criterion.id,
+        "criterion": criterion.criterion,
+        "weight": format_number(criterion.weight),
+    }
+    cells.update(_verifier_cells(criterion.verifier, "verifier"))
+    return cells
+
+
+def _verifier_cells(verifier: Verifier | None, prefix: str) -> dict[str, str]:
+    if verifier is None:
+        return {}
+    cells = {prefix: verifier.kind}
+    for suffix, value in (
+        ("_output_type", verifier.output_type),
+        ("_instructions", verifier.instructions),
+        ("_code", verifier.code),
+    ):
+        if value is not None:
+            cells[prefix + suffix] = value
+    return cells
+
+
+def _file_cell(file: FileSpec) -> str:
+    return file.path or file.url or file.name
+
+
+def format_number(value: float) -> str:
+    """`1.0` → `1`, `0.25` → `0.25`: what a person would type in the cell."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)

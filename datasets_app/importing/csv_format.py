@@ -1,0 +1,227 @@
+"""The .csv dataset format: bytes as spreadsheets really write them → the canonical document.
+
+`read` decodes (UTF-8 with or without BOM, UTF-16 with a BOM, else Windows-1252), picks the
+delimiter, splits records and hands the rows to `columns.document_from_table`; `write` turns
+a DatasetSpec back into a CSV Excel opens correctly. The columns and their spellings are in
+`columns.py` and on the help page docs/csv-columns.md.
+
+Rows are numbered as a spreadsheet shows them: the header is row 1 and each record is one
+row, even when a quoted cell spans several lines.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from datasets_app.importing.columns import (
+    Table,
+    document_from_table,
+    neutralize_formula,
+    rows_from_spec,
+)
+from datasets_app.importing.spec import DatasetSpec, Parsed, Problem
+
+# Stable problem codes and the messages people read.
+NOT_TEXT = "csv_not_text"
+NUL_BYTE = "csv_nul_byte"
+LOOKS_LIKE_XLSX = "csv_looks_like_xlsx"
+FIELD_TOO_LARGE = "csv_field_too_large"
+UNREADABLE = "csv_unreadable"
+EMPTY_FILE = "csv_empty"
+
+MSG_NOT_TEXT = (
+    "This file is not UTF-8 text, and byte {byte} on line {line} is not Windows-1252 either. "
+    "Save it as “CSV UTF-8”."
+)
+MSG_NUL_BYTE = (
+    "This file contains a NUL byte (line {line}): it is binary, or text saved in an encoding "
+    "without a byte-order mark (such as UTF-16). Save it as “CSV UTF-8”."
+)
+MSG_LOOKS_LIKE_XLSX = (
+    "This file is an Excel workbook, not CSV text. Rename it to .xlsx, or save it as “CSV UTF-8”."
+)
+MSG_FIELD_TOO_LARGE = (
+    "A cell in this row is longer than {limit:,} characters, the most a CSV cell can hold here "
+    "(Excel's own limit is 32,767)."
+)
+MSG_UNREADABLE = "This row cannot be read as CSV: {error}."
+MSG_EMPTY_FILE = "This file is empty: it needs a header row and a row per task."
+
+# The delimiters a spreadsheet writes: `,` (most locales), `;` (locales whose decimal mark
+# is a comma) and tab ("Unicode text"/TSV). csv.Sniffer guesses from letter frequencies and
+# gets long prose cells wrong, so we count in the header line only, outside quotes.
+DELIMITERS = (",", ";", "\t")
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig", "UTF-8 with BOM"),
+    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16 LE"),
+    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16 BE"),
+)
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+@dataclass
+class DecodedCsv:
+    """A CSV file as text and records, with what was detected about it."""
+
+    table: Table | None
+    detected: str
+    problems: list[Problem]
+    # Every record, blank ones too, so that index + 1 is the row a spreadsheet shows.
+    records: list[list[str]]
+
+
+def read(data: bytes, file_name: str) -> Parsed:
+    """Read a .csv dataset file into the canonical document (see `columns.py` for columns)."""
+    decoded = decode(data, file_name)
+    parsed = Parsed(
+        format="csv",
+        detected=decoded.detected,
+        file_name=file_name,
+        document=None,
+        locate=_nowhere,
+        problems=list(decoded.problems),
+    )
+    if decoded.table is None or decoded.problems:
+        return parsed
+    document, locate, problems, warnings = document_from_table(
+        decoded.table, file_name=file_name, dataset_name=PurePath(file_name).stem
+    )
+    parsed.document = document
+    parsed.locate = locate
+    parsed.problems.extend(problems)
+    parsed.warnings.extend(warnings)
+    return parsed
+
+
+def decode(data: bytes, file_name: str) -> DecodedCsv:
+    """Bytes → records and the header table; problems instead of exceptions."""
+
+    def failed(code: str, message: str, detected: str = "CSV", **where: int) -> DecodedCsv:
+        return DecodedCsv(None, detected, [Problem(code, message, file_name, **where)], [])
+
+    if data.startswith(_ZIP_MAGIC):
+        return failed(LOOKS_LIKE_XLSX, MSG_LOOKS_LIKE_XLSX)
+    text, encoding, bad_offset = _decode_text(data)
+    if text is None:
+        line = data.count(b"\n", 0, bad_offset) + 1
+        byte = f"0x{data[bad_offset]:02X}"
+        return failed(NOT_TEXT, MSG_NOT_TEXT.format(byte=byte, line=line), line=line)
+    nul = text.find("\x00")
+    if nul != -1:
+        # The csv module raises on NUL; say where it is instead.
+        line = text.count("\n", 0, nul) + 1
+        return failed(NUL_BYTE, MSG_NUL_BYTE.format(line=line), f"CSV, {encoding}", line=line)
+
+    delimiter, line_ending = _sniff(text)
+    detected = ", ".join(
+        part
+        for part in (
+            "CSV",
+            encoding,
+            "tab-delimited" if delimiter == "\t" else f"'{delimiter}'-delimited",
+            line_ending,
+        )
+        if part
+    )
+    records: list[list[str]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        for record in reader:
+            records.append(record)
+    except csv.Error as exc:
+        row = len(records) + 1
+        if "field larger than field limit" in str(exc):
+            message = MSG_FIELD_TOO_LARGE.format(limit=csv.field_size_limit())
+            return DecodedCsv(
+                None, detected, [Problem(FIELD_TOO_LARGE, message, file_name, row=row)], records
+            )
+        message = MSG_UNREADABLE.format(error=exc)
+        return DecodedCsv(
+            None, detected, [Problem(UNREADABLE, message, file_name, row=row)], records
+        )
+
+    numbered = [(index + 1, record) for index, record in enumerate(records)]
+    rows = [(number, record) for number, record in numbered if any(c.strip() for c in record)]
+    if not rows:
+        return DecodedCsv(None, detected, [Problem(EMPTY_FILE, MSG_EMPTY_FILE, file_name)], records)
+    header_row, header = rows[0]
+    table = Table(header=header, header_row=header_row, rows=rows[1:])
+    return DecodedCsv(table, detected, [], records)
+
+
+def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:
+    """The dataset as a .csv: (bytes, warnings about what CSV cannot carry).
+
+    UTF-8 with a BOM, because Excel reads BOM-less CSV as the machine's ANSI code page and
+    mangles every non-ASCII character; CRLF record ends, as RFC 4180 says. A cell a
+    spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a leading
+    `'`, which `read` takes back off.
+    """
+    header, rows, warnings = rows_from_spec(spec)
+    return encode_rows(header, rows), warnings
+
+
+def encode_rows(header: list[str], rows: list[list[str]]) -> bytes:
+    """Rows as UTF-8-with-BOM, CRLF CSV, every cell formula-neutralised."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow([neutralize_formula(cell) for cell in header])
+    for row in rows:
+        writer.writerow([neutralize_formula(cell) for cell in row])
+    return codecs.BOM_UTF8 + buffer.getvalue().encode("utf-8")
+
+
+def _decode_text(data: bytes) -> tuple[str | None, str, int]:
+    """(text, encoding label, offset of the first bad byte when text is None)."""
+    for bom, codec, label in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec), label, 0
+            except UnicodeDecodeError as exc:
+                return None, label, exc.start
+    try:
+        return data.decode("utf-8"), "UTF-8", 0
+    except UnicodeDecodeError:
+        pass
+    # Not UTF-8: most likely Excel's "CSV (Comma delimited)" on Windows, which writes the
+    # ANSI code page; Windows-1252 covers Western European text. Its five undefined bytes
+    # mean the file is something else again, and we say so rather than guess further.
+    try:
+        return data.decode("cp1252"), "Windows-1252", 0
+    except UnicodeDecodeError as exc:
+        return None, "Windows-1252", exc.start
+
+
+def _sniff(text: str) -> tuple[str, str]:
+    """(delimiter, line-ending label) from the header line, counting outside quotes."""
+    counts = dict.fromkeys(DELIMITERS, 0)
+    quoted = False
+    end = len(text)
+    for index, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif char in counts:
+            counts[char] += 1
+        elif char in "\r\n" and text[:index].strip(" \t\r\n,;"):
+            end = index
+            break
+    # Ties (including a one-column file) go to the comma.
+    delimiter = max(DELIMITERS, key=lambda d: (counts[d], d == ","))
+    if text.startswith("\r\n", end):
+        line_ending = "CRLF"
+    elif text.startswith("\r", end):
+        line_ending = "CR"
+    else:
+        line_ending = ""
+    return delimiter, line_ending
+
+
+def _nowhere(path: tuple[str | int, ...]) -> tuple[int | None, int | None]:
+    return None, None
