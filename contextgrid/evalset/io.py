@@ -1,0 +1,1036 @@
+"""Reading and writing eval sets: context-grid's JSONL and CSV, BEIR and LegalBench-RAG.
+
+Every reader takes a path; each has a ``parse_*`` twin that takes the file's text (or its raw
+bytes) and a display name instead, so a web upload can be read without a temporary file.
+Anything wrong with a file raises :class:`EvalSetError` naming the file and the line, row or
+test; the few things the formats tolerate are skipped and counted in ``EvalSet.meta``, which
+:func:`describe_skipped` turns into one sentence.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from contextgrid.evalset.types import (
+    EvalItem,
+    EvalSet,
+    EvalSetError,
+    GoldAnchor,
+    GoldSpan,
+    QuestionType,
+    Span,
+)
+
+__all__ = [
+    "BEIR_NOTE",
+    "CSV_COLUMNS",
+    "CSV_COLUMN_ALIASES",
+    "describe_skipped",
+    "evalset_to_jsonl_text",
+    "parse_beir",
+    "parse_csv_text",
+    "parse_jsonl_text",
+    "parse_legalbench_rag_text",
+    "read_beir",
+    "read_csv",
+    "read_evalset",
+    "read_jsonl",
+    "read_legalbench_rag",
+    "write_csv",
+    "write_jsonl",
+]
+
+Text = str | bytes
+
+# --- messages a person reads (tests import these rather than copying the wording) -----------
+
+NO_QUESTION_COLUMN = "{name} has no question column. Expected one of: {expected}. Found: {found}"
+BEIR_NOTE = (
+    "BEIR gold is document-level. It compares retrievers fairly and cannot compare chunkers "
+    "fairly, because every chunk of a gold document counts as relevant regardless of whether "
+    "it holds the evidence."
+)
+NOTHING_SKIPPED = "Nothing was skipped."
+
+# Skip reasons are verb phrases so that "<n> <reason>" reads as a sentence in describe_skipped.
+SKIP_NO_SPAN = "had no `span`"
+SKIP_NO_FILE_PATH = "had no `file_path`"
+SKIP_SHORT_SPAN = "had a `span` with fewer than two numbers"
+SKIP_EMPTY_SPAN = "had an empty `span` (start equals end)"
+SKIP_SPAN_PAST_END = "ran past the end of its document"
+SKIP_DOCUMENT_MISSING = "named a document that is not in the corpus folder"
+SKIP_QUERY_NOT_IN_QUERIES = "named a query id that is not in the queries file"
+SKIP_REPEATED_JUDGEMENT = "repeated an earlier judgement of the same query and document"
+DROP_NO_POSITIVE_JUDGEMENT = "had no positive judgement"
+SKIP_ROW_NO_QUESTION = "had no question"
+SKIP_QUOTE_NO_SOURCE = "had no source document"
+
+# --- small shared helpers -------------------------------------------------------------------
+
+
+def _is_int(value: object) -> bool:
+    # bool is an int subclass, and `true` as a character offset is always a mistake.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _decode(data: Text, name: str) -> str:
+    """Text of a file, without a leading byte-order mark; bytes must be UTF-8."""
+    if isinstance(data, bytes):
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise EvalSetError(
+                f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            ) from exc
+    return data.removeprefix("\ufeff")
+
+
+def _read_bytes(path: str | Path) -> tuple[bytes, str]:
+    path = Path(path)
+    try:
+        return path.read_bytes(), path.name
+    except OSError as exc:
+        raise EvalSetError(f"{path.name}: cannot read the file ({exc.strerror or exc})") from exc
+
+
+def _line_at(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+_WHITESPACE = re.compile(r"\s*")
+
+
+def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
+    """Each JSON value in ``text`` with the line it starts on.
+
+    Values are read back to back with ``raw_decode`` rather than line by line: JSONL is the
+    usual layout, but real BEIR files also come as objects glued together with no newline at
+    all, and one reader handles both without guessing.
+    """
+    decoder = json.JSONDecoder()
+    pos = _WHITESPACE.match(text, 0).end()
+    while pos < len(text):
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise EvalSetError(
+                f"{name}, line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+            ) from exc
+        yield _line_at(text, pos), value
+        pos = _WHITESPACE.match(text, end).end()
+
+
+def _dumps(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise EvalSetError(f"{what} cannot be written as JSON ({exc})") from exc
+
+
+def _qtype_value(qtype: object, what: str) -> str:
+    try:
+        return QuestionType(qtype).value
+    except ValueError as exc:
+        raise EvalSetError(
+            f"{what}: unknown question type {qtype!r}; expected one of: "
+            + ", ".join(t.value for t in QuestionType)
+        ) from exc
+
+
+class _Where:
+    """Where in a file a problem is, so every message names it the same way."""
+
+    def __init__(self, name: str, place: str) -> None:
+        self.name = name
+        self.place = place
+
+    def error(self, problem: str) -> EvalSetError:
+        return EvalSetError(f"{self.name}, {self.place}: {problem}")
+
+
+# --- the native JSONL format ----------------------------------------------------------------
+
+_HEADER_KEY = "_evalset"
+_HEADER_FIELDS = ("id", "version", "source", "meta")
+_ITEM_FIELDS = ("id", "question", "gold", "anchors", "qtype", "answer", "meta")
+_ANCHOR_FIELDS = ("source_id", "quote", "grade", "page_hint", "occurrence")
+_GOLD_FIELDS = ("span", "grade")
+_SPAN_FIELDS = ("source_id", "start", "end")
+
+
+def _anchor_to_json(anchor: GoldAnchor) -> dict[str, Any]:
+    return {
+        "source_id": anchor.source_id,
+        "quote": anchor.quote,
+        "grade": anchor.grade,
+        "page_hint": anchor.page_hint,
+        "occurrence": anchor.occurrence,
+    }
+
+
+def _gold_to_json(gold: GoldSpan) -> dict[str, Any]:
+    span = gold.span
+    return {
+        "span": {"source_id": span.source_id, "start": span.start, "end": span.end},
+        "grade": gold.grade,
+    }
+
+
+def _item_to_json(item: EvalItem) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "question": item.question,
+        "gold": [_gold_to_json(g) for g in item.gold],
+        "anchors": [_anchor_to_json(a) for a in item.anchors],
+        "qtype": _qtype_value(item.qtype, f"item {item.id!r}"),
+        "answer": item.answer,
+        "meta": item.meta,
+    }
+
+
+def evalset_to_jsonl_text(evalset: EvalSet) -> str:
+    """The JSONL text :func:`write_jsonl` writes: a header line, then one line per item.
+
+    Raises :class:`EvalSetError` when a ``meta`` holds something JSON cannot (a set, NaN, …).
+    """
+    header = {
+        _HEADER_KEY: {
+            "id": evalset.id,
+            "version": evalset.version,
+            "source": evalset.source,
+            "meta": evalset.meta,
+        }
+    }
+    lines = [_dumps(header, f"eval set {evalset.id!r}")]
+    lines += [_dumps(_item_to_json(item), f"item {item.id!r}") for item in evalset]
+    return "\n".join(lines) + "\n"
+
+
+def write_jsonl(evalset: EvalSet, path: str | Path) -> Path:
+    """Write ``evalset`` as context-grid's JSONL, creating missing parent folders.
+
+    This is the format that keeps everything: every anchor, gold span and meta entry.
+    """
+    path = Path(path)
+    text = evalset_to_jsonl_text(evalset)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def _check_fields(obj: dict[str, Any], allowed: tuple[str, ...], what: str, where: _Where) -> None:
+    # An unknown key is most often a misspelt known one ("anchor"); ignoring it would lose the
+    # evidence without a word, so it is refused.
+    for key in obj:
+        if key not in allowed:
+            raise where.error(f"unknown field {key!r} in {what}; expected: {', '.join(allowed)}")
+
+
+def _get_str(
+    obj: dict[str, Any], key: str, what: str, where: _Where, *, required: bool
+) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise where.error(f"{what} has no {key!r}")
+        return None
+    if not isinstance(value, str):
+        raise where.error(f"{what}: {key!r} must be a string, got {type(value).__name__}")
+    if required and not value.strip():
+        raise where.error(f"{what}: {key!r} is empty")
+    return value
+
+
+def _get_int(obj: dict[str, Any], key: str, default: int | None, what: str, where: _Where):
+    value = obj.get(key, default)
+    if value is None:
+        return default
+    if not _is_int(value):
+        raise where.error(f"{what}: {key!r} must be an integer, got {value!r}")
+    return value
+
+
+def _get_dict(obj: dict[str, Any], key: str, what: str, where: _Where) -> dict[str, Any]:
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise where.error(f"{what}: {key!r} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _get_list(obj: dict[str, Any], key: str, what: str, where: _Where) -> list[Any]:
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise where.error(f"{what}: {key!r} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _parse_anchor(obj: Any, what: str, where: _Where) -> GoldAnchor:
+    if not isinstance(obj, dict):
+        raise where.error(f"{what} must be an object, got {type(obj).__name__}")
+    _check_fields(obj, _ANCHOR_FIELDS, what, where)
+    occurrence = _get_int(obj, "occurrence", 0, what, where)
+    if occurrence < 0:
+        raise where.error(f"{what}: 'occurrence' must be 0 or more, got {occurrence}")
+    return GoldAnchor(
+        source_id=_get_str(obj, "source_id", what, where, required=True),
+        quote=_get_str(obj, "quote", what, where, required=True),
+        grade=_get_int(obj, "grade", 2, what, where),
+        page_hint=_get_int(obj, "page_hint", None, what, where),
+        occurrence=occurrence,
+    )
+
+
+def _parse_gold(obj: Any, what: str, where: _Where) -> GoldSpan:
+    if not isinstance(obj, dict):
+        raise where.error(f"{what} must be an object, got {type(obj).__name__}")
+    _check_fields(obj, _GOLD_FIELDS, what, where)
+    span = obj.get("span")
+    if not isinstance(span, dict):
+        raise where.error(f"{what}: 'span' must be an object with source_id, start and end")
+    _check_fields(span, _SPAN_FIELDS, f"{what}'s span", where)
+    start = _get_int(span, "start", None, what, where)
+    end = _get_int(span, "end", None, what, where)
+    if start is None or end is None:
+        raise where.error(f"{what}: the span needs both 'start' and 'end'")
+    if not 0 <= start <= end:
+        raise where.error(f"{what}: the span needs 0 <= start <= end, got {start}, {end}")
+    return GoldSpan(
+        span=Span(_get_str(span, "source_id", what, where, required=True), start, end),
+        grade=_get_int(obj, "grade", 2, what, where),
+    )
+
+
+def _parse_item(obj: dict[str, Any], where: _Where) -> EvalItem:
+    _check_fields(obj, _ITEM_FIELDS, "the item", where)
+    raw_id = obj.get("id")
+    # Hand-written files often say "id": 1; a number is as good an id as its digits.
+    item_id = (
+        str(raw_id) if _is_int(raw_id) else _get_str(obj, "id", "the item", where, required=True)
+    )
+    what = f"item {item_id!r}"
+    qtype = obj.get("qtype")
+    return EvalItem(
+        id=item_id,
+        question=_get_str(obj, "question", what, where, required=True),
+        gold=tuple(
+            _parse_gold(g, f"{what}, gold {i}", where)
+            for i, g in enumerate(_get_list(obj, "gold", what, where))
+        ),
+        anchors=tuple(
+            _parse_anchor(a, f"{what}, anchor {i}", where)
+            for i, a in enumerate(_get_list(obj, "anchors", what, where))
+        ),
+        qtype=QuestionType.FACTOID if qtype is None else _parse_qtype(qtype, what, where),
+        answer=_get_str(obj, "answer", what, where, required=False),
+        meta=_get_dict(obj, "meta", what, where),
+    )
+
+
+def _parse_qtype(value: Any, what: str, where: _Where) -> QuestionType:
+    if isinstance(value, str):
+        # Spreadsheet users write "Multi-hop" as often as "multi_hop".
+        normalised = re.sub(r"[\s-]+", "_", value.strip().lower())
+        if normalised in QuestionType._value2member_map_:
+            return QuestionType(normalised)
+    raise where.error(
+        f"{what}: unknown question type {value!r}; expected one of: "
+        + ", ".join(t.value for t in QuestionType)
+    )
+
+
+def parse_jsonl_text(text: Text, *, name: str, evalset_id: str | None = None) -> EvalSet:
+    """Parse context-grid JSONL given as text (or UTF-8 bytes); ``name`` is used in errors.
+
+    Without a header line the set's id is ``evalset_id`` or the stem of ``name``, and its
+    source is ``"import"``.
+    """
+    text = _decode(text, name)
+    header: dict[str, Any] | None = None
+    items: list[EvalItem] = []
+    first_line: dict[str, int] = {}
+    for number, (line, value) in enumerate(_iter_json_values(text, name)):
+        where = _Where(name, f"line {line}")
+        if not isinstance(value, dict):
+            raise where.error(f"expected a JSON object, got {type(value).__name__}")
+        if _HEADER_KEY in value:
+            if number != 0:
+                raise where.error("the `_evalset` header can only be the first line")
+            if len(value) != 1 or not isinstance(value[_HEADER_KEY], dict):
+                raise where.error('the header must look like {"_evalset": {"id": …}}')
+            header = value[_HEADER_KEY]
+            _check_fields(header, _HEADER_FIELDS, "the header", where)
+            continue
+        item = _parse_item(value, where)
+        if item.id in first_line:
+            raise where.error(f"item id {item.id!r} is already used on line {first_line[item.id]}")
+        first_line[item.id] = line
+        items.append(item)
+    if header is None:
+        return EvalSet(
+            id=evalset_id or Path(name).stem, source="import", meta={}, items=tuple(items)
+        )
+    where = _Where(name, "line 1")
+    return EvalSet(
+        id=evalset_id or _get_str(header, "id", "the header", where, required=True),
+        version=_get_int(header, "version", 1, "the header", where),
+        source=_get_str(header, "source", "the header", where, required=False) or "manual",
+        meta=_get_dict(header, "meta", "the header", where),
+        items=tuple(items),
+    )
+
+
+def read_jsonl(path: str | Path) -> EvalSet:
+    """Read context-grid JSONL; the ``_evalset`` header line is optional.
+
+    Only ``id`` and ``question`` are required on an item. Raises :class:`EvalSetError` naming
+    the file and line for invalid JSON, wrong types, unknown fields or repeated ids.
+    """
+    data, name = _read_bytes(path)
+    return parse_jsonl_text(data, name=name)
+
+
+# --- CSV ------------------------------------------------------------------------------------
+
+CSV_COLUMNS = (
+    "id",
+    "question",
+    "source_id",
+    "quote",
+    "grade",
+    "page",
+    "occurrence",
+    "qtype",
+    "answer",
+    "meta",
+)
+
+# Field -> accepted column names (matched case-insensitively), in order of preference.
+CSV_COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "question_id", "qid"),
+    "question": ("question", "query", "q"),
+    "source_id": ("source_id", "document", "doc", "doc_id", "file", "filename"),
+    "quote": ("quote", "evidence", "answer_span", "context", "passage"),
+    "answer": ("answer", "expected_answer", "gold_answer"),
+    "qtype": ("qtype", "type", "question_type", "category"),
+    "page": ("page", "page_hint", "page_number"),
+    "grade": ("grade", "relevance", "rel"),
+    "occurrence": ("occurrence", "occurrence_index", "nth"),
+    "meta": ("meta", "metadata"),
+}
+
+# Delimiters a spreadsheet may export with: a comma, or a semicolon where the comma is the
+# decimal separator, or a tab.
+_CSV_DELIMITERS = (",", ";", "\t")
+
+
+def write_csv(evalset: EvalSet, path: str | Path) -> Path:
+    """Write ``evalset`` as CSV for editing in a spreadsheet, creating missing folders.
+
+    Only the first anchor of each item fits, and gold spans have no column: a ``UserWarning``
+    names the questions that lose evidence. Use :func:`write_jsonl` to keep everything.
+    """
+    extra_anchors = [item.id for item in evalset if len(item.anchors) > 1]
+    gold_only = [item.id for item in evalset if item.gold and not item.anchors]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for item in evalset:
+        anchor = item.anchors[0] if item.anchors else None
+        writer.writerow(
+            [
+                item.id,
+                item.question,
+                anchor.source_id if anchor else "",
+                anchor.quote if anchor else "",
+                anchor.grade if anchor else "",
+                "" if anchor is None or anchor.page_hint is None else anchor.page_hint,
+                anchor.occurrence if anchor else "",
+                _qtype_value(item.qtype, f"item {item.id!r}"),
+                "" if item.answer is None else item.answer,
+                _dumps(item.meta, f"item {item.id!r}") if item.meta else "",
+            ]
+        )
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(buffer.getvalue().encode("utf-8"))
+    if extra_anchors or gold_only:
+        problems = []
+        if extra_anchors:
+            problems.append("only the first anchor is written for " + ", ".join(extra_anchors))
+        if gold_only:
+            problems.append(
+                "gold spans have no CSV column, so these lose all their evidence: "
+                + ", ".join(gold_only)
+            )
+        warnings.warn(
+            f"{path.name}: {'; '.join(problems)}. Use write_jsonl to keep them intact.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return path
+
+
+def _pick_delimiter(text: str) -> str:
+    """The delimiter under which the header row has a question column (else the most columns)."""
+    first_line = text.split("\n", 1)[0]
+    best, best_count = ",", 0
+    for delimiter in _CSV_DELIMITERS:
+        header = next(csv.reader([first_line], delimiter=delimiter), [])
+        names = {cell.strip().lower() for cell in header}
+        if names & set(CSV_COLUMN_ALIASES["question"]):
+            return delimiter
+        if len(header) > best_count:
+            best, best_count = delimiter, len(header)
+    return best
+
+
+def _csv_int(value: str, column: str, where: _Where) -> int:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number != int(number):
+        raise where.error(f"{column} must be a whole number, got {value!r}")
+    return int(number)
+
+
+def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> EvalSet:
+    """Parse CSV given as text (or UTF-8 bytes); ``name`` is used in errors.
+
+    See :func:`read_csv` for the columns and the rules.
+    """
+    text = _decode(text, name)
+    if not text.strip():
+        raise EvalSetError(f"{name} is empty")
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=_pick_delimiter(text))
+    try:
+        header = next(rows)
+        columns = [cell.strip() for cell in header]
+        by_name: dict[str, int] = {}
+        for index, column in enumerate(columns):
+            by_name.setdefault(column.lower(), index)
+        index_of = {
+            field: next((by_name[a] for a in aliases if a in by_name), None)
+            for field, aliases in CSV_COLUMN_ALIASES.items()
+        }
+        if index_of["question"] is None:
+            raise EvalSetError(
+                NO_QUESTION_COLUMN.format(
+                    name=name,
+                    expected=", ".join(CSV_COLUMN_ALIASES["question"]),
+                    found=", ".join(c for c in columns if c) or "(no column names)",
+                )
+            )
+        items: list[EvalItem] = []
+        first_row: dict[str, int] = {}
+        rows_without_question = quotes_without_source = 0
+        unreadable_meta: list[str] = []
+        for cells in rows:
+            row = rows.line_num  # physical line where the record ends; 1 is the header
+            where = _Where(name, f"row {row}")
+            if not any(cell.strip() for cell in cells):
+                continue
+            if any(cell.strip() for cell in cells[len(columns) :]):
+                # More cells than column names usually means an unquoted comma shifted the row.
+                raise where.error(
+                    f"{len(cells)} cells but the header has {len(columns)} columns"
+                    " (is a comma inside a cell missing its quotes?)"
+                )
+
+            def cell(field: str, cells: list[str] = cells) -> str:
+                index = index_of[field]
+                return cells[index].strip() if index is not None and index < len(cells) else ""
+
+            question = cell("question")
+            if not question:
+                rows_without_question += 1
+                continue
+            item_id = cell("id") or f"q{len(items) + 1}"
+            if item_id in first_row:
+                raise where.error(f"id {item_id!r} is already used on row {first_row[item_id]}")
+            first_row[item_id] = row
+            anchors: tuple[GoldAnchor, ...] = ()
+            source_id, quote = cell("source_id"), cell("quote")
+            if source_id and quote:
+                page, grade, occurrence = cell("page"), cell("grade"), cell("occurrence")
+                occurrence_number = _csv_int(occurrence, "occurrence", where) if occurrence else 0
+                if occurrence_number < 0:
+                    raise where.error(f"occurrence must be 0 or more, got {occurrence!r}")
+                anchors = (
+                    GoldAnchor(
+                        source_id=source_id,
+                        quote=quote,
+                        grade=_csv_int(grade, "grade", where) if grade else 2,
+                        page_hint=_csv_int(page, "page", where) if page else None,
+                        occurrence=occurrence_number,
+                    ),
+                )
+            elif quote:
+                quotes_without_source += 1
+            meta: dict[str, Any] = {}
+            if meta_cell := cell("meta"):
+                # A note typed into the meta cell must not take down a file of good questions.
+                try:
+                    parsed = json.loads(meta_cell)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict):
+                    meta = parsed
+                else:
+                    unreadable_meta.append(item_id)
+            qtype = cell("qtype")
+            items.append(
+                EvalItem(
+                    id=item_id,
+                    question=question,
+                    anchors=anchors,
+                    qtype=_parse_qtype(qtype, "qtype", where) if qtype else QuestionType.FACTOID,
+                    answer=cell("answer") or None,
+                    meta=meta,
+                )
+            )
+    except csv.Error as exc:
+        raise EvalSetError(f"{name}, row {rows.line_num}: unreadable CSV ({exc})") from exc
+    evalset_meta: dict[str, Any] = {}
+    if rows_without_question:
+        evalset_meta["rows_skipped"] = {SKIP_ROW_NO_QUESTION: rows_without_question}
+    if quotes_without_source:
+        evalset_meta["quotes_skipped"] = {SKIP_QUOTE_NO_SOURCE: quotes_without_source}
+    if unreadable_meta:
+        evalset_meta["meta_cells_ignored"] = unreadable_meta
+    return EvalSet(
+        id=evalset_id or Path(name).stem, source="csv", meta=evalset_meta, items=tuple(items)
+    )
+
+
+def read_csv(path: str | Path, *, evalset_id: str | None = None) -> EvalSet:
+    """Read a CSV of questions; column names are matched case-insensitively (see aliases).
+
+    Only a question column is required. With no id column, ids are q1, q2, … in row order. An
+    anchor is built only when a row has both a source and a quote. A meta cell that is not a
+    JSON object reads as ``{}`` (its item id is listed in ``meta["meta_cells_ignored"]``). A
+    UTF-8 byte-order mark and ``;`` or tab delimiters are accepted.
+    """
+    data, name = _read_bytes(path)
+    return parse_csv_text(data, name=name, evalset_id=evalset_id)
+
+
+# --- BEIR -----------------------------------------------------------------------------------
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _parse_score(raw: str, where: _Where) -> int | float:
+    try:
+        score = float(raw)
+    except ValueError:
+        raise where.error(f"the score {raw.strip()!r} is not a number") from None
+    if not math.isfinite(score):
+        raise where.error(f"the score {raw.strip()!r} is not a finite number")
+    # "1.0" is the same grade as "1"; keep ints ints so they print and compare as such.
+    return int(score) if score.is_integer() else score
+
+
+def _looks_numeric(raw: str) -> bool:
+    try:
+        float(raw)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse_qrels(text: str, name: str) -> Iterator[tuple[int, str, str, int | float]]:
+    """(line, query id, corpus id, score) for each judgement in a qrels file.
+
+    Layouts: ``query-id corpus-id score`` or ``query-id x corpus-id score`` (TREC's
+    ``qid 0 docid rel``, or a corpus id written twice), tab-separated, or separated by runs of
+    spaces when the file has no tab at all. The header line is optional.
+    """
+    by_tabs = "\t" in text
+    width: int | None = None
+    first = True
+    for line_number, line in enumerate(_LINE_BREAK.split(text), start=1):
+        if not line.strip():
+            continue
+        where = _Where(name, f"line {line_number}")
+        fields = line.split("\t") if by_tabs else line.split()
+        if first:
+            first = False
+            if not _looks_numeric(fields[-1]):
+                continue  # a header such as "query-id	corpus-id	score"
+        if width is None:
+            if len(fields) not in (3, 4):
+                raise where.error(
+                    f"expected 3 columns (query-id, corpus-id, score) or 4 (query-id, "
+                    f"iteration, corpus-id, score), found {len(fields)}"
+                )
+            width = len(fields)
+        elif len(fields) != width:
+            raise where.error(f"{len(fields)} columns, but earlier lines have {width}")
+        query_id, corpus_id = fields[0], fields[2 if width == 4 else 1]
+        for label, value in (("query id", query_id), ("corpus id", corpus_id)):
+            if not value:
+                raise where.error(f"the {label} is empty")
+            if value != value.strip():
+                # Seen in a hand-edited file: "1\t 0 31715818\t1" and "1012 0 \t9745001\t1",
+                # TREC's space-separated columns glued into a tab-separated one. Stripping
+                # would make "0 31715818" a corpus id, which matches no document.
+                raise where.error(
+                    f"the {label} {value!r} has spaces around it; the file seems to mix "
+                    "tab- and space-separated columns"
+                )
+        yield line_number, query_id, corpus_id, _parse_score(fields[-1], where)
+
+
+def parse_beir(
+    queries_text: Text,
+    qrels_text: Text,
+    *,
+    evalset_id: str = "beir",
+    queries_name: str = "queries.jsonl",
+    qrels_name: str = "qrels.tsv",
+) -> EvalSet:
+    """Parse a BEIR queries file and qrels file given as text (or UTF-8 bytes).
+
+    See :func:`read_beir` for the rules; the names are used in errors.
+    """
+    queries_text = _decode(queries_text, queries_name)
+    qrels_text = _decode(qrels_text, qrels_name)
+
+    queries: dict[str, tuple[str, dict[str, Any]]] = {}
+    first_line: dict[str, int] = {}
+    for line, record in _iter_json_values(queries_text, queries_name):
+        where = _Where(queries_name, f"line {line}")
+        if not isinstance(record, dict):
+            raise where.error(f"expected a JSON object, got {type(record).__name__}")
+        # BEIR writes {"_id", "text"}; some exports use {"id", "title"}.
+        id_key = "_id" if "_id" in record else "id"
+        query_id = record.get(id_key)
+        if _is_int(query_id):
+            query_id = str(query_id)
+        if not isinstance(query_id, str) or not query_id:
+            raise where.error('expected a string query id in "_id" (or "id")')
+        text_key = "text" if "text" in record else "title"
+        question = record.get(text_key)
+        if not isinstance(question, str) or not question.strip():
+            raise where.error(f'query {query_id!r} has no text in "text" (or "title")')
+        if query_id in first_line:
+            raise where.error(
+                f"query id {query_id!r} is already used on line {first_line[query_id]}"
+            )
+        first_line[query_id] = line
+        metadata = record.get("metadata")
+        queries[query_id] = (question, metadata if isinstance(metadata, dict) else {})
+
+    gold: dict[str, list[tuple[str, int | float]]] = {}
+    seen: set[tuple[str, str]] = set()
+    skipped: dict[str, int] = {}
+    for _line, query_id, corpus_id, score in _parse_qrels(qrels_text, qrels_name):
+        if query_id not in queries:
+            skipped[SKIP_QUERY_NOT_IN_QUERIES] = skipped.get(SKIP_QUERY_NOT_IN_QUERIES, 0) + 1
+            continue
+        if (query_id, corpus_id) in seen:
+            skipped[SKIP_REPEATED_JUDGEMENT] = skipped.get(SKIP_REPEATED_JUDGEMENT, 0) + 1
+            continue
+        seen.add((query_id, corpus_id))
+        if score > 0:
+            gold.setdefault(query_id, []).append((corpus_id, score))
+
+    items = []
+    for query_id, (question, metadata) in queries.items():
+        if query_id not in gold:
+            continue
+        meta: dict[str, Any] = {"gold_documents": gold[query_id]}
+        if metadata:
+            meta["query_metadata"] = metadata
+        items.append(EvalItem(id=query_id, question=question, meta=meta))
+
+    evalset_meta: dict[str, Any] = {"granularity": "document", "note": BEIR_NOTE}
+    if skipped:
+        evalset_meta["qrels_skipped"] = skipped
+    if dropped := len(queries) - len(items):
+        evalset_meta["queries_dropped"] = {DROP_NO_POSITIVE_JUDGEMENT: dropped}
+    return EvalSet(id=evalset_id, source="beir", meta=evalset_meta, items=tuple(items))
+
+
+def read_beir(
+    queries_path: str | Path, qrels_path: str | Path, *, evalset_id: str = "beir"
+) -> EvalSet:
+    """Read a BEIR ``queries.jsonl`` and a qrels TSV into a document-level eval set.
+
+    Only judgements with score > 0 are kept, as ``item.meta["gold_documents"]`` (a list of
+    ``(doc_id, grade)`` tuples); a query with none is dropped and counted in
+    ``meta["queries_dropped"]``. Judgements naming a query that is not in the queries file
+    are counted in ``meta["qrels_skipped"]``. The qrels header is optional; CRLF, 4-column
+    (``qid 0 docid rel``) and space-separated files are read; a file mixing layouts is refused.
+    """
+    queries_data, queries_name = _read_bytes(queries_path)
+    qrels_data, qrels_name = _read_bytes(qrels_path)
+    return parse_beir(
+        queries_data,
+        qrels_data,
+        evalset_id=evalset_id,
+        queries_name=queries_name,
+        qrels_name=qrels_name,
+    )
+
+
+# --- LegalBench-RAG -------------------------------------------------------------------------
+
+
+class _Corpus:
+    """Lengths of corpus documents, read the way LegalBench-RAG computed its offsets.
+
+    The benchmark's spans index ``open(path).read()``: universal newlines (CRLF counts as one
+    character) with a byte-order mark kept as U+FEFF. Reading bytes would shift every offset.
+    """
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.root = root.resolve()
+        self.name = name
+        self.lengths: dict[str, int | None] = {}
+
+    def length(self, file_path: str, where: _Where) -> int | None:
+        if file_path not in self.lengths:
+            # file_path is used literally: "%20" and "||" are part of real file names.
+            path = (self.root / file_path).resolve()
+            if not path.is_relative_to(self.root):
+                raise where.error(f"file_path {file_path!r} points outside the corpus folder")
+            try:
+                with open(path, encoding="utf-8") as document:
+                    self.lengths[file_path] = len(document.read())
+            except FileNotFoundError:
+                self.lengths[file_path] = None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise where.error(f"cannot read the document {file_path!r} ({exc})") from exc
+        return self.lengths[file_path]
+
+
+def parse_legalbench_rag_text(
+    text: Text,
+    *,
+    name: str,
+    evalset_id: str = "legalbench-rag",
+    corpus_dir: str | Path | None = None,
+) -> EvalSet:
+    """Parse a LegalBench-RAG benchmark given as text (or UTF-8 bytes).
+
+    See :func:`read_legalbench_rag` for the rules; ``name`` is used in errors and meta.
+    """
+    text = _decode(text, name)
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EvalSetError(
+            f"{name}, line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+        ) from exc
+    if isinstance(payload, dict):
+        if "tests" not in payload:
+            raise EvalSetError(f'{name}: expected {{"tests": [...]}} or a [...] array of tests')
+        tests = payload["tests"]
+        if not isinstance(tests, list):
+            raise EvalSetError(f'{name}: "tests" must be an array, got {type(tests).__name__}')
+    elif isinstance(payload, list):
+        tests = payload
+    else:
+        raise EvalSetError(
+            f'{name}: expected {{"tests": [...]}} or a [...] array, got {type(payload).__name__}'
+        )
+    corpus = _Corpus(Path(corpus_dir), name) if corpus_dir is not None else None
+
+    items: list[EvalItem] = []
+    used_ids: set[str] = set()
+    tests_skipped = 0
+    snippets_skipped: dict[str, int] = {}
+
+    def skip(reason: str) -> None:
+        snippets_skipped[reason] = snippets_skipped.get(reason, 0) + 1
+
+    for index, test in enumerate(tests):
+        where = _Where(name, f"test {index}")
+        if not isinstance(test, dict):
+            raise where.error(f"expected an object, got {type(test).__name__}")
+        query = test.get("query")
+        if query is not None and not isinstance(query, str):
+            raise where.error(f'"query" must be a string, got {type(query).__name__}')
+        if not query or not query.strip():
+            tests_skipped += 1
+            continue
+        # Files re-serialised by others carry a "query_id"; it is a better id than a position.
+        query_id = test.get("query_id")
+        item_id = query_id if isinstance(query_id, str) and query_id else f"lb{index}"
+        where = _Where(name, f"test {index} ({item_id})")
+        if item_id in used_ids:
+            raise where.error(f"the id {item_id!r} is used by an earlier test")
+        used_ids.add(item_id)
+        answer = test.get("answer")
+        if answer is not None and not isinstance(answer, str):
+            raise where.error(f'"answer" must be a string, got {type(answer).__name__}')
+        snippets = test.get("snippets")
+        if snippets is None:
+            snippets = []
+        if not isinstance(snippets, list):
+            raise where.error(f'"snippets" must be an array, got {type(snippets).__name__}')
+        gold: list[GoldSpan] = []
+        for number, snippet in enumerate(snippets):
+            if not isinstance(snippet, dict):
+                raise where.error(
+                    f"snippet {number} must be an object, got {type(snippet).__name__}"
+                )
+            file_path, span = snippet.get("file_path"), snippet.get("span")
+            if file_path is not None and not isinstance(file_path, str):
+                raise where.error(
+                    f'snippet {number}: "file_path" must be a string, '
+                    f"got {type(file_path).__name__}"
+                )
+            if span is not None and not isinstance(span, list):
+                # "117,202" must not become characters "1" to "1".
+                raise where.error(
+                    f'snippet {number}: "span" must be an array [start, end], got {span!r}'
+                )
+            if not file_path:
+                skip(SKIP_NO_FILE_PATH)
+                continue
+            if span is None:
+                skip(SKIP_NO_SPAN)
+                continue
+            if len(span) < 2:
+                skip(SKIP_SHORT_SPAN)
+                continue
+            if len(span) > 2 or not all(_is_int(n) for n in span):
+                raise where.error(
+                    f'snippet {number}: "span" must be two whole numbers [start, end], got {span!r}'
+                )
+            start, end = span
+            if start < 0 or end < start:
+                raise where.error(
+                    f"snippet {number}: the span {span!r} ends before it starts or starts below 0"
+                )
+            if start == end:
+                skip(SKIP_EMPTY_SPAN)
+                continue
+            if corpus is not None:
+                length = corpus.length(file_path, where)
+                if length is None:
+                    skip(SKIP_DOCUMENT_MISSING)
+                    continue
+                if end > length:
+                    skip(SKIP_SPAN_PAST_END)
+                    continue
+            gold.append(GoldSpan(Span(file_path, start, end)))
+        meta: dict[str, Any] = {}
+        tags = test.get("tags")
+        if isinstance(tags, list) and tags:
+            meta["tags"] = tags
+        items.append(
+            EvalItem(id=item_id, question=query, gold=tuple(gold), answer=answer, meta=meta)
+        )
+
+    return EvalSet(
+        id=evalset_id,
+        source="legalbench-rag",
+        meta={
+            "granularity": "span",
+            "source_file": name,
+            "tests_in_file": len(tests),
+            "tests_skipped": tests_skipped,
+            "snippets_skipped": snippets_skipped,
+        },
+        items=tuple(items),
+    )
+
+
+def read_legalbench_rag(
+    path: str | Path,
+    *,
+    evalset_id: str = "legalbench-rag",
+    corpus_dir: str | Path | None = None,
+) -> EvalSet:
+    """Read a LegalBench-RAG benchmark (``{"tests": [...]}`` or a bare array) as gold spans.
+
+    A snippet missing ``file_path`` or ``span``, or with a span shorter than two numbers or
+    empty, is skipped and counted in ``meta["snippets_skipped"]``; a test with no query is
+    counted in ``meta["tests_skipped"]``. Wrong types (a span given as a string, ``tests`` as
+    an object, a snippet that is not an object, a span that ends before it starts) raise
+    :class:`EvalSetError` naming the file and the test.
+
+    With ``corpus_dir``, each span is checked against its document (``corpus_dir/file_path``,
+    the path used literally): a snippet whose document is missing or whose span runs past the
+    document's end is skipped and counted rather than refused, like the other bad snippets.
+    A ``query_id`` in the test becomes the item id; otherwise ids are ``lb<position>``.
+    """
+    data, name = _read_bytes(path)
+    return parse_legalbench_rag_text(data, name=name, evalset_id=evalset_id, corpus_dir=corpus_dir)
+
+
+# --- describing what was skipped --------------------------------------------------------------
+
+# meta key -> (singular noun, plural noun, verb), in the order the sentence lists them.
+_SKIP_KEYS = (
+    ("tests_skipped", "test", "tests", "skipped"),
+    ("snippets_skipped", "snippet", "snippets", "skipped"),
+    ("qrels_skipped", "judgement", "judgements", "skipped"),
+    ("queries_dropped", "query", "queries", "dropped"),
+    ("rows_skipped", "row", "rows", "skipped"),
+    ("quotes_skipped", "quote", "quotes", "skipped"),
+)
+_TEST_SKIP_REASON = "had no `query`"
+
+
+def _counts(value: object) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): v for k, v in value.items() if _is_int(v) and v > 0}
+
+
+def describe_skipped(evalset: EvalSet) -> str:
+    """One readable line saying what the import skipped, read straight from ``evalset.meta``.
+
+    For example ``"1 snippet skipped: 1 had no `span`."``; ``"Nothing was skipped."`` when the
+    meta records no skips.
+    """
+    sentences = []
+    for key, singular, plural, verb in _SKIP_KEYS:
+        value = evalset.meta.get(key)
+        # tests_skipped is a bare count: the only reason a test is skipped is a missing query.
+        reasons = {_TEST_SKIP_REASON: value} if _is_int(value) else value
+        counts = _counts(reasons)
+        if not counts:
+            continue
+        total = sum(counts.values())
+        details = "; ".join(f"{count} {reason}" for reason, count in counts.items())
+        sentences.append(f"{total} {singular if total == 1 else plural} {verb}: {details}.")
+    ignored = evalset.meta.get("meta_cells_ignored")
+    if isinstance(ignored, list) and ignored:
+        cells = "meta cell was" if len(ignored) == 1 else "meta cells were"
+        sentences.append(
+            f"{len(ignored)} {cells} not a JSON object and read as {{}}: "
+            + ", ".join(map(str, ignored))
+            + "."
+        )
+    return " ".join(sentences) or NOTHING_SKIPPED
+
+
+# --- choosing a reader ----------------------------------------------------------------------
+
+
+def read_evalset(path: str | Path) -> EvalSet:
+    """Read ``path`` with :func:`read_csv` if it ends in ``.csv``, else :func:`read_jsonl`.
+
+    The choice is made on the extension alone, never on the content.
+    """
+    if Path(path).suffix.lower() == ".csv":
+        return read_csv(path)
+    return read_jsonl(path)
