@@ -98,7 +98,7 @@ class Column:
 # The first spelling of each is the one the writer uses and the help page leads with.
 COLUMNS: tuple[Column, ...] = (
     Column("task_id", ("task_id", "id", "task")),
-    Column("name", ("name", "task_name", "title")),
+    Column("name", ("name", "task_name", "title"), text=True),
     Column(
         "prompt",
         ("prompt", "input", "question", "query", "user_input", "user_message"),
@@ -160,6 +160,8 @@ CRITERION_KEYS = (
 # Formula neutralisation (OWASP "CSV injection"): the writers put a `'` before a cell that a
 # spreadsheet would run as a formula, and the readers take exactly one `'` back off. A cell
 # already starting with `'` before such a character gets one more, so the round trip is exact.
+# The .xlsx writer and reader do the same although an .xlsx text cell is never calculated:
+# a CSV export opened in Excel and saved as .xlsx keeps the `'`, and must read back the same.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -333,7 +335,7 @@ class _Builder:
                 self.problem(
                     NAMELESS_COLUMN_VALUE,
                     MSG_NAMELESS_COLUMN_VALUE.format(
-                        value=_shorten(cells[stray]), column=_column_letter(stray)
+                        value=_shorten(cells[stray]), column=column_letter(stray)
                     ),
                     row=row_number,
                 )
@@ -582,7 +584,7 @@ def _row_values(cells: list[str], columns: dict[str, int]) -> dict[str, str]:
     for key, index in columns.items():
         if index >= len(cells):
             continue
-        cell = unneutralize_formula(cells[index])
+        cell = cells[index]
         if not cell.strip():
             continue
         values[key] = cell if COLUMNS_BY_KEY[key].text else cell.strip()
@@ -612,7 +614,7 @@ def _shorten(value: str, limit: int = 40) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
-def _column_letter(index: int) -> str:
+def column_letter(index: int) -> str:
     letters = ""
     index += 1
     while index:

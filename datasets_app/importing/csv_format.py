@@ -22,6 +22,7 @@ from datasets_app.importing.columns import (
     document_from_table,
     neutralize_formula,
     rows_from_spec,
+    unneutralize_formula,
 )
 from datasets_app.importing.spec import DatasetSpec, Parsed, Problem
 
@@ -145,8 +146,11 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
             None, detected, [Problem(UNREADABLE, message, file_name, row=row)], records
         )
 
-    numbered = [(index + 1, record) for index, record in enumerate(records)]
-    rows = [(number, record) for number, record in numbered if any(c.strip() for c in record)]
+    rows = [
+        (number, [unneutralize_formula(cell) for cell in record])
+        for number, record in enumerate(records, 1)
+        if any(cell.strip() for cell in record)
+    ]
     if not rows:
         return DecodedCsv(None, detected, [Problem(EMPTY_FILE, MSG_EMPTY_FILE, file_name)], records)
     header_row, header = rows[0]
