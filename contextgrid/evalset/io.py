@@ -666,16 +666,16 @@ def _parse_qrels(text: str, name: str) -> Iterator[tuple[int, str, str, int | fl
             continue
         where = _Where(name, f"line {line_number}")
         fields = line.split("\t") if by_tabs else line.split()
+        if width is None and len(fields) not in (3, 4):
+            raise where.error(
+                "expected 3 columns (query-id, corpus-id, score) or 4 (query-id, "
+                f"iteration, corpus-id, score), found {len(fields)}"
+            )
         if first:
             first = False
             if not _looks_numeric(fields[-1]):
                 continue  # a header such as "query-id	corpus-id	score"
         if width is None:
-            if len(fields) not in (3, 4):
-                raise where.error(
-                    f"expected 3 columns (query-id, corpus-id, score) or 4 (query-id, "
-                    f"iteration, corpus-id, score), found {len(fields)}"
-                )
             width = len(fields)
         elif len(fields) != width:
             raise where.error(f"{len(fields)} columns, but earlier lines have {width}")
