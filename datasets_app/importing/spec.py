@@ -185,6 +185,40 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """A kind of problem: its stable `code` and the message a person reads.
+
+    The message is a `str.format` template; tests import the rule and compare
+    `problem.code == RULE.code`, or the whole message via `RULE.format(...)`.
+    """
+
+    code: str
+    message: str
+
+    def format(self, **params: Any) -> str:
+        return self.message.format(**params) if params else self.message
+
+    def at(
+        self,
+        file: str,
+        *,
+        row: int | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        **params: Any,
+    ) -> Problem:
+        """This rule as a problem (or warning) found at the given place."""
+        return Problem(
+            code=self.code,
+            message=self.format(**params),
+            file=file,
+            row=row,
+            line=line,
+            field=field,
+        )
+
+
+@dataclass(frozen=True)
 class TaskPreview:
     id: str
     name: str
@@ -269,3 +303,6 @@ class Parsed:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # How a problem's `field` names a document path; None = `field_path` (tasks[3].prompt).
+    # JSONL drops the `tasks[3].` its line already says; a CSV may give its column name.
+    field_label: Callable[[DocPath], str] | None = None

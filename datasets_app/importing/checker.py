@@ -1,0 +1,240 @@
+"""The way in: a dataset file's bytes and name in, a `CheckResult` (plan or problems) out.
+
+`check_file` picks the reader from the extension, makes sure the content is what the
+extension says, and runs the shared validator. `preview` and `result_to_json` are what the
+import dialog and `check_dataset_file` show. Nothing here raises for anything a file holds.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from datasets_app.importing.document import validate_document
+from datasets_app.importing.spec import (
+    MAX_FILE_BYTES,
+    CheckOptions,
+    CheckResult,
+    Parsed,
+    Problem,
+    Rule,
+    TaskPreview,
+    field_path,
+)
+
+UNSUPPORTED_EXTENSION = Rule(
+    "unsupported_extension",
+    "{extension} files cannot be imported. Choose a .json, .jsonl, .csv, .xlsx or .zip file.",
+)
+EMPTY_FILE = Rule("empty_file", "The file is empty.")
+FILE_TOO_BIG = Rule(
+    "file_too_big",
+    "The file is larger than {limit} MiB. Split it, or put its attachments in a .zip.",
+)
+WRONG_CONTENT = Rule(
+    "wrong_content",
+    "The file is named {extension} but holds {actual}. Save it as {extension} or rename it.",
+)
+BINARY_CONTENT = Rule(
+    "binary_content",
+    "The file is named {extension} but is not text. Save it as {extension} (UTF-8) and "
+    "choose it again.",
+)
+UNREADABLE_FILE = Rule("unreadable_file", "The file could not be read: {detail}.")
+
+# What each extension means. .tsv and .txt are not offered: the page lists .csv, .json,
+# .jsonl and .zip (and the import dialog accepts .xlsx); a tab-separated .csv still reads.
+FORMATS: dict[str, str] = {
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".csv": "csv",
+    ".xlsx": "xlsx",
+    ".zip": "zip",
+}
+
+# Leading bytes of files people pick by mistake, to say what the file really is.
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"PK\x03\x04", "a zip archive (or an Excel or Word file)"),
+    (b"PK\x05\x06", "an empty zip archive"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF-", "a PDF document"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old-style Office document (.xls or .doc)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"Rar!", "a RAR archive"),
+)
+_TEXT_SNIFF_BYTES = 8192
+
+
+def _read_capped(source: bytes | BinaryIO) -> bytes:
+    # One byte past the cap tells "exactly at the cap" from "over it" without reading more.
+    if isinstance(source, bytes | bytearray | memoryview):
+        return bytes(source[: MAX_FILE_BYTES + 1])
+    return source.read(MAX_FILE_BYTES + 1)
+
+
+def _refused(file_name: str, fmt: str | None, problem: Problem, detected: str = "") -> CheckResult:
+    return CheckResult(file_name=file_name, format=fmt, detected=detected, problems=(problem,))
+
+
+def _content_problem(data: bytes, extension: str, file_name: str) -> Problem | None:
+    """Whether the bytes are something other than the extension says, and what."""
+    if not data.strip():
+        return EMPTY_FILE.at(file_name)
+    for signature, actual in _SIGNATURES:
+        if data.startswith(signature):
+            if extension == ".xlsx" and signature == b"PK\x03\x04":
+                return None
+            return WRONG_CONTENT.at(file_name, extension=extension, actual=actual)
+    if extension == ".xlsx":
+        return WRONG_CONTENT.at(file_name, extension=extension, actual="something else")
+    head = data[:_TEXT_SNIFF_BYTES]
+    # Text has no control bytes besides tab, newline and carriage return (form feed too,
+    # rarely). UTF-16/32 files have NUL bytes, so they are let through only with a BOM.
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    control = sum(head.count(bytes([byte])) for byte in (*range(0, 8), *range(14, 27), 127))
+    if control > len(head) // 100 + (1 if b"\x00" in head else 0):
+        return BINARY_CONTENT.at(file_name, extension=extension)
+    return None
+
+
+def _reader(fmt: str) -> Callable[[bytes, str], Parsed]:
+    # Imported on use: the CSV and XLSX readers are their own modules, and this one works
+    # without them.
+    if fmt == "json":
+        from datasets_app.importing import json_format
+
+        return json_format.read
+    if fmt == "jsonl":
+        from datasets_app.importing import jsonl_format
+
+        return jsonl_format.read
+    if fmt == "csv":
+        from datasets_app.importing import csv_format
+
+        return csv_format.read
+    from datasets_app.importing import xlsx_format
+
+    return xlsx_format.read
+
+
+def _in_file_order(problems: list[Problem]) -> tuple[Problem, ...]:
+    # Problems of the whole file first, then by row or line; sorted() is stable, so
+    # problems on one line keep the order the checks found them in.
+    def key(problem: Problem) -> tuple[int, int]:
+        place = problem.row if problem.row is not None else problem.line
+        if problem.code == "too_many_problems":
+            return (2, 0)
+        return (0, 0) if place is None else (1, place)
+
+    return tuple(sorted(problems, key=key))
+
+
+def check_parsed(parsed: Parsed, *, options: CheckOptions) -> CheckResult:
+    """Validate what a reader produced: the shared half of every non-zip check."""
+    problems = list(parsed.problems)
+    warnings = list(parsed.warnings)
+    plan = None
+    if parsed.document is not None:
+        plan, found, cautions = validate_document(
+            parsed.document,
+            file_name=parsed.file_name,
+            locate=parsed.locate,
+            options=options,
+            field_label=parsed.field_label or field_path,
+        )
+        problems.extend(found)
+        warnings.extend(cautions)
+    return CheckResult(
+        file_name=parsed.file_name,
+        format=parsed.format,
+        detected=parsed.detected,
+        problems=_in_file_order(problems),
+        warnings=_in_file_order(warnings),
+        plan=None if problems else plan,
+        notes=tuple(parsed.notes),
+    )
+
+
+def check_file(
+    source: bytes | BinaryIO, file_name: str, *, options: CheckOptions | None = None
+) -> CheckResult:
+    """Check a dataset file: which format it is, and its plan or every problem in it.
+
+    `source` is the file's bytes or a binary stream (read up to `MAX_FILE_BYTES` + 1, or
+    handed to the zip reader as it is). The extension of `file_name` picks the format.
+    """
+    options = options or CheckOptions()
+    extension = os.path.splitext(file_name)[1].lower()
+    fmt = FORMATS.get(extension)
+    if fmt is None:
+        shown = extension or "Files without an extension"
+        return _refused(file_name, None, UNSUPPORTED_EXTENSION.at(file_name, extension=shown))
+    if fmt == "zip":
+        from datasets_app.importing import zip_format
+
+        stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+        return zip_format.check(stream, file_name, options=options)  # type: ignore[arg-type]
+    try:
+        data = _read_capped(source)
+    except OSError as exc:
+        return _refused(file_name, fmt, UNREADABLE_FILE.at(file_name, detail=exc.strerror or exc))
+    if len(data) > MAX_FILE_BYTES:
+        return _refused(file_name, fmt, FILE_TOO_BIG.at(file_name, limit=MAX_FILE_BYTES >> 20))
+    problem = _content_problem(data, extension, file_name)
+    if problem is not None:
+        return _refused(file_name, fmt, problem)
+    return check_parsed(_reader(fmt)(data, file_name), options=options)
+
+
+def preview(result: CheckResult) -> list[TaskPreview]:
+    """Each task of a checked file as the preview shows it (empty when it has problems)."""
+    if result.plan is None:
+        return []
+    shared = result.plan.criteria
+    shared_weight = math.fsum(criterion.weight for criterion in shared)
+    previews = []
+    for task in result.plan.tasks:
+        count = len(task.criteria) + len(shared)
+        previews.append(
+            TaskPreview(
+                id=task.id,
+                name=task.name,
+                scored_by="criteria" if count else "expected_answer",
+                criteria=count,
+                total_weight=math.fsum(c.weight for c in task.criteria) + shared_weight,
+            )
+        )
+    return previews
+
+
+def _number(value: float) -> int | float:
+    return int(value) if value.is_integer() else value
+
+
+def result_to_json(result: CheckResult) -> dict[str, Any]:
+    """The check as `check_dataset_file --json` prints it."""
+    return {
+        "ok": result.ok,
+        "format": result.format,
+        "task_count": result.task_count,
+        "detected": result.detected,
+        "problems": [problem.to_json() for problem in result.problems],
+        "warnings": [warning.to_json() for warning in result.warnings],
+        "tasks": [
+            {
+                "id": task.id,
+                "name": task.name,
+                "scored_by": task.scored_by,
+                "criteria": task.criteria,
+                "total_weight": _number(task.total_weight),
+            }
+            for task in preview(result)
+        ],
+    }

@@ -1,0 +1,375 @@
+"""The .json dataset format: read bytes into the canonical document, write a plan back out.
+
+Reading decodes the text (UTF-8, with or without a byte order mark; UTF-16 or UTF-32 only
+with one), parses it with the standard library, and leaves the checking to
+`document.validate_document`. Where a problem stands in the text is found only for the
+paths that have problems, by walking down just those paths (`JsonLocator`), so a valid file
+costs little more than `json.loads`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterable
+from json.decoder import scanstring
+from typing import Any
+
+from datasets_app.importing.document import FORMAT_NAME, FORMAT_VERSION
+from datasets_app.importing.spec import (
+    CriterionSpec,
+    DatasetSpec,
+    DocPath,
+    FileSpec,
+    Parsed,
+    Problem,
+    Rule,
+    TaskSpec,
+)
+
+NOT_UTF8 = Rule(
+    "not_utf8",
+    "The file is not UTF-8 text: byte {byte} (line {line_number}) cannot be decoded. Save the "
+    "file as UTF-8.",
+)
+NUL_BYTE = Rule(
+    "nul_byte",
+    "The file has a NUL byte at byte {byte} (line {line_number}): it is not a text file, or it "
+    "is UTF-16 without a byte order mark. Save the file as UTF-8.",
+)
+NUL_CHARACTER = Rule(
+    "nul_character",
+    "The text holds a NUL character (\\u0000), which cannot be stored. Remove it.",
+)
+NOT_JSON = Rule(
+    "not_json", "This is not valid JSON: {detail} at line {line_number}, column {column}."
+)
+TOO_DEEP = Rule(
+    "too_deep", "The JSON is nested too deeply to read. A dataset file is only a few levels deep."
+)
+TOP_LEVEL_LIST = Rule(
+    "top_level_list",
+    'The file holds a list. A .json dataset is one object, {"tasks": [...], ...}; for one '
+    "task per line, save the tasks as .jsonl.",
+)
+NOT_JSON_OBJECT = Rule(
+    "not_json_object",
+    "The file holds a JSON {kind}. A .json dataset is one object with its settings, criteria "
+    "and tasks.",
+)
+NON_FINITE_NUMBER = Rule(
+    "non_finite_number",
+    "NaN and Infinity are not JSON numbers, and the evidence of task {task} holds one.",
+)
+
+# Byte order marks that say which Unicode encoding a file is in (longest first: the UTF-32
+# little-endian mark starts with the UTF-16 one).
+_BOMS: tuple[tuple[bytes, str, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF32_BE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF8, "utf-8-sig", "UTF-8"),
+    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"),
+    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
+)
+# An escaped NUL (\u0000) that is not itself an escaped backslash followed by "u0000".
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def decode(data: bytes, file_name: str) -> tuple[str | None, str, list[Problem]]:
+    """The file's text, the encoding's name for people, and why it cannot be read, if so."""
+    for bom, codec, label in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec), label, []
+            except UnicodeDecodeError as exc:
+                return None, label, [_bad_byte(NOT_UTF8, data, exc.start, file_name)]
+    nul = data.find(b"\x00")
+    if nul != -1:
+        return None, "UTF-8", [_bad_byte(NUL_BYTE, data, nul, file_name)]
+    try:
+        return data.decode("utf-8"), "UTF-8", []
+    except UnicodeDecodeError as exc:
+        return None, "UTF-8", [_bad_byte(NOT_UTF8, data, exc.start, file_name)]
+
+
+def _bad_byte(rule: Rule, data: bytes, offset: int, file_name: str) -> Problem:
+    line = data.count(b"\n", 0, offset) + 1
+    # Bytes are counted from 1, like lines, so a person can find them in a hex viewer + 1.
+    return rule.at(file_name, line=line, byte=offset + 1, line_number=line)
+
+
+def escaped_nul_lines(text: str) -> list[int]:
+    """Lines holding an escaped NUL (\\u0000): valid JSON, but no database stores it."""
+    if "\\u0000" not in text:
+        return []
+    return sorted({line_of(text, match.start()) for match in _ESCAPED_NUL.finditer(text)})
+
+
+def line_of(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+class _NonFinite:
+    """Remembers whether the text used NaN or Infinity (Python's json accepts them)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, name: str) -> float:
+        self.seen = True
+        return float(name)
+
+
+def loads(text: str, file_name: str, *, line_offset: int = 0) -> tuple[Any, bool, list[Problem]]:
+    """Parse JSON text: (value, whether NaN/Infinity appear, problems). Never raises."""
+    non_finite = _NonFinite()
+    try:
+        return json.loads(text, parse_constant=non_finite), non_finite.seen, []
+    except json.JSONDecodeError as exc:
+        line = exc.lineno + line_offset
+        problem = NOT_JSON.at(
+            file_name, line=line, detail=exc.msg, line_number=line, column=exc.colno
+        )
+        return None, False, [problem]
+    except RecursionError:
+        # The C parser recurses once per nesting level; thousands of "[" exhaust the stack.
+        return None, False, [TOO_DEEP.at(file_name, line=line_offset + 1 if line_offset else None)]
+
+
+def read(data: bytes, file_name: str) -> Parsed:
+    """Read a .json dataset file into the canonical document (not yet validated)."""
+    text, encoding, problems = decode(data, file_name)
+    detected = f"JSON dataset, {encoding}"
+    if text is None:
+        return Parsed("json", detected, file_name, None, _no_place, problems=problems)
+    document, saw_non_finite, problems = loads(text, file_name)
+    if problems:
+        return Parsed("json", detected, file_name, None, _no_place, problems=problems)
+    if not isinstance(document, dict):
+        rule = TOP_LEVEL_LIST if isinstance(document, list) else NOT_JSON_OBJECT
+        problem = rule.at(file_name, line=1, kind=_json_kind(document))
+        return Parsed("json", detected, file_name, None, _no_place, problems=[problem])
+    locate = JsonLocator(text)
+    problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
+    if saw_non_finite:
+        problems.extend(non_finite_evidence(document, file_name, locate))
+    return Parsed("json", detected, file_name, document, locate, problems=problems)
+
+
+def non_finite_evidence(
+    document: dict[str, Any], file_name: str, locate: Any, *, path_prefix: DocPath = ()
+) -> list[Problem]:
+    """NaN or Infinity kept in a task's free-form evidence (other fields reject them)."""
+    problems = []
+    tasks = document.get("tasks")
+    for index, task in enumerate(tasks if isinstance(tasks, list) else []):
+        evidence = task.get("evidence") if isinstance(task, dict) else None
+        if evidence is None:
+            continue
+        try:
+            json.dumps(evidence, allow_nan=False)
+        except ValueError:
+            path = (*path_prefix, "tasks", index, "evidence")
+            row, line = locate(path)
+            problems.append(
+                NON_FINITE_NUMBER.at(
+                    file_name, row=row, line=line, field="evidence", task=task.get("id", index + 1)
+                )
+            )
+    return problems
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "true/false value"
+    if value is None:
+        return "null"
+    return "number"
+
+
+def _no_place(path: DocPath) -> tuple[int | None, int | None]:
+    return (None, None)
+
+
+class _Found(Exception):
+    """Raised inside the walk once every wanted path has been found."""
+
+
+class JsonLocator:
+    """Finds the line of document paths in JSON text, without mapping the whole text.
+
+    `many(paths)` walks the text once, entering only the objects and lists on the way to a
+    wanted path and skipping every other value with the C scanner, and stops when all are
+    found. A path the text does not hold (a missing field) gets its nearest ancestor's line.
+    """
+
+    def __init__(self, text: str, *, first_line: int = 1) -> None:
+        self.text = text
+        self.first_line = first_line
+        self._scan = json.JSONDecoder().scan_once
+
+    def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
+        return self.many([path])[path]
+
+    def many(self, paths: Iterable[DocPath]) -> dict[DocPath, tuple[int | None, int | None]]:
+        wanted = list(dict.fromkeys(paths))
+        trie: dict[Any, Any] = {}
+        nodes = 1
+        for path in wanted:
+            node = trie
+            for part in path:
+                if part not in node:
+                    node[part] = {}
+                    nodes += 1
+                node = node[part]
+        positions: dict[DocPath, int] = {}
+        try:
+            self._value(0, trie, (), positions, nodes)
+        except _Found:
+            pass
+        except (ValueError, IndexError, StopIteration, RecursionError):
+            # The text parsed before the walk, so this cannot happen; if it does, the
+            # problems keep whatever lines were found rather than failing the check.
+            pass
+        lines = self._lines(positions)
+        result: dict[DocPath, tuple[int | None, int | None]] = {}
+        for path in wanted:
+            for end in range(len(path), -1, -1):
+                if path[:end] in lines:
+                    result[path] = (None, lines[path[:end]])
+                    break
+            else:
+                result[path] = (None, None)
+        return result
+
+    def _lines(self, positions: dict[DocPath, int]) -> dict[DocPath, int]:
+        # Count newlines between sorted positions, so many problems cost one pass.
+        lines: dict[DocPath, int] = {}
+        line, last = self.first_line, 0
+        for path, position in sorted(positions.items(), key=lambda item: item[1]):
+            line += self.text.count("\n", last, position)
+            last = position
+            lines[path] = line
+        return lines
+
+    def _value(
+        self,
+        index: int,
+        wanted: dict[Any, Any],
+        path: DocPath,
+        positions: dict[DocPath, int],
+        nodes: int,
+    ) -> int:
+        """Record where the value at `index` starts; return the index just after it."""
+        text = self.text
+        index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+        positions[path] = index
+        if len(positions) >= nodes:
+            raise _Found
+        opener = text[index] if wanted else ""
+        if opener == "{":
+            index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+            if text[index] == "}":
+                return index + 1
+            while True:
+                key, index = scanstring(text, index + 1)
+                index = _WHITESPACE.match(text, index).end() + 1  # type: ignore[union-attr]
+                index = self._member(index, wanted.get(key), (*path, key), positions, nodes)
+                index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+                if text[index] == "}":
+                    return index + 1
+                index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+        if opener == "[":
+            index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+            if text[index] == "]":
+                return index + 1
+            position = 0
+            while True:
+                index = self._member(
+                    index, wanted.get(position), (*path, position), positions, nodes
+                )
+                index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+                if text[index] == "]":
+                    return index + 1
+                index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+                position += 1
+        return self._scan(text, index)[1]
+
+    def _member(
+        self,
+        index: int,
+        wanted: dict[Any, Any] | None,
+        path: DocPath,
+        positions: dict[DocPath, int],
+        nodes: int,
+    ) -> int:
+        if wanted is None:
+            index = _WHITESPACE.match(self.text, index).end()  # type: ignore[union-attr]
+            return self._scan(self.text, index)[1]
+        return self._value(index, wanted, path, positions, nodes)
+
+
+# --- Writing.
+
+
+def _number(value: float) -> int | float:
+    """20.0 -> 20, so that weights read as people write them."""
+    return int(value) if float(value).is_integer() else value
+
+
+def _criterion(criterion: CriterionSpec) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": criterion.id,
+        "criterion": criterion.criterion,
+        "weight": _number(criterion.weight),
+    }
+    if criterion.verifier is not None:
+        data["verifier"] = criterion.verifier.to_json()
+    return data
+
+
+def _file(attached: FileSpec) -> dict[str, Any]:
+    if attached.url is not None:
+        return {"url": attached.url, "name": attached.name}
+    return {"path": attached.path, "name": attached.name}
+
+
+def _task(task: TaskSpec) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": task.id, "name": task.name, "prompt": task.prompt}
+    if task.expected_text is not None:
+        expected: dict[str, Any] = {"text": task.expected_text}
+        if task.expected_verifier is not None:
+            expected["verifier"] = task.expected_verifier.to_json()
+        data["expected"] = expected
+    if task.criteria:
+        data["criteria"] = [_criterion(criterion) for criterion in task.criteria]
+    if task.input_files:
+        data["inputFiles"] = [_file(attached) for attached in task.input_files]
+    if task.expected_files:
+        data["expectedFiles"] = [_file(attached) for attached in task.expected_files]
+    if task.evidence:
+        data["evidence"] = task.evidence
+    return data
+
+
+def to_document(spec: DatasetSpec) -> dict[str, Any]:
+    """The canonical document for a plan: what `write` serialises."""
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "name": spec.name,
+        "description": spec.description,
+        "settings": dict(spec.settings),
+        "criteria": [_criterion(criterion) for criterion in spec.criteria],
+        "tasks": [_task(task) for task in spec.tasks],
+    }
+
+
+def write(spec: DatasetSpec) -> bytes:
+    """The plan as a .json dataset file (indented, UTF-8) that reads back as the same plan."""
+    text = json.dumps(to_document(spec), indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")

@@ -1,0 +1,103 @@
+"""The .jsonl format: one task object per line, with no settings and no criteria for every task.
+
+The page: "If any line is wrong, the whole file is refused and every bad line is named."
+Each line is parsed on its own so that every bad line is reported; blank lines are skipped.
+A task's problems are on the line that holds it, so their `field` leaves out the
+`tasks[n].` that the line already says.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasets_app.importing.json_format import (
+    NUL_CHARACTER,
+    decode,
+    escaped_nul_lines,
+    loads,
+    non_finite_evidence,
+)
+from datasets_app.importing.spec import DocPath, Parsed, Rule, field_path
+
+LINE_NOT_A_TASK = Rule(
+    "line_not_a_task",
+    "Line {line_number} is not a task: each line of a .jsonl must be one JSON object, "
+    '{{"prompt": ...}}.',
+)
+DATASET_KEYS_IN_JSONL = Rule(
+    "dataset_keys_in_jsonl",
+    "Line {line_number} holds {keys}, which a .jsonl cannot have: it is one task per line. "
+    "Use a .json file for settings and criteria for every task.",
+)
+EMPTY_JSONL = Rule("empty_jsonl", "The file has no tasks: every line is blank.")
+
+# Keys of the whole .json document that mean someone put a dataset (not a task) on a line.
+_DATASET_KEYS = ("format", "version", "settings", "tasks")
+
+
+def _field_label(path: DocPath) -> str:
+    # ("tasks", 3, "criteria", 0, "weight") -> "criteria[0].weight": the line says which task.
+    if len(path) > 2 and path[0] == "tasks":
+        return field_path(path[2:])
+    return field_path(path)
+
+
+class _LineLocator:
+    def __init__(self, lines: list[int]) -> None:
+        self.lines = lines
+
+    def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
+        index = path[1] if len(path) >= 2 and path[0] == "tasks" else None
+        if isinstance(index, int) and 0 <= index < len(self.lines):
+            return (None, self.lines[index])
+        return (None, None)
+
+
+def read(data: bytes, file_name: str) -> Parsed:
+    """Read a .jsonl file into the canonical document {"tasks": [...]} (not yet validated)."""
+    text, encoding, problems = decode(data, file_name)
+    detected = f"JSON Lines, one task per line, {encoding}"
+    locate = _LineLocator([])
+    if text is None:
+        return Parsed("jsonl", detected, file_name, None, locate, problems=problems)
+
+    tasks: list[dict[str, Any]] = []
+    saw_non_finite = False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        value, non_finite, line_problems = loads(line, file_name, line_offset=number - 1)
+        if line_problems:
+            problems.extend(line_problems)
+            continue
+        if not isinstance(value, dict):
+            problems.append(LINE_NOT_A_TASK.at(file_name, line=number, line_number=number))
+            continue
+        dataset_keys = [key for key in _DATASET_KEYS if key in value]
+        if dataset_keys:
+            keys = ", ".join(f'"{key}"' for key in dataset_keys)
+            problems.append(
+                DATASET_KEYS_IN_JSONL.at(file_name, line=number, line_number=number, keys=keys)
+            )
+            continue
+        saw_non_finite = saw_non_finite or non_finite
+        tasks.append(value)
+        locate.lines.append(number)
+
+    problems.extend(NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text))
+    if not tasks:
+        if not problems:
+            problems.append(EMPTY_JSONL.at(file_name))
+        return Parsed("jsonl", detected, file_name, None, locate, problems=problems)
+    document = {"tasks": tasks}
+    if saw_non_finite:
+        problems.extend(non_finite_evidence(document, file_name, locate))
+    return Parsed(
+        "jsonl",
+        detected,
+        file_name,
+        document,
+        locate,
+        problems=problems,
+        field_label=_field_label,
+    )
