@@ -1,0 +1,826 @@
+"""The .zip dataset file: one .csv, .json, .jsonl or .xlsx dataset file plus the files its
+tasks attach, checked without unpacking it (`check`), written for export (`write`), and
+the "Files in and out" template (`files_in_and_out_template`).
+
+Paths a task names resolve from the dataset file's folder first, then from the zip's root:
+with `my-set/dataset.json`, both `inputs/a.csv` and `my-set/inputs/a.csv` mean the member
+`my-set/inputs/a.csv`. In the checked plan every FileSpec.path is the member's full name in
+the zip, with the size and SHA-256 measured while streaming it, so that the web app can
+store it with `iter_attachments` (or `open_member`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import posixpath
+import re
+import shutil
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from typing import BinaryIO, Literal
+
+from datasets_app.importing import archive
+from datasets_app.importing.archive import ArchiveError
+from datasets_app.importing.spec import (
+    MAX_ATTACHED_FILE_BYTES,
+    MAX_FILE_BYTES,
+    CheckOptions,
+    CheckResult,
+    CriterionSpec,
+    DatasetSpec,
+    FileSpec,
+    Parsed,
+    Problem,
+    TaskSpec,
+    Verifier,
+    field_path,
+)
+
+__all__ = [
+    "ArchiveError",
+    "check",
+    "files_in_and_out_template",
+    "iter_attachments",
+    "open_member",
+    "write",
+]
+
+# The dataset file kinds a zip may carry, and what the preview calls them.
+DATASET_SUFFIXES: dict[str, str] = {
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".xlsx": "xlsx",
+}
+# When a zip holds several candidates (say dataset.json next to an input file revenue.csv),
+# the one named like this is the dataset file and the others are attachments.
+PREFERRED_STEM = "dataset"
+# What macOS Finder, Windows Explorer and desktop tools add to a zip on their own; never a
+# dataset file and never worth a warning.
+_JUNK_FOLDERS = frozenset({"__MACOSX"})
+_JUNK_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+# Past this many unused files, one warning counts the rest instead of naming each.
+MAX_UNUSED_WARNINGS = 20
+
+# Problem codes (stable, for programs) and messages (what a person reads).
+NOT_A_ZIP = "zip_not_a_zip"
+CORRUPT = "zip_corrupt"
+TOO_MANY_MEMBERS = "zip_too_many_members"
+UNSAFE_PATH = "zip_unsafe_path"
+SYMLINK = "zip_symlink"
+DUPLICATE_MEMBER = "zip_duplicate_member"
+ENCRYPTED = "zip_encrypted"
+UNSUPPORTED_COMPRESSION = "zip_unsupported_compression"
+COMPRESSION_RATIO = "zip_compression_ratio"
+TOO_LARGE_UNZIPPED = "zip_too_large_unzipped"
+NO_DATASET_FILE = "zip_no_dataset_file"
+SEVERAL_DATASET_FILES = "zip_several_dataset_files"
+DATASET_FILE_TOO_LARGE = "zip_dataset_file_too_large"
+MEMBER_TOO_LARGE = "zip_member_too_large"
+MEMBER_CORRUPT = "zip_member_corrupt"
+UNUSED_MEMBER = "zip_unused_member"
+
+NOT_A_ZIP_MESSAGE = (
+    "This file is not a zip archive, or it was cut short while copying. Zip the dataset "
+    "folder again and choose the new file."
+)
+CORRUPT_MESSAGE = "The zip is damaged and cannot be read ({detail}). Zip the dataset again."
+TOO_MANY_MEMBERS_MESSAGE = (
+    "The zip holds more than {limit:,} entries, more than any dataset can attach "
+    "(1,000 tasks with up to 20 files each)."
+)
+UNSAFE_PATH_MESSAGE = (
+    "This name has {reason}, so unzipping it could write outside the dataset's folder. "
+    "Zip the dataset again from its own folder."
+)
+SYMLINK_MESSAGE = "This entry is a symbolic link, not a file. Put the file itself in the zip."
+DUPLICATE_MEMBER_MESSAGE = "The zip holds {count} entries with this name; keep one."
+ENCRYPTED_MESSAGE = (
+    "This file is password-protected, so it cannot be read. Zip the dataset again without "
+    "a password."
+)
+UNSUPPORTED_COMPRESSION_MESSAGE = (
+    "This file is compressed in a way we can't read (method {method}). Zip the dataset "
+    "again with your computer's built-in zip tool."
+)
+COMPRESSION_RATIO_MESSAGE = (
+    "This file would expand {ratio:,} times when unzipped (to {size}), far more than real "
+    "data does, so the zip is refused."
+)
+TOO_LARGE_UNZIPPED_MESSAGE = (
+    "The zip expands to more than {limit} when unzipped. Split the dataset into several imports."
+)
+NO_DATASET_FILE_MESSAGE = (
+    "The zip has no dataset file: put one .csv, .json, .jsonl or .xlsx file at its top "
+    "level, next to the files its tasks attach. It holds: {found}."
+)
+NESTED_ZIP_MESSAGE = (
+    "The zip has no dataset file, only another zip ({found}). Zips inside a zip are not "
+    "opened: put the dataset file and its files in one zip."
+)
+SEVERAL_DATASET_FILES_MESSAGE = (
+    "The zip has {count} dataset files at its top level ({found}). Keep one, or name the "
+    "one to import dataset.json (or dataset.csv) and the others are attached files."
+)
+DATASET_FILE_TOO_LARGE_MESSAGE = "The dataset file is {size} unzipped; the limit is {limit}."
+MEMBER_TOO_LARGE_MESSAGE = (
+    "This file is more than {limit} once unzipped, the most a task's attached file can be."
+)
+MEMBER_CORRUPT_MESSAGE = "This file in the zip is damaged and cannot be read ({detail})."
+UNUSED_MEMBER_MESSAGE = "No task uses this file, so it will not be imported."
+MORE_UNUSED_MESSAGE = "{count:,} more files in the zip are not used by any task either."
+
+
+def check(source: BinaryIO | bytes, file_name: str, *, options: CheckOptions) -> CheckResult:
+    """Check an uploaded dataset .zip and plan its import; bad input becomes Problems.
+
+    Reads the zip's directory, refuses hostile archives (bombs, paths out of the folder,
+    links, duplicates, encryption, odd compression) before inflating anything, reads the
+    dataset file (at most 50 MiB) with its format's reader, checks it with the shared
+    validator against the zip's members, then streams each attached member once (at most
+    10 MiB each, 2 GiB in all, counted as they come out) for its size and SHA-256. Files no
+    task uses are warnings. Nothing is ever unpacked to disk.
+    """
+    fp = _seekable(source)
+    try:
+        extent = archive.directory_extent(fp)
+    except archive.READ_ERRORS:
+        extent = None
+    if extent is None:
+        return _refused(file_name, Problem(NOT_A_ZIP, NOT_A_ZIP_MESSAGE, file_name))
+    entries, directory_bytes = extent
+    if entries > archive.MAX_MEMBERS or directory_bytes > archive.MAX_CENTRAL_DIRECTORY_BYTES:
+        message = TOO_MANY_MEMBERS_MESSAGE.format(limit=archive.MAX_MEMBERS)
+        return _refused(file_name, Problem(TOO_MANY_MEMBERS, message, file_name))
+    try:
+        zf = zipfile.ZipFile(fp)
+    except archive.READ_ERRORS as exc:
+        message = CORRUPT_MESSAGE.format(detail=_detail(exc))
+        return _refused(file_name, Problem(CORRUPT, message, file_name))
+    with zf:
+        return _check_archive(zf, file_name, options)
+
+
+def _check_archive(zf: zipfile.ZipFile, zip_name: str, options: CheckOptions) -> CheckResult:
+    infos = zf.infolist()
+    problems = _archive_problems(infos, zip_name)
+    if problems:
+        # Nothing is inflated from an archive that is hostile or unreadable as a whole.
+        return _refused(zip_name, *problems)
+
+    files = [info for info in infos if not info.is_dir() and not _is_junk(info.filename)]
+    folder = _dataset_folder([info.filename for info in files])
+    dataset_info, problem = _find_dataset_file(files, folder, zip_name)
+    if dataset_info is None:
+        assert problem is not None
+        return _refused(zip_name, problem, detected=f"ZIP archive with {_files(len(files))}")
+
+    dataset_name = dataset_info.filename
+    data, problem = _read_dataset_file(zf, dataset_info)
+    if data is None:
+        assert problem is not None
+        return _refused(zip_name, problem)
+    parsed = _read_dataset(data, dataset_name)
+    problems = list(parsed.problems)
+    warnings = list(parsed.warnings)
+    detected = f"ZIP archive with {posixpath.basename(dataset_name)} ({parsed.detected})"
+    if parsed.document is None:
+        return CheckResult(zip_name, "zip", detected, tuple(problems), tuple(warnings))
+
+    by_key = _members_by_task_path(files, folder, dataset_name)
+    from datasets_app.importing.document import validate_document
+
+    spec, found, cautions = validate_document(
+        parsed.document,
+        file_name=dataset_name,
+        locate=parsed.locate,
+        options=options,
+        zip_members={key: info.file_size for key, info in by_key.items()},
+        field_label=parsed.field_label or field_path,
+    )
+    problems.extend(found)
+    warnings.extend(cautions)
+    if spec is None:
+        return CheckResult(
+            zip_name, "zip", detected, tuple(problems), tuple(warnings), notes=tuple(parsed.notes)
+        )
+
+    used = _used_members(spec, by_key)
+    measured, streaming_problems = _stream_members(zf, used)
+    problems.extend(streaming_problems)
+    spec = _with_members(spec, by_key, measured)
+    warnings.extend(_unused_warnings(files, dataset_name, used))
+    detected += f" and {_files(len(used), 'attached file')}"
+    return CheckResult(
+        zip_name,
+        "zip",
+        detected,
+        tuple(problems),
+        tuple(warnings),
+        plan=None if problems else spec,
+        notes=tuple(parsed.notes),
+    )
+
+
+def _archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Problem]:
+    """Everything wrong with the archive that its directory alone shows."""
+    if len(infos) > archive.MAX_MEMBERS:
+        # The end record undercounted; the directory's size cap kept this cheap to learn.
+        message = TOO_MANY_MEMBERS_MESSAGE.format(limit=archive.MAX_MEMBERS)
+        return [Problem(TOO_MANY_MEMBERS, message, zip_name)]
+    problems: list[Problem] = []
+    for info in infos:
+        name = info.filename
+        reason = archive.unsafe_path_reason(name)
+        if reason is not None:
+            message = UNSAFE_PATH_MESSAGE.format(reason=reason)
+            problems.append(Problem(UNSAFE_PATH, message, _shown(name, zip_name)))
+        if archive.is_symlink(info):
+            problems.append(Problem(SYMLINK, SYMLINK_MESSAGE, _shown(name, zip_name)))
+        if info.is_dir():
+            continue
+        if info.flag_bits & archive.ENCRYPTED_FLAGS:
+            problems.append(Problem(ENCRYPTED, ENCRYPTED_MESSAGE, _shown(name, zip_name)))
+        elif info.compress_type not in archive.SUPPORTED_METHODS:
+            message = UNSUPPORTED_COMPRESSION_MESSAGE.format(method=info.compress_type)
+            problems.append(Problem(UNSUPPORTED_COMPRESSION, message, _shown(name, zip_name)))
+        if info.file_size > archive.RATIO_CHECKED_ABOVE_BYTES:
+            ratio = info.file_size // max(info.compress_size, 1)
+            if ratio > archive.MAX_COMPRESSION_RATIO:
+                message = COMPRESSION_RATIO_MESSAGE.format(ratio=ratio, size=_size(info.file_size))
+                problems.append(Problem(COMPRESSION_RATIO, message, _shown(name, zip_name)))
+    for name, count in Counter(info.filename for info in infos).items():
+        if count > 1:
+            message = DUPLICATE_MEMBER_MESSAGE.format(count=count)
+            problems.append(Problem(DUPLICATE_MEMBER, message, _shown(name, zip_name)))
+    if sum(info.file_size for info in infos) > archive.MAX_TOTAL_UNCOMPRESSED_BYTES:
+        message = TOO_LARGE_UNZIPPED_MESSAGE.format(
+            limit=_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES)
+        )
+        problems.append(Problem(TOO_LARGE_UNZIPPED, message, zip_name))
+    return problems
+
+
+def _is_junk(name: str) -> bool:
+    parts = name.split("/")
+    base = parts[-1]
+    return (
+        any(part in _JUNK_FOLDERS for part in parts[:-1])
+        or base in _JUNK_NAMES
+        or base.startswith("._")  # macOS resource forks ("AppleDouble" files)
+    )
+
+
+def _dataset_folder(names: list[str]) -> str:
+    """The folder the dataset lives in: the zip's root, or the single folder everything
+    is in (what zipping a folder on macOS or Windows gives), as a prefix like `my-set/`."""
+    folder = ""
+    while names and all("/" in name[len(folder) :] for name in names):
+        tops = {name[len(folder) :].split("/", 1)[0] for name in names}
+        if len(tops) != 1:
+            break
+        folder += tops.pop() + "/"
+    return folder
+
+
+def _find_dataset_file(
+    files: list[zipfile.ZipInfo], folder: str, zip_name: str
+) -> tuple[zipfile.ZipInfo | None, Problem | None]:
+    top = [info for info in files if "/" not in info.filename[len(folder) :]]
+    candidates = [info for info in top if _suffix(info.filename) in DATASET_SUFFIXES]
+    if len(candidates) == 1:
+        return candidates[0], None
+    if not candidates:
+        nested = [info.filename for info in top if _suffix(info.filename) == ".zip"]
+        if nested:
+            message = NESTED_ZIP_MESSAGE.format(found=_listing(nested))
+        else:
+            message = NO_DATASET_FILE_MESSAGE.format(found=_top_level_listing(files, folder))
+        return None, Problem(NO_DATASET_FILE, message, zip_name)
+    preferred = [
+        info
+        for info in candidates
+        if posixpath.splitext(posixpath.basename(info.filename))[0].lower() == PREFERRED_STEM
+    ]
+    if len(preferred) == 1:
+        return preferred[0], None
+    message = SEVERAL_DATASET_FILES_MESSAGE.format(
+        count=len(candidates), found=_listing([info.filename for info in candidates])
+    )
+    return None, Problem(SEVERAL_DATASET_FILES, message, zip_name)
+
+
+def _read_dataset_file(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo
+) -> tuple[bytes | None, Problem | None]:
+    """The dataset file's bytes: the one member read whole, so it is bounded first by its
+    declared size and then by what actually comes out."""
+    too_large = Problem(
+        DATASET_FILE_TOO_LARGE,
+        DATASET_FILE_TOO_LARGE_MESSAGE.format(
+            size=_size(info.file_size), limit=_size(MAX_FILE_BYTES)
+        ),
+        info.filename,
+    )
+    if info.file_size > MAX_FILE_BYTES:
+        return None, too_large
+    buffer = bytearray()
+    try:
+        for chunk in archive.iter_chunks(zf, info, max_bytes=MAX_FILE_BYTES):
+            buffer += chunk
+    except ArchiveError:
+        return None, too_large
+    except archive.READ_ERRORS as exc:
+        message = MEMBER_CORRUPT_MESSAGE.format(detail=_detail(exc))
+        return None, Problem(MEMBER_CORRUPT, message, info.filename)
+    return bytes(buffer), None
+
+
+def _read_dataset(data: bytes, name: str) -> Parsed:
+    """The dataset file read by its own format's reader (imported here: they are siblings
+    that import nothing from this module, and only a zip needs them all)."""
+    kind = DATASET_SUFFIXES[_suffix(name)]
+    if kind == "csv":
+        from datasets_app.importing import csv_format
+
+        return csv_format.read(data, name)
+    if kind == "xlsx":
+        from datasets_app.importing import xlsx_format
+
+        return xlsx_format.read(data, name)
+    if kind == "jsonl":
+        from datasets_app.importing import jsonl_format
+
+        return jsonl_format.read(data, name)
+    from datasets_app.importing import json_format
+
+    return json_format.read(data, name)
+
+
+def _members_by_task_path(
+    files: list[zipfile.ZipInfo], folder: str, dataset_name: str
+) -> dict[str, zipfile.ZipInfo]:
+    """Each path a task may name for a member -> that member.
+
+    A member of the dataset's folder can be named from the folder or from the zip's root;
+    when both readings of a path name a member, the folder's wins (it is what a person
+    sees next to the dataset file).
+    """
+    by_key: dict[str, zipfile.ZipInfo] = {}
+    prefix = folder
+    for info in files:
+        if info.filename != dataset_name:
+            by_key.setdefault(info.filename, info)
+    for info in files:
+        if info.filename != dataset_name and prefix and info.filename.startswith(prefix):
+            by_key[info.filename[len(prefix) :]] = info
+    return by_key
+
+
+def _task_files(spec: DatasetSpec) -> Iterator[FileSpec]:
+    for task in spec.tasks:
+        yield from task.input_files
+        yield from task.expected_files
+
+
+def _used_members(
+    spec: DatasetSpec, by_key: Mapping[str, zipfile.ZipInfo]
+) -> list[zipfile.ZipInfo]:
+    """The members some task attaches, each once, in the order they lie in the archive."""
+    used: dict[str, zipfile.ZipInfo] = {}
+    for attached in _task_files(spec):
+        info = _resolve(attached.path, by_key)
+        if info is not None:
+            used[info.filename] = info
+    return sorted(used.values(), key=lambda info: info.header_offset)
+
+
+def _resolve(path: str | None, by_key: Mapping[str, zipfile.ZipInfo]) -> zipfile.ZipInfo | None:
+    if path is None:
+        return None
+    return by_key.get(path) or by_key.get(path.removeprefix("./"))
+
+
+def _stream_members(
+    zf: zipfile.ZipFile, members: list[zipfile.ZipInfo]
+) -> tuple[dict[str, tuple[int, str]], list[Problem]]:
+    """{member name: (size, sha256)} for each member, read once, and the problems met.
+
+    Each member is counted as it inflates: the sizes in the directory are the sender's
+    word, so the limits hold on the bytes that actually come out.
+    """
+    measured: dict[str, tuple[int, str]] = {}
+    problems: list[Problem] = []
+    total = 0
+    for info in members:
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            for chunk in archive.iter_chunks(zf, info, max_bytes=MAX_ATTACHED_FILE_BYTES):
+                digest.update(chunk)
+                size += len(chunk)
+        except ArchiveError:
+            message = MEMBER_TOO_LARGE_MESSAGE.format(limit=_size(MAX_ATTACHED_FILE_BYTES))
+            problems.append(Problem(MEMBER_TOO_LARGE, message, info.filename))
+            continue
+        except archive.READ_ERRORS as exc:
+            message = MEMBER_CORRUPT_MESSAGE.format(detail=_detail(exc))
+            problems.append(Problem(MEMBER_CORRUPT, message, info.filename))
+            continue
+        total += size
+        if total > archive.MAX_TOTAL_UNCOMPRESSED_BYTES:
+            message = TOO_LARGE_UNZIPPED_MESSAGE.format(
+                limit=_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES)
+            )
+            problems.append(Problem(TOO_LARGE_UNZIPPED, message, info.filename))
+            break
+        measured[info.filename] = (size, digest.hexdigest())
+    return measured, problems
+
+
+def _with_members(
+    spec: DatasetSpec,
+    by_key: Mapping[str, zipfile.ZipInfo],
+    measured: Mapping[str, tuple[int, str]],
+) -> DatasetSpec:
+    """The plan with each attached file's path made the member's full name in the zip and
+    its measured size and SHA-256 filled in."""
+
+    def measure(attached: FileSpec) -> FileSpec:
+        info = _resolve(attached.path, by_key)
+        if info is None:
+            return attached
+        size, sha256 = measured.get(info.filename, (attached.size, attached.sha256))
+        return dataclasses.replace(attached, path=info.filename, size=size, sha256=sha256)
+
+    tasks = tuple(
+        dataclasses.replace(
+            task,
+            input_files=tuple(measure(attached) for attached in task.input_files),
+            expected_files=tuple(measure(attached) for attached in task.expected_files),
+        )
+        for task in spec.tasks
+    )
+    return dataclasses.replace(spec, tasks=tasks)
+
+
+def _unused_warnings(
+    files: list[zipfile.ZipInfo], dataset_name: str, used: list[zipfile.ZipInfo]
+) -> list[Problem]:
+    used_names = {info.filename for info in used}
+    unused = [
+        info.filename
+        for info in files
+        if info.filename != dataset_name and info.filename not in used_names
+    ]
+    warnings = [
+        Problem(UNUSED_MEMBER, UNUSED_MEMBER_MESSAGE, name) for name in unused[:MAX_UNUSED_WARNINGS]
+    ]
+    if len(unused) > MAX_UNUSED_WARNINGS:
+        message = MORE_UNUSED_MESSAGE.format(count=len(unused) - MAX_UNUSED_WARNINGS)
+        warnings.append(Problem(UNUSED_MEMBER, message, dataset_name))
+    return warnings
+
+
+# Storing the checked files ------------------------------------------------------------------
+
+
+def open_member(
+    source: str | BinaryIO, member_name: str, *, max_bytes: int = MAX_ATTACHED_FILE_BYTES
+) -> BinaryIO:
+    """A streaming file object for one member (`FileSpec.path` of a checked plan).
+
+    Raises ArchiveError if the member is missing, damaged or larger than `max_bytes`.
+    Close it when done (`with open_member(path, spec.path) as stream: ...`).
+    """
+    return archive.open_member(source, member_name, max_bytes=max_bytes)
+
+
+def iter_attachments(
+    source: str | BinaryIO, plan: DatasetSpec
+) -> Iterator[tuple[FileSpec, BinaryIO]]:
+    """Each file of a checked plan stored in the zip, once, with a stream of its bytes.
+
+    For the web app to store the files after the import is confirmed: read (or
+    `shutil.copyfileobj`) each stream before asking for the next one; it is closed when the
+    iteration moves on. Links are not yielded. The stream raises ArchiveError if the bytes
+    differ from the size and SHA-256 the check measured (the zip changed since) or the
+    archive is damaged.
+    """
+    seen: set[str] = set()
+    try:
+        zf = zipfile.ZipFile(source)
+    except archive.READ_ERRORS as exc:
+        raise ArchiveError(f"the zip could not be opened: {_detail(exc)}") from exc
+    with zf:
+        for attached in _task_files(plan):
+            if attached.path is None or attached.path in seen:
+                continue
+            seen.add(attached.path)
+            try:
+                member = zf.open(attached.path)
+            except KeyError as exc:
+                raise ArchiveError(f"the zip has no member {attached.path!r}") from exc
+            except (RuntimeError, *archive.READ_ERRORS) as exc:
+                raise ArchiveError(f"{attached.path} could not be opened: {exc}") from exc
+            stream = archive.VerifiedMember(
+                member,
+                attached.path,
+                max_bytes=MAX_ATTACHED_FILE_BYTES,
+                size=attached.size,
+                sha256=attached.sha256,
+            )
+            with io.BufferedReader(stream, archive.CHUNK_BYTES) as reader:
+                yield attached, reader
+
+
+# Export -------------------------------------------------------------------------------------
+
+OpenFile = Callable[[FileSpec], BinaryIO | None]
+FILES_FOLDER = "files"
+_UNSAFE_SEGMENT = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
+_MAX_SEGMENT = 100
+# Zip timestamps start in 1980; the template uses the first one so its bytes never change.
+_FIXED_DATE = (1980, 1, 1, 0, 0, 0)
+
+FILE_UNAVAILABLE_WARNING = (
+    "Task {task}: the file {name} could not be found in storage, so the export leaves it out."
+)
+FILE_WITHOUT_SOURCE_WARNING = (
+    "Task {task}: the file {name} has neither a path nor a link, so the export leaves it out."
+)
+
+
+def write(
+    spec: DatasetSpec,
+    out: BinaryIO,
+    *,
+    open_file: OpenFile,
+    inner: Literal["json", "csv"] = "json",
+) -> list[str]:
+    """Export a dataset as a .zip that `check` reads back as the same tasks and files.
+
+    Writes each task's stored files (`open_file(file_spec)` gives a binary stream, or None
+    when it is gone) under `files/<task id>/input/<name>` and `files/<task id>/expected/
+    <name>`, streaming them in; a file attached more than once (same SHA-256 and name) is
+    written once and every task points at it. Links stay links. Then the dataset file,
+    `dataset.json` (or `dataset.csv` with inner="csv"), names the files by those paths.
+    Returns warnings for a person (files left out, what a CSV cannot hold).
+    """
+    return _write_zip(spec, out, open_file=open_file, inner=inner, date_time=None)
+
+
+def _write_zip(
+    spec: DatasetSpec,
+    out: BinaryIO,
+    *,
+    open_file: OpenFile,
+    inner: str,
+    date_time: tuple[int, int, int, int, int, int] | None,
+) -> list[str]:
+    if inner not in ("json", "csv"):
+        raise ValueError(f"inner must be 'json' or 'csv', not {inner!r}")
+    stamp = date_time or time.localtime(time.time())[:6]
+    warnings: list[str] = []
+    written: dict[tuple[str, str], str] = {}
+    taken: set[str] = set()
+
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+
+        def store(task: TaskSpec, kind: str, attached: FileSpec) -> FileSpec | None:
+            if attached.path is None:
+                if attached.url is not None:
+                    return attached
+                warnings.append(
+                    FILE_WITHOUT_SOURCE_WARNING.format(task=task.id, name=attached.name)
+                )
+                return None
+            if attached.sha256 is not None and (attached.sha256, attached.name) in written:
+                path = written[(attached.sha256, attached.name)]
+                return dataclasses.replace(attached, path=path)
+            stream = open_file(attached)
+            if stream is None:
+                warnings.append(FILE_UNAVAILABLE_WARNING.format(task=task.id, name=attached.name))
+                return None
+            folder = f"{FILES_FOLDER}/{_segment(task.id, 'task')}/{kind}"
+            path = _free_path(folder, _segment(attached.name, "file"), taken)
+            with stream, zf.open(_member_info(path, stamp), "w") as member:
+                shutil.copyfileobj(stream, member, archive.CHUNK_BYTES)
+            if attached.sha256 is not None:
+                written[(attached.sha256, attached.name)] = path
+            return dataclasses.replace(attached, path=path)
+
+        tasks = []
+        for task in spec.tasks:
+            inputs = [store(task, "input", attached) for attached in task.input_files]
+            expected = [store(task, "expected", attached) for attached in task.expected_files]
+            tasks.append(
+                dataclasses.replace(
+                    task,
+                    input_files=tuple(f for f in inputs if f is not None),
+                    expected_files=tuple(f for f in expected if f is not None),
+                )
+            )
+        exported = dataclasses.replace(spec, tasks=tuple(tasks))
+        if inner == "csv":
+            from datasets_app.importing import csv_format
+
+            data, csv_warnings = csv_format.write(exported)
+            warnings.extend(getattr(warning, "message", str(warning)) for warning in csv_warnings)
+        else:
+            from datasets_app.importing import json_format
+
+            data = json_format.write(exported)
+        zf.writestr(_member_info(f"dataset.{inner}", stamp), data)
+    return warnings
+
+
+def _member_info(path: str, stamp: tuple[int, int, int, int, int, int]) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(path, date_time=stamp)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16  # an ordinary readable file once unzipped
+    return info
+
+
+def _segment(value: str, fallback: str) -> str:
+    """`value` as one safe path segment: no separators, control or reserved characters."""
+    segment = _UNSAFE_SEGMENT.sub("_", value).strip(" .")
+    if len(segment) > _MAX_SEGMENT:
+        stem, suffix = posixpath.splitext(segment)
+        segment = stem[: _MAX_SEGMENT - len(suffix)] + suffix
+    return segment or fallback
+
+
+def _free_path(folder: str, name: str, taken: set[str]) -> str:
+    """`folder/name`, or `folder/name (2).ext` and so on when a file already took it."""
+    stem, suffix = posixpath.splitext(name)
+    path = f"{folder}/{name}"
+    number = 2
+    while path in taken:
+        path = f"{folder}/{stem} ({number}){suffix}"
+        number += 1
+    taken.add(path)
+    return path
+
+
+# The "Files in and out" template ----------------------------------------------------------
+
+TEMPLATE_DESCRIPTION = (
+    "Tasks that take files in and give files out. Attach a file to a task as a path inside "
+    "this zip, relative to dataset.json (like files/quarterly-summary/input/revenue.csv), or "
+    "as an https:// link. A task can have up to 10 input files and 10 expected files, each "
+    "up to 10 MiB. Input files go to the agent with the prompt; expected files show what a "
+    "right answer holds."
+)
+_TEMPLATE_REVENUE_CSV = (
+    b"quarter,revenue_usd_millions\n2025-Q1,120\n2025-Q2,130\n2025-Q3,145\n2025-Q4,165\n"
+)
+_TEMPLATE_SUMMARY_MD = b"""# Revenue summary, fiscal 2025
+
+Total revenue: **$560M**. Best quarter: **Q4** ($165M).
+
+| Quarter | Revenue ($M) | Growth on previous quarter |
+|---------|-------------:|---------------------------:|
+| Q1      |          120 |                          - |
+| Q2      |          130 |                      +8.3% |
+| Q3      |          145 |                     +11.5% |
+| Q4      |          165 |                     +13.8% |
+"""
+_TEMPLATE_LINKED_CSV = (
+    "https://raw.githubusercontent.com/datasets/s-and-p-500-companies/main/data/constituents.csv"
+)
+
+
+def _template_spec() -> DatasetSpec:
+    revenue = FileSpec(name="revenue.csv", path="revenue.csv")
+    summary = FileSpec(name="summary.md", path="summary.md")
+    return DatasetSpec(
+        name="Files in and out",
+        description=TEMPLATE_DESCRIPTION,
+        settings={"expectedAnswerVerifier": {"kind": "agent_judge", "outputType": "float"}},
+        tasks=(
+            TaskSpec(
+                id="quarterly-summary",
+                name="Quarterly revenue summary",
+                prompt=(
+                    "revenue.csv holds our revenue for each quarter of fiscal 2025. Write "
+                    "summary.md: the year's total, the best quarter, and a Markdown table "
+                    "of each quarter's revenue and its growth on the quarter before."
+                ),
+                expected_text=(
+                    "Total $560M; best quarter Q4 ($165M); growth +8.3%, +11.5% and +13.8% "
+                    "quarter on quarter, as in summary.md."
+                ),
+                input_files=(revenue,),
+                expected_files=(summary,),
+            ),
+            TaskSpec(
+                id="companies-by-sector",
+                name="Companies by sector (linked input)",
+                prompt=(
+                    "The attached constituents.csv lists the S&P 500 companies. Write "
+                    "sectors.csv with the columns sector and companies: how many companies "
+                    "each sector has, largest first."
+                ),
+                criteria=(
+                    CriterionSpec(
+                        id="columns",
+                        criterion="Gives a CSV file with exactly the columns sector and companies.",
+                        weight=1.0,
+                    ),
+                    CriterionSpec(
+                        id="every-sector",
+                        criterion="Lists every sector in constituents.csv exactly once.",
+                        weight=2.0,
+                    ),
+                    CriterionSpec(
+                        id="order",
+                        criterion="Orders the sectors by number of companies, largest first.",
+                        weight=1.0,
+                        verifier=Verifier(kind="llm_judge", output_type="boolean"),
+                    ),
+                ),
+                input_files=(FileSpec(name="constituents.csv", url=_TEMPLATE_LINKED_CSV),),
+            ),
+        ),
+    )
+
+
+def files_in_and_out_template() -> bytes:
+    """The "Files in and out" starter .zip: a dataset.json whose description explains how
+    to attach files, one task with a real input CSV and expected Markdown summary in the
+    zip, and one task whose input is an https:// link. Always the same bytes."""
+    contents = {"revenue.csv": _TEMPLATE_REVENUE_CSV, "summary.md": _TEMPLATE_SUMMARY_MD}
+    out = io.BytesIO()
+    _write_zip(
+        _template_spec(),
+        out,
+        open_file=lambda attached: io.BytesIO(contents[attached.path or ""]),
+        inner="json",
+        date_time=_FIXED_DATE,
+    )
+    return out.getvalue()
+
+
+# Small helpers ------------------------------------------------------------------------------
+
+
+def _seekable(source: BinaryIO | bytes) -> BinaryIO:
+    """zipfile needs to seek; an unseekable stream is spooled first (to disk past 8 MiB)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return io.BytesIO(source)
+    if source.seekable():
+        return source
+    spool = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115
+    shutil.copyfileobj(source, spool, archive.CHUNK_BYTES)
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
+
+
+def _refused(zip_name: str, *problems: Problem, detected: str = "ZIP archive") -> CheckResult:
+    return CheckResult(zip_name, "zip", detected, problems=tuple(problems))
+
+
+def _shown(member_name: str, zip_name: str) -> str:
+    """A member's name as problems show it (the zip's own name if the member has none)."""
+    return member_name or zip_name
+
+
+def _suffix(name: str) -> str:
+    return posixpath.splitext(name)[1].lower()
+
+
+def _detail(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _size(n: int) -> str:
+    if n >= 1024**3:
+        return f"{n / 1024**3:.1f} GiB"
+    if n >= 1024**2:
+        return f"{n / 1024**2:.1f} MiB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n} bytes"
+
+
+def _files(count: int, noun: str = "file") -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def _listing(names: list[str], limit: int = 5) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
+
+
+def _top_level_listing(files: list[zipfile.ZipInfo], folder: str) -> str:
+    tops: dict[str, None] = {}
+    for info in files:
+        head, slash, _ = info.filename[len(folder) :].partition("/")
+        tops.setdefault(f"{folder}{head}{slash}", None)
+    return _listing(list(tops)) if tops else "nothing"

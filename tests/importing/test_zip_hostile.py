@@ -1,0 +1,355 @@
+"""Hostile and damaged .zip uploads: each ends in problems, quickly and in little memory,
+never in an exception. The archives are built here with zipfile and, where zipfile refuses
+to write something (encryption, lying sizes, odd methods), patched byte by byte.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import struct
+import time
+import tracemalloc
+import warnings
+import zipfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from datasets_app.importing import archive, zip_format
+from datasets_app.importing.archive import ArchiveError
+from datasets_app.importing.spec import CheckOptions, CheckResult
+
+OPTIONS = CheckOptions()
+MiB = 1024 * 1024
+
+
+def make_zip(
+    members: dict[str, bytes] | list[tuple[str, bytes]], compression: int = zipfile.ZIP_DEFLATED
+) -> bytes:
+    out = io.BytesIO()
+    items = members.items() if isinstance(members, dict) else members
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate names we want
+        with zipfile.ZipFile(out, "w", compression=compression) as zf:
+            for name, data in items:
+                zf.writestr(name, data)
+    return out.getvalue()
+
+
+def dataset_json(*attached: str) -> bytes:
+    task = {
+        "id": "a",
+        "prompt": "Read the files.",
+        "expected": "Done.",
+        "inputFiles": list(attached),
+    }
+    return json.dumps({"tasks": [task]}).encode()
+
+
+def check(data: bytes, name: str = "upload.zip") -> CheckResult:
+    started = time.perf_counter()
+    result = zip_format.check(data, name, options=OPTIONS)
+    assert time.perf_counter() - started < 5
+    return result
+
+
+def codes(result: CheckResult) -> set[str]:
+    return {problem.code for problem in result.problems}
+
+
+# Where each field sits in a central directory entry and in the member's local header
+# (APPNOTE.TXT 4.3.7 and 4.3.12); the external attributes exist only in the directory.
+_FIELDS = {
+    "flag_bits": (8, 6, "<H"),
+    "compress_type": (10, 8, "<H"),
+    "CRC": (16, 14, "<L"),
+    "compress_size": (20, 18, "<L"),
+    "file_size": (24, 22, "<L"),
+    "external_attr": (38, None, "<L"),
+}
+
+
+def _directory(data: bytes) -> Iterator[tuple[int, int, str]]:
+    """(directory entry offset, local header offset, name) of each member."""
+    end = data.rfind(b"PK\x05\x06")
+    count, _size, offset = struct.unpack("<HLL", data[end + 10 : end + 20])
+    at = offset
+    for _ in range(count):
+        name_len, extra_len, comment_len = struct.unpack("<HHH", data[at + 28 : at + 34])
+        (local,) = struct.unpack("<L", data[at + 42 : at + 46])
+        yield at, local, data[at + 46 : at + 46 + name_len].decode()
+        at += 46 + name_len + extra_len + comment_len
+
+
+def patch(data: bytes, name: str, **values: int) -> bytes:
+    """`data` with the named member's header fields set to `values` (zipfile won't write
+    encrypted, lying or oddly compressed members, so we edit a good archive's bytes)."""
+    patched = bytearray(data)
+    for entry, local, member in _directory(data):
+        if member != name:
+            continue
+        for field, value in values.items():
+            in_directory, in_local, fmt = _FIELDS[field]
+            struct.pack_into(fmt, patched, entry + in_directory, value)
+            if in_local is not None:
+                struct.pack_into(fmt, patched, local + in_local, value)
+    return bytes(patched)
+
+
+def deflated_zeros(size: int) -> bytes:
+    """A zip whose one member `zeros.bin` is `size` zero bytes, deflated ~1000:1."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("dataset.json", dataset_json("zeros.bin"))
+        with zf.open("zeros.bin", "w", force_zip64=True) as member:
+            chunk = bytes(MiB)
+            for _ in range(size // MiB):
+                member.write(chunk)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def bomb() -> bytes:
+    return deflated_zeros(200 * MiB)
+
+
+def test_a_zip_bomb_is_refused_before_anything_is_inflated(bomb: bytes) -> None:
+    assert len(bomb) < 1 * MiB
+
+    tracemalloc.start()
+    try:
+        result = check(bomb)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert codes(result) == {zip_format.COMPRESSION_RATIO}
+    assert result.problems[0].file == "zeros.bin"
+    assert peak < 4 * MiB
+
+
+def test_a_member_whose_header_understates_its_size_is_caught_while_streaming() -> None:
+    # 20 MiB of zeros whose directory says 1,000 bytes: small enough to pass every check on
+    # the directory (1,000 bytes, no ratio to speak of), so only what comes out can tell.
+    honest = deflated_zeros(20 * MiB)
+    lying = patch(honest, "zeros.bin", file_size=1000)
+
+    result = check(lying)
+
+    assert codes(result) == {zip_format.MEMBER_CORRUPT}
+    assert result.problems[0].file == "zeros.bin"
+    assert result.plan is None
+
+
+def test_the_streaming_count_holds_whatever_the_header_says() -> None:
+    data = make_zip({"a.bin": bytes(2 * MiB)})
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        info = zf.getinfo("a.bin")
+
+        with pytest.raises(ArchiveError):
+            for _chunk in archive.iter_chunks(zf, info, max_bytes=MiB):
+                pass
+
+
+def test_an_archive_declaring_more_than_2_gib_in_all_is_refused() -> None:
+    data = make_zip(
+        {"dataset.json": dataset_json(), "a": b"", "b": b"", "c": b""},
+        compression=zipfile.ZIP_STORED,
+    )
+    for name in ("a", "b", "c"):
+        # Stored, so the ratio is 1:1 and only the total gives them away.
+        data = patch(data, name, file_size=1024 * MiB, compress_size=1024 * MiB)
+
+    result = check(data)
+
+    assert codes(result) == {zip_format.TOO_LARGE_UNZIPPED}
+    assert result.problems[0].file == "upload.zip"
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("../evil.txt", "a '..' step out of its folder"),
+        ("files/../../evil.txt", "a '..' step out of its folder"),
+        ("/etc/passwd", "an absolute path"),
+        ("files\\evil.txt", "a backslash"),
+        ("C:/Windows/evil.txt", "a drive letter"),
+    ],
+)
+def test_names_that_escape_the_folder_are_refused(name: str, reason: str) -> None:
+    data = make_zip({"dataset.json": dataset_json(), name: b"x"})
+
+    result = check(data)
+
+    assert [(p.code, p.file) for p in result.problems] == [(zip_format.UNSAFE_PATH, name)]
+    assert result.problems[0].message == zip_format.UNSAFE_PATH_MESSAGE.format(reason=reason)
+
+
+def test_a_symbolic_link_member_is_refused() -> None:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("dataset.json", dataset_json("secret"))
+        link = zipfile.ZipInfo("secret")
+        link.create_system = 3  # Unix
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+
+    result = check(out.getvalue())
+
+    assert [(p.code, p.file) for p in result.problems] == [(zip_format.SYMLINK, "secret")]
+
+
+def test_duplicate_member_names_are_refused() -> None:
+    data = make_zip([("dataset.json", dataset_json("a.txt")), ("a.txt", b"1"), ("a.txt", b"2")])
+
+    result = check(data)
+
+    assert [(p.code, p.file) for p in result.problems] == [(zip_format.DUPLICATE_MEMBER, "a.txt")]
+    assert result.problems[0].message == zip_format.DUPLICATE_MEMBER_MESSAGE.format(count=2)
+
+
+def test_a_password_protected_member_is_refused() -> None:
+    data = patch(
+        make_zip({"dataset.json": dataset_json(), "a.txt": b"secret"}), "a.txt", flag_bits=0x1
+    )
+
+    result = check(data)
+
+    assert [(p.code, p.file) for p in result.problems] == [(zip_format.ENCRYPTED, "a.txt")]
+    assert result.problems[0].message == zip_format.ENCRYPTED_MESSAGE
+
+
+def test_a_compression_method_zipfile_cannot_read_is_refused() -> None:
+    data = patch(make_zip({"dataset.json": dataset_json()}), "dataset.json", compress_type=9)
+
+    result = check(data)
+
+    assert result.problems[0].code == zip_format.UNSUPPORTED_COMPRESSION
+    assert result.problems[0].message == zip_format.UNSUPPORTED_COMPRESSION_MESSAGE.format(method=9)
+
+
+def test_too_many_members_are_refused_before_the_directory_is_read() -> None:
+    data = make_zip({"dataset.json": dataset_json()})
+    end = data.rfind(b"PK\x05\x06")
+    lying = bytearray(data)
+    struct.pack_into("<HH", lying, end + 8, 30_000, 30_000)
+
+    result = check(bytes(lying))
+
+    assert [p.code for p in result.problems] == [zip_format.TOO_MANY_MEMBERS]
+    assert result.problems[0].message == zip_format.TOO_MANY_MEMBERS_MESSAGE.format(
+        limit=archive.MAX_MEMBERS
+    )
+
+
+def test_too_many_real_members_are_refused() -> None:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for n in range(archive.MAX_MEMBERS + 1):
+            zf.writestr(zipfile.ZipInfo(f"{n}"), b"")
+
+    result = check(out.getvalue())
+
+    assert [p.code for p in result.problems] == [zip_format.TOO_MANY_MEMBERS]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"PK", b"hello, this is not a zip at all" * 100, b"PK\x03\x04" + bytes(100)],
+    ids=["empty", "two bytes", "text", "local header only"],
+)
+def test_junk_named_zip_is_not_a_zip(data: bytes) -> None:
+    result = check(data, "x.zip")
+
+    assert [(p.code, p.file) for p in result.problems] == [(zip_format.NOT_A_ZIP, "x.zip")]
+    assert result.problems[0].message == zip_format.NOT_A_ZIP_MESSAGE
+
+
+def test_a_truncated_zip_is_refused() -> None:
+    data = make_zip({"dataset.json": dataset_json("a.txt"), "a.txt": b"x" * 1000})
+
+    result = check(data[: len(data) // 2])
+
+    assert codes(result) == {zip_format.NOT_A_ZIP}
+
+
+def test_a_zip_whose_member_data_is_damaged_is_refused() -> None:
+    payload = bytes(range(256)) * 64
+    data = bytearray(make_zip({"dataset.json": dataset_json("a.bin"), "a.bin": payload}))
+    for _entry, local, name in list(_directory(bytes(data))):
+        if name == "a.bin":
+            data[local + 30 + len(name) + 10] ^= 0xFF  # a byte of the deflated stream
+
+    result = check(bytes(data))
+
+    assert codes(result) == {zip_format.MEMBER_CORRUPT}
+    assert result.problems[0].file == "a.bin"
+
+
+def test_a_damaged_directory_is_refused() -> None:
+    data = bytearray(make_zip({"dataset.json": dataset_json()}))
+    entry, _local, _name = next(_directory(bytes(data)))
+    data[entry : entry + 4] = b"XXXX"
+
+    result = check(bytes(data))
+
+    assert codes(result) == {zip_format.CORRUPT}
+
+
+def test_an_unseekable_upload_stream_is_checked_like_bytes() -> None:
+    data = make_zip({"dataset.json": dataset_json()})
+
+    class Pipe(io.RawIOBase):
+        def __init__(self) -> None:
+            self._data = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            chunk = self._data.read(len(buffer))
+            buffer[: len(chunk)] = chunk
+            return len(chunk)
+
+    result = zip_format.check(Pipe(), "upload.zip", options=OPTIONS)
+
+    assert result.ok, result.problems
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=2048))
+def test_random_bytes_named_zip_end_in_problems(data: bytes) -> None:
+    result = zip_format.check(data, "x.zip", options=OPTIONS)
+
+    assert result.problems
+    assert result.plan is None
+
+
+_VALID = make_zip(
+    {
+        "dataset.json": dataset_json("files/a.txt", "files/b.bin"),
+        "files/a.txt": b"hello " * 50,
+        "files/b.bin": bytes(range(256)) * 4,
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, len(_VALID) - 1), st.integers(0, 255)), min_size=1, max_size=8
+    )
+)
+def test_a_damaged_real_zip_never_raises(edits: list[tuple[int, int]]) -> None:
+    data = bytearray(_VALID)
+    for at, value in edits:
+        data[at] = value
+
+    result = zip_format.check(bytes(data), "x.zip", options=OPTIONS)
+
+    assert result.ok or result.problems
