@@ -22,17 +22,19 @@ The layout, in short:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from datasets_app.importing.spec import (
     CriterionSpec,
     DatasetSpec,
+    DocPath,
     FileSpec,
     Locate,
     Problem,
     Verifier,
+    field_path,
 )
 
 # Stable problem codes (programs match on these) and the messages people read.
@@ -212,18 +214,31 @@ class _Task:
     criteria: list[tuple[int, dict[str, str]]] = field(default_factory=list)
 
 
-Built = tuple[dict[str, Any] | None, Locate, list[Problem], list[Problem]]
+@dataclass
+class Built:
+    """What `document_from_table` makes of a table.
+
+    `document` is None when the columns say this is not a dataset file (no prompt column,
+    no answer or criterion column). `locate` puts a document path on its row; `label` names
+    the column that holds it (`weight`, or `Expected Answer` as the file spells it).
+    """
+
+    document: dict[str, Any] | None
+    locate: Locate
+    label: Callable[[DocPath], str]
+    problems: list[Problem]
+    warnings: list[Problem]
 
 
 def document_from_table(table: Table, *, file_name: str, dataset_name: str) -> Built:
     """Build the canonical dataset document from a table's rows.
 
-    Returns (document or None, locate, problems, warnings). The document is None when the
-    columns say this is not a dataset file (no prompt column, no answer or criterion column);
-    rule checks (required values, weights, verifier kinds, limits) are the shared validator's.
+    Rule checks (required values, weights, verifier kinds, limits) are the shared
+    validator's; this only reports what is wrong with the sheet's shape.
     """
     builder = _Builder(table, file_name=file_name, dataset_name=dataset_name)
-    return builder.build()
+    document = builder.build()
+    return Built(document, builder.locate, builder.label, builder.problems, builder.warnings)
 
 
 class _Builder:
@@ -309,10 +324,17 @@ class _Builder:
 
     # -- rows ------------------------------------------------------------------------------
 
-    def build(self) -> Built:
+    def label(self, path: DocPath) -> str:
+        """The column a document path's value sits in, as the file's header spells it."""
+        key = _column_for_path(path)
+        if key is None:
+            return field_path(path)
+        return self._header_for(key)
+
+    def build(self) -> dict[str, Any] | None:
         columns = self.map_columns()
         if columns is None:
-            return None, self.locate, self.problems, self.warnings
+            return None
         header = self.table.header
         nameless = [i for i, name in enumerate(header) if not name.strip()]
         expected_column = header[columns["expected"]].strip() if "expected" in columns else ""
@@ -399,8 +421,8 @@ class _Builder:
         if not tasks and not global_criteria and not self.problems:
             self.problem(NO_ROWS, MSG_NO_ROWS, row=None)
         if self.problems and not tasks:
-            return None, self.locate, self.problems, self.warnings
-        return self._document(global_criteria, tasks), self.locate, self.problems, self.warnings
+            return None
+        return self._document(global_criteria, tasks)
 
     def _merge(self, task: _Task, values: dict[str, str], row_number: int) -> bool:
         """Copy a row's task fields onto its task; False when the row added nothing."""
@@ -428,7 +450,7 @@ class _Builder:
         for name in self.table.header:
             if field_for_header(name) == key:
                 return name.strip()
-        return key
+        return COLUMNS_BY_KEY[key].spellings[0]
 
     # -- the document ----------------------------------------------------------------------
 
@@ -509,6 +531,53 @@ _TASK_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "input_files": (("inputFiles",),),
     "expected_files": (("expectedFiles",),),
 }
+
+
+_CRITERION_COLUMNS = {
+    "id": "criterion_id",
+    "criterion": "criterion",
+    "weight": "weight",
+}
+_VERIFIER_SUFFIXES = {
+    "kind": "",
+    "outputType": "_output_type",
+    "instructions": "_instructions",
+    "code": "_code",
+}
+
+
+def _column_for_path(path: DocPath) -> str | None:
+    """("tasks", 3, "criteria", 0, "weight") → "weight": the column a value came from."""
+    if len(path) >= 3 and path[0] == "criteria":
+        criterion = path[2:]
+    elif len(path) >= 5 and path[0] == "tasks" and path[2] == "criteria":
+        criterion = path[4:]
+    elif len(path) >= 3 and path[0] == "tasks":
+        rest = path[2:]
+        if rest[0] == "id":
+            return "task_id"
+        if rest[0] in ("name", "prompt"):
+            return str(rest[0])
+        if rest[0] == "inputFiles":
+            return "input_files"
+        if rest[0] == "expectedFiles":
+            return "expected_files"
+        if rest[0] == "expected":
+            if len(rest) >= 3 and rest[1] == "verifier" and rest[2] in _VERIFIER_SUFFIXES:
+                return "expected_verifier" + _VERIFIER_SUFFIXES[str(rest[2])]
+            if len(rest) == 2 and rest[1] == "verifier":
+                return "expected_verifier"
+            return "expected"
+        return None
+    else:
+        return None
+    if criterion[0] in _CRITERION_COLUMNS:
+        return _CRITERION_COLUMNS[str(criterion[0])]
+    if criterion[0] == "verifier":
+        if len(criterion) >= 2 and criterion[1] in _VERIFIER_SUFFIXES:
+            return "verifier" + _VERIFIER_SUFFIXES[str(criterion[1])]
+        return "verifier"
+    return None
 
 
 class _IdMaker:

@@ -24,7 +24,7 @@ from datasets_app.importing.columns import (
     rows_from_spec,
     unneutralize_formula,
 )
-from datasets_app.importing.spec import DatasetSpec, Parsed, Problem
+from datasets_app.importing.spec import DatasetSpec, Parsed, Problem, nowhere
 
 # Stable problem codes and the messages people read.
 NOT_TEXT = "csv_not_text"
@@ -84,18 +84,19 @@ def read(data: bytes, file_name: str) -> Parsed:
         detected=decoded.detected,
         file_name=file_name,
         document=None,
-        locate=_nowhere,
+        locate=nowhere,
         problems=list(decoded.problems),
     )
     if decoded.table is None or decoded.problems:
         return parsed
-    document, locate, problems, warnings = document_from_table(
+    built = document_from_table(
         decoded.table, file_name=file_name, dataset_name=PurePath(file_name).stem
     )
-    parsed.document = document
-    parsed.locate = locate
-    parsed.problems.extend(problems)
-    parsed.warnings.extend(warnings)
+    parsed.document = built.document
+    parsed.locate = built.locate
+    parsed.field_label = built.label
+    parsed.problems.extend(built.problems)
+    parsed.warnings.extend(built.warnings)
     return parsed
 
 
@@ -225,7 +226,3 @@ def _sniff(text: str) -> tuple[str, str]:
     else:
         line_ending = ""
     return delimiter, line_ending
-
-
-def _nowhere(path: tuple[str | int, ...]) -> tuple[int | None, int | None]:
-    return None, None

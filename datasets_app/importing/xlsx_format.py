@@ -93,13 +93,12 @@ def read(data: bytes, file_name: str) -> Parsed:
     )
     if table is None or problems:
         return parsed
-    document, locate, more_problems, more_warnings = document_from_table(
-        table, file_name=file_name, dataset_name=PurePath(file_name).stem
-    )
-    parsed.document = document
-    parsed.locate = locate
-    parsed.problems.extend(more_problems)
-    parsed.warnings.extend(more_warnings)
+    built = document_from_table(table, file_name=file_name, dataset_name=PurePath(file_name).stem)
+    parsed.document = built.document
+    parsed.locate = built.locate
+    parsed.field_label = built.label
+    parsed.problems.extend(built.problems)
+    parsed.warnings.extend(built.warnings)
     return parsed
 
 

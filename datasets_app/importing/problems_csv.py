@@ -1,0 +1,105 @@
+"""The "download the problems" file: a checked file's problems as a CSV to fix them in.
+
+For a .csv or .xlsx upload it is the person's own sheet, row for row (so row 7 is still row
+7), with a `problem` column added; problems that belong to no data row (a missing column,
+a header problem, a whole-file limit) go on one extra row at the end, after every row of
+the file, where they shift nothing. For .json, .jsonl and .zip uploads, or when the upload
+itself is gone, it is one row per problem: file, row, line, field, problem.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from datasets_app.importing import csv_format, xlsx_format
+from datasets_app.importing.columns import unneutralize_formula
+from datasets_app.importing.spec import CheckResult, Problem
+
+PROBLEM_COLUMN = "problem"
+LIST_HEADER = ["file", "row", "line", "field", "problem"]
+# Prefixed to problems on the extra last row, which have no row of their own.
+WHOLE_FILE = "Whole file: "
+HEADER_ROW = "Header row {row}: "
+
+
+def problems_csv(result: CheckResult, data: bytes | None) -> bytes:
+    """The problems of `result` as UTF-8-with-BOM CSV (formulas neutralised) to download."""
+    rows = None
+    if data is not None and result.format in ("csv", "xlsx"):
+        rows = _sheet_rows(result.format, data, result.file_name)
+    if rows is None:
+        return _problem_list(result.problems)
+    return _annotated_sheet(rows, result.problems)
+
+
+def _sheet_rows(file_format: str, data: bytes, file_name: str) -> list[list[str]] | None:
+    """Every row of the upload as decoded, index + 1 being its row number; None if unreadable."""
+    if file_format == "csv":
+        decoded = csv_format.decode(data, file_name)
+        if decoded.table is None:
+            return None
+        return [[unneutralize_formula(cell) for cell in record] for record in decoded.records]
+    table, _detected, _problems, _warnings = xlsx_format.read_table(
+        data, file_name, keep_blank_rows=True
+    )
+    if table is None:
+        return None
+    rows: list[list[str]] = [[] for _ in range(table.header_row - 1)]
+    rows.append(table.header)
+    for number, cells in table.rows:
+        rows.extend([] for _ in range(number - len(rows) - 1))
+        rows.append(cells)
+    return rows
+
+
+def _annotated_sheet(rows: list[list[str]], problems: tuple[Problem, ...]) -> bytes:
+    header_number = next(
+        (number for number, cells in enumerate(rows, 1) if any(c.strip() for c in cells)), 1
+    )
+    by_row: dict[int, list[str]] = defaultdict(list)
+    elsewhere: list[str] = []
+    for problem in problems:
+        if problem.row is not None and header_number < problem.row <= len(rows):
+            by_row[problem.row].append(_message(problem))
+        elif problem.row == header_number:
+            elsewhere.append(HEADER_ROW.format(row=problem.row) + _message(problem))
+        else:
+            elsewhere.append(WHOLE_FILE + _where(problem) + _message(problem))
+    width = max(len(cells) for cells in rows)
+    out: list[list[str]] = []
+    for number, cells in enumerate(rows, 1):
+        padded = cells + [""] * (width - len(cells))
+        if number == header_number:
+            out.append([*padded, PROBLEM_COLUMN])
+        else:
+            out.append([*padded, "; ".join(by_row.get(number, ()))])
+    if elsewhere:
+        out.append([""] * width + ["; ".join(elsewhere)])
+    return csv_format.encode_rows(out[0], out[1:])
+
+
+def _problem_list(problems: tuple[Problem, ...]) -> bytes:
+    rows = [
+        [
+            problem.file,
+            "" if problem.row is None else str(problem.row),
+            "" if problem.line is None else str(problem.line),
+            problem.field or "",
+            problem.message,
+        ]
+        for problem in problems
+    ]
+    return csv_format.encode_rows(LIST_HEADER, rows)
+
+
+def _message(problem: Problem) -> str:
+    return f"{problem.message} ({problem.field})" if problem.field else problem.message
+
+
+def _where(problem: Problem) -> str:
+    # A problem past the last row (or with a line but no row) still says where it was.
+    if problem.row is not None:
+        return f"row {problem.row}: "
+    if problem.line is not None:
+        return f"line {problem.line}: "
+    return ""

@@ -1,0 +1,36 @@
+"""What the CSV and XLSX tests share: read a file and run the shared validator on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from datasets_app.importing import csv_format, xlsx_format
+from datasets_app.importing.document import validate_document
+from datasets_app.importing.spec import CheckOptions, DatasetSpec, Parsed, Problem, field_path
+
+FILES = Path(__file__).resolve().parent.parent / "files" / "csv"
+
+
+def checked(parsed: Parsed) -> tuple[DatasetSpec | None, list[Problem], list[Problem]]:
+    """The reader's findings plus the validator's, as the checker would combine them."""
+    problems, warnings = list(parsed.problems), list(parsed.warnings)
+    plan = None
+    if parsed.document is not None:
+        plan, more_problems, more_warnings = validate_document(
+            parsed.document,
+            file_name=parsed.file_name,
+            locate=parsed.locate,
+            options=CheckOptions(python_checks_enabled=True),
+            field_label=parsed.field_label or field_path,
+        )
+        problems += more_problems
+        warnings += more_warnings
+    return (None if problems else plan), problems, warnings
+
+
+def check_csv(data: bytes, file_name: str = "tasks.csv"):
+    return checked(csv_format.read(data, file_name))
+
+
+def check_xlsx(data: bytes, file_name: str = "tasks.xlsx"):
+    return checked(xlsx_format.read(data, file_name))

@@ -1,0 +1,352 @@
+"""The .csv reader: columns, layouts, and the bytes spreadsheets really write."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+
+import pytest
+
+from datasets_app.importing import columns, csv_format, document
+from datasets_app.importing.columns import field_for_header
+from tests.importing.csv_helpers import FILES, check_csv
+
+
+def codes(problems) -> list[str]:
+    return [problem.code for problem in problems]
+
+
+# -- layouts ---------------------------------------------------------------------------------
+
+
+def test_one_row_per_task_imports_expected_answers_byte_exact():
+    plan, problems, _ = check_csv((FILES / "expected_answers.csv").read_bytes(), "finance.csv")
+
+    assert problems == []
+    assert [task.id for task in plan.tasks] == ["task-1", "task-2"]
+    assert plan.tasks[0].expected_text == "25% growth:\n(150 - 120) / 120 = 0.25."
+    assert plan.tasks[0].name == (
+        "Revenue was $120M in 2024 and $150M in 2025. What was the growth rate?"
+    )
+    assert plan.tasks[0].expected_verifier is None
+    assert plan.tasks[1].expected_verifier.kind == "exact_match"
+    assert plan.name == "finance"
+
+
+def test_rows_of_one_task_id_are_one_task_and_leading_criteria_are_for_every_task():
+    plan, problems, _ = check_csv((FILES / "rubric.csv").read_bytes())
+
+    assert problems == []
+    assert [(c.id, c.weight) for c in plan.criteria] == [("no-invented-facts", 20.0)]
+    shipment, refund = plan.tasks
+    assert shipment.id == "delayed-shipment"
+    assert [(c.id, c.weight) for c in shipment.criteria] == [
+        ("apology", 10.0),
+        ("new-date", 20.0),
+        ("tone", 10.0),
+    ]
+    assert shipment.criteria[2].verifier.kind == "llm_judge"
+    assert shipment.criteria[2].verifier.instructions.endswith("{{criterion}}")
+    # A blank criterion id is numbered; a blank weight counts as 1.
+    assert [(c.id, c.weight) for c in refund.criteria] == [("c1", 1.0)]
+
+
+def test_older_prompt_name_golden_output_files_still_import():
+    plan, problems, _ = check_csv((FILES / "legacy_golden.csv").read_bytes())
+
+    assert problems == []
+    assert [(t.name, t.prompt, t.expected_text) for t in plan.tasks] == [
+        ("Addition", "What is 2+2?", "4"),
+        ("Capital", "Capital of France?", "Paris"),
+    ]
+
+
+def test_without_a_task_id_column_rows_repeating_a_prompt_add_criteria():
+    data = b"prompt,criterion\nWrite a haiku.,Has three lines.\nWrite a haiku.,Mentions snow.\n"
+
+    plan, problems, _ = check_csv(data)
+
+    assert problems == []
+    assert len(plan.tasks) == 1
+    assert [c.criterion for c in plan.tasks[0].criteria] == ["Has three lines.", "Mentions snow."]
+
+
+def test_files_are_one_per_line_because_names_contain_pipes():
+    link = "https://example.com/maud/Cubic.pdf||Cubic_Amendment%20No.1.txt"
+    data = f'prompt,answer,input_files\nQ,A,"{link}\nhttps://example.com/b.txt"\n'.encode()
+
+    plan, problems, _ = check_csv(data)
+
+    assert problems == []
+    assert [f.url for f in plan.tasks[0].input_files] == [link, "https://example.com/b.txt"]
+
+
+def test_generated_ids_skip_ids_the_file_uses():
+    data = b"task_id,prompt,answer\ntask-1,First,1\n,Second,2\n"
+
+    plan, problems, _ = check_csv(data)
+
+    assert problems == []
+    assert [t.id for t in plan.tasks] == ["task-1", "task-2"]
+
+
+@pytest.mark.parametrize(
+    ("header", "field"),
+    [
+        ("Expected Completion", "expected"),
+        ("expected-completion", "expected"),
+        ("goldenOutput", "expected"),
+        ("golden_output", "expected"),
+        ("GROUND_TRUTH", "expected"),
+        ("__expected", "expected"),
+        ("User Input", "prompt"),
+        (" Question ", "prompt"),
+        ("Task ID", "task_id"),
+        ("Rubric", "criterion"),
+        ("expected_source", None),
+        ("incorrect_answer", None),
+    ],
+)
+def test_header_names_match_case_and_separator_insensitively(header, field):
+    assert field_for_header(header) == field
+
+
+def test_unread_columns_are_named_in_one_warning():
+    _, problems, warnings = check_csv(b"question,answer,source_file,notes\nQ,A,a.pdf,n\n")
+
+    assert problems == []
+    assert [w.message for w in warnings] == [
+        columns.MSG_IGNORED_COLUMNS.format(columns="source_file, notes")
+    ]
+
+
+# -- files that are not dataset files ---------------------------------------------------------
+
+
+def test_no_prompt_column_is_one_problem_naming_the_columns():
+    _, problems, _ = check_csv(b"foo,bar\n1,2\n")
+
+    assert len(problems) == 1
+    assert problems[0].code == columns.NO_PROMPT_COLUMN
+    assert problems[0].message.startswith(
+        "This file has no prompt column. Found: foo, bar. Expected one of: prompt, input,"
+    )
+
+
+def test_no_answer_or_criterion_column_is_one_problem_naming_the_columns():
+    _, problems, _ = check_csv(b"question,grading_notes\nWhat?,- notes\n")
+
+    assert codes(problems) == [columns.NO_ANSWER_COLUMN]
+    assert problems[0].message.startswith(
+        "This file has no expected-answer column. Found: question, grading_notes. "
+        "Expected one of: expected_answer, expected,"
+    )
+
+
+def test_two_columns_for_one_field_is_a_problem():
+    _, problems, _ = check_csv(b"question,query,answer\nA,B,C\n")
+
+    assert codes(problems) == [columns.DUPLICATE_COLUMN]
+    assert problems[0].row == 1
+
+
+def test_a_promptfoo_assertion_is_not_an_expected_answer():
+    data = b"prompt,__expected\nSay hello in French,icontains:bonjour\nSay 2+2,4\n"
+
+    _, problems, _ = check_csv(data)
+
+    assert codes(problems) == [columns.PROMPTFOO_ASSERTION]
+    assert problems[0].row == 2
+    assert "icontains:bonjour" in problems[0].message
+
+
+def test_a_plain_promptfoo_expected_value_is_an_expected_answer():
+    plan, problems, _ = check_csv(b"prompt,__expected\nSay 2+2,4\n")
+
+    assert problems == []
+    assert plan.tasks[0].expected_text == "4"
+
+
+# -- row shapes -------------------------------------------------------------------------------
+
+
+def test_rows_are_numbered_by_record_even_when_a_cell_spans_lines():
+    data = b'prompt,answer,weight\n"line one\nline two",A\n,,\n\nQ2,B\nQ3,C,x,extra\n'
+
+    _, problems, _ = check_csv(data)
+
+    # Record 1 is the header; the blank record 3 and the empty line 4 still count as rows.
+    assert [(p.code, p.row) for p in problems] == [(columns.EXTRA_CELLS, 6)]
+
+
+def test_a_trailing_comma_in_the_header_is_ignored_but_a_value_under_it_is_not():
+    data = b'question,expected_answer,\r\n"Q\n",A,\r\nase, d",64\r\n'
+
+    _, problems, _ = check_csv(data)
+
+    assert [(p.code, p.row) for p in problems] == [(columns.NAMELESS_COLUMN_VALUE, 3)]
+    assert "64" in problems[0].message
+    assert "column C" in problems[0].message
+
+
+def test_short_rows_are_padded_with_blanks():
+    plan, problems, _ = check_csv(b"prompt,answer,name\nQ,A\n")
+
+    assert problems == []
+    assert plan.tasks[0].name == "Q"
+
+
+def test_a_different_prompt_for_the_same_task_id_is_a_problem():
+    data = b"task_id,prompt,criterion\nt1,First,a\nt1,Other,b\n"
+
+    _, problems, _ = check_csv(data)
+
+    assert [(p.code, p.row, p.field) for p in problems] == [
+        (columns.CONFLICTING_TASK_FIELD, 3, "prompt")
+    ]
+
+
+def test_a_task_id_repeated_without_a_criterion_is_a_problem():
+    data = b"task_id,prompt,answer\nt1,First,a\nt1,First,a\n"
+
+    _, problems, _ = check_csv(data)
+
+    assert [(p.code, p.row) for p in problems] == [(columns.REPEATED_TASK_ROW, 3)]
+
+
+def test_an_answer_before_any_task_belongs_to_no_task():
+    _, problems, _ = check_csv(b"prompt,answer\n,A\nQ,B\n")
+
+    assert [(p.code, p.row) for p in problems] == [(columns.ROW_WITHOUT_TASK, 2)]
+
+
+def test_header_only_file_is_a_problem():
+    _, problems, _ = check_csv(b"prompt,expected_answer\r\n")
+
+    assert codes(problems) == [columns.NO_ROWS]
+    assert problems[0].message == columns.MSG_NO_ROWS
+
+
+def test_validator_problems_land_on_the_row_and_column_of_the_value():
+    data = b"task_id,prompt,criterion,Weight,verifier\nt1,P,a,2\nt1,,b,heavy\nt1,,c,1,magic\n"
+
+    _, problems, _ = check_csv(data)
+
+    found = [(p.code, p.row, p.field) for p in problems]
+    assert (document.BAD_WEIGHT.code, 3, "Weight") in found
+    assert (document.UNKNOWN_VERIFIER_KIND.code, 4, "verifier") in found
+
+
+def test_a_missing_expected_answer_lands_on_the_task_row():
+    _, problems, _ = check_csv(b"prompt,answer\nQ1,A\nQ2,\n")
+
+    assert [(p.code, p.row) for p in problems] == [(document.NOTHING_TO_GRADE.code, 3)]
+
+
+# -- bytes ------------------------------------------------------------------------------------
+
+
+def test_windows_1252_semicolon_crlf():
+    parsed = csv_format.read((FILES / "windows_1252_semicolon.csv").read_bytes(), "fr.csv")
+    plan, problems, _ = check_csv((FILES / "windows_1252_semicolon.csv").read_bytes())
+
+    assert parsed.detected == "CSV, Windows-1252, ';'-delimited, CRLF"
+    assert problems == []
+    assert [(t.prompt, t.expected_text) for t in plan.tasks] == [
+        ("Combien coûte un café ?", "2,50 €"),
+        ("Où est l'été ; vraiment ?", "En août"),
+    ]
+
+
+def test_utf16_with_bom_and_tabs():
+    data = (FILES / "utf16_tab.csv").read_bytes()
+
+    plan, problems, _ = check_csv(data)
+
+    assert csv_format.read(data, "t.csv").detected == "CSV, UTF-16 LE, tab-delimited, CRLF"
+    assert problems == []
+    assert (plan.tasks[0].prompt, plan.tasks[0].expected_text) == ("Say ‘hi’", "Hi — there")
+
+
+def test_utf16_big_endian():
+    data = codecs.BOM_UTF16_BE + "prompt,answer\nΩ,ω\n".encode("utf-16-be")
+
+    plan, problems, _ = check_csv(data)
+
+    assert csv_format.read(data, "t.csv").detected == "CSV, UTF-16 BE, ','-delimited"
+    assert problems == []
+    assert plan.tasks[0].expected_text == "ω"
+
+
+def test_utf8_bom_is_not_part_of_the_first_column_name():
+    data = codecs.BOM_UTF8 + "prompt;answer\nQ;Ä\n".encode()
+
+    plan, problems, _ = check_csv(data)
+
+    assert csv_format.read(data, "t.csv").detected == "CSV, UTF-8 with BOM, ';'-delimited"
+    assert problems == []
+    assert plan.tasks[0].expected_text == "Ä"
+
+
+def test_delimiter_is_counted_outside_quotes_in_the_header():
+    data = b'"prompt;with;semicolons",answer\nQ,A\n'
+
+    parsed = csv_format.read(data, "t.csv")
+
+    assert parsed.detected == "CSV, UTF-8, ','-delimited"
+
+
+def test_bare_lf_inside_crlf_records():
+    data = b'prompt,answer\r\n"two\nlines","x\r\ny"\r\n'
+
+    plan, problems, _ = check_csv(data)
+
+    assert problems == []
+    assert (plan.tasks[0].prompt, plan.tasks[0].expected_text) == ("two\nlines", "x\r\ny")
+
+
+def test_nul_byte_is_a_problem_not_an_exception():
+    _, problems, _ = check_csv(b"prompt,answer\nQ,A\x00\n")
+
+    assert codes(problems) == [csv_format.NUL_BYTE]
+    assert problems[0].line == 2
+
+
+def test_bytes_neither_utf8_nor_windows_1252_are_a_problem():
+    _, problems, _ = check_csv(b"prompt,answer\nQ,\x81\x81\n")
+
+    assert codes(problems) == [csv_format.NOT_TEXT]
+    assert "0x81" in problems[0].message
+
+
+def test_an_xlsx_named_csv_is_a_problem():
+    _, problems, _ = check_csv(b"PK\x03\x04rest-of-a-zip")
+
+    assert codes(problems) == [csv_format.LOOKS_LIKE_XLSX]
+
+
+def test_a_cell_past_the_field_size_limit_is_a_problem_naming_its_row():
+    limit = csv.field_size_limit()
+    data = b"prompt,answer\nQ,A\nQ2," + b"x" * (limit + 1) + b"\n"
+
+    _, problems, _ = check_csv(data)
+
+    assert [(p.code, p.row) for p in problems] == [(csv_format.FIELD_TOO_LARGE, 3)]
+
+
+def test_empty_file_is_a_problem():
+    _, problems, _ = check_csv(b"\r\n,,\r\n")
+
+    assert codes(problems) == [csv_format.EMPTY_FILE]
+
+
+def test_neutralised_formula_cells_read_back_as_typed():
+    data = b"prompt,answer\n'=SUM(A1),'-5\n'hello,''+x\n"
+
+    plan, problems, _ = check_csv(data)
+
+    assert problems == []
+    assert [(t.prompt, t.expected_text) for t in plan.tasks] == [
+        ("=SUM(A1)", "-5"),
+        ("'hello", "'+x"),
+    ]
