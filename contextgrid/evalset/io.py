@@ -382,10 +382,12 @@ def parse_jsonl_text(text: Text, *, name: str, evalset_id: str | None = None) ->
             id=evalset_id or Path(name).stem, source="import", meta={}, items=tuple(items)
         )
     where = _Where(name, "line 1")
+    header_id = _get_str(header, "id", "the header", where, required=True)
+    source = _get_str(header, "source", "the header", where, required=False)
     return EvalSet(
-        id=evalset_id or _get_str(header, "id", "the header", where, required=True),
+        id=evalset_id or header_id,
         version=_get_int(header, "version", 1, "the header", where),
-        source=_get_str(header, "source", "the header", where, required=False) or "manual",
+        source="manual" if source is None else source,
         meta=_get_dict(header, "meta", "the header", where),
         items=tuple(items),
     )
@@ -433,6 +435,7 @@ CSV_COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
 # Delimiters a spreadsheet may export with: a comma, or a semicolon where the comma is the
 # decimal separator, or a tab.
 _CSV_DELIMITERS = (",", ";", "\t")
+_CSV_FREE_TEXT = frozenset({"question", "quote", "answer"})
 
 
 def write_csv(evalset: EvalSet, path: str | Path) -> Path:
@@ -444,7 +447,9 @@ def write_csv(evalset: EvalSet, path: str | Path) -> Path:
     extra_anchors = [item.id for item in evalset if len(item.anchors) > 1]
     gold_only = [item.id for item in evalset if item.gold and not item.anchors]
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # RFC 4180's CRLF: the csv module quotes a cell holding any line-terminator character,
+    # so with "\n" alone a cell ending in a bare "\r" would be written unquoted and lose it.
+    writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     for item in evalset:
         anchor = item.anchors[0] if item.anchors else None
@@ -551,10 +556,13 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
 
             def cell(field: str, cells: list[str] = cells) -> str:
                 index = index_of[field]
-                return cells[index].strip() if index is not None and index < len(cells) else ""
+                text = cells[index] if index is not None and index < len(cells) else ""
+                # Free text keeps its spaces and newlines (a quote is matched against the
+                # document as written); names and numbers do not.
+                return text if field in _CSV_FREE_TEXT else text.strip()
 
             question = cell("question")
-            if not question:
+            if not question.strip():
                 rows_without_question += 1
                 continue
             item_id = cell("id") or f"q{len(items) + 1}"
@@ -563,7 +571,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
             first_row[item_id] = row
             anchors: tuple[GoldAnchor, ...] = ()
             source_id, quote = cell("source_id"), cell("quote")
-            if source_id and quote:
+            if source_id and quote.strip():
                 page, grade, occurrence = cell("page"), cell("grade"), cell("occurrence")
                 occurrence_number = _csv_int(occurrence, "occurrence", where) if occurrence else 0
                 if occurrence_number < 0:
@@ -577,7 +585,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
                         occurrence=occurrence_number,
                     ),
                 )
-            elif quote:
+            elif quote.strip():
                 quotes_without_source += 1
             meta: dict[str, Any] = {}
             if meta_cell := cell("meta"):
@@ -597,7 +605,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
                     question=question,
                     anchors=anchors,
                     qtype=_parse_qtype(qtype, "qtype", where) if qtype else QuestionType.FACTOID,
-                    answer=cell("answer") or None,
+                    answer=cell("answer") if cell("answer").strip() else None,
                     meta=meta,
                 )
             )
