@@ -115,6 +115,39 @@ def directory_extent(fp: BinaryIO) -> tuple[int, int] | None:
     return entries64, cd_size64
 
 
+# General purpose flag bit 11: the member's name is UTF-8. Without it the name is, by the
+# specification, code page 437.
+_UTF8_NAME_FLAG = 0x800
+
+
+def open_archive(source: str | BinaryIO) -> zipfile.ZipFile:
+    """A ZipFile whose member names are what the person who zipped them saw.
+
+    Info-ZIP's `zip` (Linux and older macOS) writes UTF-8 names without setting the UTF-8
+    flag, so zipfile decodes `données.csv` as cp437 mojibake and the path a task names
+    would not match. A name that re-encodes to valid UTF-8 is taken as UTF-8; real cp437
+    names (bytes over 0x7F) almost never form valid UTF-8 sequences. Look members up with
+    `find_member`, which knows the corrected names. Raises what zipfile raises.
+    """
+    zf = zipfile.ZipFile(source)
+    for info in zf.infolist():
+        if info.flag_bits & _UTF8_NAME_FLAG or info.filename.isascii():
+            continue
+        try:
+            info.filename = info.orig_filename.encode("cp437").decode("utf-8")
+        except UnicodeError:
+            continue
+    return zf
+
+
+def find_member(zf: zipfile.ZipFile, name: str) -> zipfile.ZipInfo | None:
+    """The member called `name` (as `open_archive` names it), or None."""
+    for info in zf.infolist():
+        if info.filename == name:
+            return info
+    return None
+
+
 def unsafe_path_reason(name: str) -> str | None:
     """Why a member name could write outside the folder it is unpacked into, or None.
 
@@ -218,16 +251,17 @@ def open_member(source: str | BinaryIO, member_name: str, *, max_bytes: int) -> 
     path's file handle closes with it.
     """
     try:
-        zf = zipfile.ZipFile(source)
+        zf = open_archive(source)
     except READ_ERRORS as exc:
         raise ArchiveError(f"the zip could not be opened: {exc}") from exc
     # zipfile keeps the underlying file open while a member stream is open, so closing the
     # ZipFile here only drops our reference; the stream closes the file when it is closed.
     with zf:
+        info = find_member(zf, member_name)
+        if info is None:
+            raise ArchiveError(f"the zip has no member {member_name!r}")
         try:
-            member = zf.open(member_name)
-        except KeyError as exc:
-            raise ArchiveError(f"the zip has no member {member_name!r}") from exc
+            member = zf.open(info)
         except (RuntimeError, *READ_ERRORS) as exc:
             raise ArchiveError(f"{member_name} could not be opened: {exc}") from exc
     return io.BufferedReader(VerifiedMember(member, member_name, max_bytes=max_bytes), CHUNK_BYTES)

@@ -158,7 +158,7 @@ def check(source: BinaryIO | bytes, file_name: str, *, options: CheckOptions) ->
         message = TOO_MANY_MEMBERS_MESSAGE.format(limit=archive.MAX_MEMBERS)
         return _refused(file_name, Problem(TOO_MANY_MEMBERS, message, file_name))
     try:
-        zf = zipfile.ZipFile(fp)
+        zf = archive.open_archive(fp)
     except archive.READ_ERRORS as exc:
         message = CORRUPT_MESSAGE.format(detail=_detail(exc))
         return _refused(file_name, Problem(CORRUPT, message, file_name))
@@ -514,18 +514,20 @@ def iter_attachments(
     """
     seen: set[str] = set()
     try:
-        zf = zipfile.ZipFile(source)
+        zf = archive.open_archive(source)
     except archive.READ_ERRORS as exc:
         raise ArchiveError(f"the zip could not be opened: {_detail(exc)}") from exc
     with zf:
+        by_name = {info.filename: info for info in zf.infolist()}
         for attached in _task_files(plan):
             if attached.path is None or attached.path in seen:
                 continue
             seen.add(attached.path)
+            info = by_name.get(attached.path)
+            if info is None:
+                raise ArchiveError(f"the zip has no member {attached.path!r}")
             try:
-                member = zf.open(attached.path)
-            except KeyError as exc:
-                raise ArchiveError(f"the zip has no member {attached.path!r}") from exc
+                member = zf.open(info)
             except (RuntimeError, *archive.READ_ERRORS) as exc:
                 raise ArchiveError(f"{attached.path} could not be opened: {exc}") from exc
             stream = archive.VerifiedMember(

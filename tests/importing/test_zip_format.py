@@ -144,6 +144,59 @@ def test_a_csv_dataset_file_sits_next_to_its_files() -> None:
     assert result.warnings[0].message == zip_format.UNUSED_MEMBER_MESSAGE
 
 
+def test_a_csv_dataset_file_attaches_files_one_per_line() -> None:
+    csv = b'prompt,expected,input_files\nSum it.,250,"inputs/revenue.csv\ninputs/notes.md"\n'
+    data = make_zip({"dataset.csv": csv, "inputs/revenue.csv": REVENUE, "inputs/notes.md": SUMMARY})
+
+    result = check(data)
+
+    assert result.ok, result.problems
+    assert [f.path for f in result.plan.tasks[0].input_files] == [
+        "inputs/revenue.csv",
+        "inputs/notes.md",
+    ]
+
+
+def test_a_jsonl_dataset_file_is_read_line_by_line() -> None:
+    lines = [
+        {"id": "a", "prompt": "Sum it.", "expected": "250", "inputFiles": ["in/revenue.csv"]},
+        {"id": "b", "prompt": "Again.", "expected": "250"},
+    ]
+    jsonl = "\n".join(json.dumps(line) for line in lines).encode()
+
+    result = check(make_zip({"tasks.jsonl": jsonl, "in/revenue.csv": REVENUE}))
+
+    assert result.ok, result.problems
+    assert result.detected.startswith("ZIP archive with tasks.jsonl (JSON Lines")
+    assert result.plan.tasks[0].input_files[0].size == len(REVENUE)
+
+
+def test_an_xlsx_dataset_file_is_read_from_the_zip() -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["prompt", "expected", "input_files"])
+    sheet.append(["Sum it.", "250", "revenue.csv"])
+    xlsx = io.BytesIO()
+    workbook.save(xlsx)
+
+    result = check(make_zip({"dataset.xlsx": xlsx.getvalue(), "revenue.csv": REVENUE}))
+
+    assert result.ok, result.problems
+    assert result.plan.tasks[0].input_files[0].path == "revenue.csv"
+
+
+def test_check_file_hands_a_zip_to_the_zip_checker() -> None:
+    from datasets_app.importing.checker import check_file
+
+    data = make_zip({"dataset.json": dataset_json(task("a", inputs=["a.txt"])), "a.txt": b"x"})
+
+    result = check_file(data, "Upload.ZIP")
+
+    assert result == check(data, "Upload.ZIP")
+    assert result.ok
+
+
 def test_a_dataset_named_dataset_wins_over_a_csv_it_attaches() -> None:
     data = make_zip(
         {"dataset.json": dataset_json(task("a", inputs=["revenue.csv"])), "revenue.csv": REVENUE}

@@ -353,3 +353,24 @@ def test_a_damaged_real_zip_never_raises(edits: list[tuple[int, int]]) -> None:
     result = zip_format.check(bytes(data), "x.zip", options=OPTIONS)
 
     assert result.ok or result.problems
+
+
+def test_utf8_names_zipped_without_the_utf8_flag_still_match_the_paths_tasks_name(
+    tmp_path: Any,
+) -> None:
+    # What Info-ZIP's `zip` writes on Linux: UTF-8 bytes, flag bit 11 clear.
+    name = "données/résumé.md"
+    data = make_zip({"dataset.json": dataset_json(name), name: b"# R\xc3\xa9sum\xc3\xa9"})
+    data = patch(data, name, flag_bits=0)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert name not in zf.namelist()  # zipfile alone reads the name as cp437
+
+    result = check(data)
+
+    assert result.ok, result.problems
+    assert result.plan.tasks[0].input_files[0].path == name
+    upload = tmp_path / "upload.zip"
+    upload.write_bytes(data)
+    with zip_format.open_member(str(upload), name) as stream:
+        assert stream.read() == b"# R\xc3\xa9sum\xc3\xa9"
+    assert [spec.path for spec, _ in zip_format.iter_attachments(upload, result.plan)] == [name]
