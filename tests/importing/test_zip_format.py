@@ -5,6 +5,7 @@ Hostile and damaged archives are in test_zip_hostile.py.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -12,11 +13,13 @@ import zipfile
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from datasets_app.importing import zip_format
 from datasets_app.importing.archive import ArchiveError
 from datasets_app.importing.document import FILE_NOT_IN_ZIP, FILE_TOO_LARGE
 from datasets_app.importing.spec import CheckOptions, CheckResult, DatasetSpec, FileSpec, TaskSpec
+from tests.importing.strategies import dataset_specs
 
 OPTIONS = CheckOptions()
 REVENUE = b"quarter,revenue\nQ1,120\nQ2,130\n"
@@ -488,3 +491,35 @@ def test_the_files_in_and_out_template_passes_the_checker() -> None:
         revenue = zf.read("files/quarterly-summary/input/revenue.csv").decode()
     assert revenue.splitlines()[0] == "quarter,revenue_usd_millions"
     assert zip_format.files_in_and_out_template() == data  # the same bytes every time
+
+
+@settings(max_examples=40, deadline=None)
+@given(dataset_specs(with_paths=True))
+def test_any_valid_plan_exports_and_checks_back_the_same(spec: DatasetSpec) -> None:
+    def content(attached: FileSpec) -> bytes:
+        return f"contents of {attached.path}\n".encode()
+
+    out = io.BytesIO()
+    zip_format.write(spec, out, open_file=lambda attached: io.BytesIO(content(attached)))
+
+    result = check(out.getvalue(), "export.zip")
+
+    assert result.ok, result.problems
+    back = result.plan
+    without_files = {"input_files": (), "expected_files": ()}
+    assert dataclasses.replace(back, tasks=()) == dataclasses.replace(spec, tasks=())
+    with zipfile.ZipFile(out) as zf:
+        for original, task in zip(spec.tasks, back.tasks, strict=True):
+            assert dataclasses.replace(task, **without_files) == dataclasses.replace(
+                original, **without_files
+            )
+            pairs = zip(
+                (*original.input_files, *original.expected_files),
+                (*task.input_files, *task.expected_files),
+                strict=True,
+            )
+            for before, after in pairs:
+                assert (after.name, after.url) == (before.name, before.url)
+                if before.path is not None:
+                    assert zf.read(after.path) == content(before)
+                    assert after.sha256 == hashlib.sha256(content(before)).hexdigest()
