@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import lzma
+import os
 import stat
 import struct
 import zipfile
@@ -72,6 +73,10 @@ _EOCD_SIZE = 22
 _MAX_COMMENT = 0xFFFF
 
 
+# A stored zip: its path, or a seekable binary file.
+ZipSource = str | os.PathLike[str] | BinaryIO
+
+
 class ArchiveError(Exception):
     """A member could not be read as the check said it could (the archive is damaged or
     has changed since it was checked, or the member is larger than allowed)."""
@@ -120,7 +125,7 @@ def directory_extent(fp: BinaryIO) -> tuple[int, int] | None:
 _UTF8_NAME_FLAG = 0x800
 
 
-def open_archive(source: str | BinaryIO) -> zipfile.ZipFile:
+def open_archive(source: ZipSource) -> zipfile.ZipFile:
     """A ZipFile whose member names are what the person who zipped them saw.
 
     Info-ZIP's `zip` (Linux and older macOS) writes UTF-8 names without setting the UTF-8
@@ -242,7 +247,7 @@ class VerifiedMember(io.RawIOBase):
         super().close()
 
 
-def open_member(source: str | BinaryIO, member_name: str, *, max_bytes: int) -> BinaryIO:
+def open_member(source: ZipSource, member_name: str, *, max_bytes: int) -> BinaryIO:
     """A streaming, read-only file object for one member of a (checked) zip.
 
     `source` is a path or a seekable binary file; the zip's central directory is read again

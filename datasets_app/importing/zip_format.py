@@ -491,7 +491,10 @@ def _unused_warnings(
 
 
 def open_member(
-    source: str | BinaryIO, member_name: str, *, max_bytes: int = MAX_ATTACHED_FILE_BYTES
+    source: archive.ZipSource,
+    member_name: str,
+    *,
+    max_bytes: int = MAX_ATTACHED_FILE_BYTES,
 ) -> BinaryIO:
     """A streaming file object for one member (`FileSpec.path` of a checked plan).
 
@@ -502,7 +505,7 @@ def open_member(
 
 
 def iter_attachments(
-    source: str | BinaryIO, plan: DatasetSpec
+    source: archive.ZipSource, plan: DatasetSpec
 ) -> Iterator[tuple[FileSpec, BinaryIO]]:
     """Each file of a checked plan stored in the zip, once, with a stream of its bytes.
 

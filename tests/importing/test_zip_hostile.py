@@ -374,3 +374,17 @@ def test_utf8_names_zipped_without_the_utf8_flag_still_match_the_paths_tasks_nam
     with zip_format.open_member(str(upload), name) as stream:
         assert stream.read() == b"# R\xc3\xa9sum\xc3\xa9"
     assert [spec.path for spec, _ in zip_format.iter_attachments(upload, result.plan)] == [name]
+
+
+def test_a_dataset_file_declared_over_50_mib_is_not_read() -> None:
+    data = make_zip({"dataset.json": dataset_json()}, compression=zipfile.ZIP_STORED)
+    data = patch(data, "dataset.json", file_size=60 * MiB, compress_size=60 * MiB)
+
+    result = check(data)
+
+    assert [(p.code, p.file) for p in result.problems] == [
+        (zip_format.DATASET_FILE_TOO_LARGE, "dataset.json")
+    ]
+    assert result.problems[0].message == zip_format.DATASET_FILE_TOO_LARGE_MESSAGE.format(
+        size="60.0 MiB", limit="50.0 MiB"
+    )
