@@ -101,10 +101,6 @@ def _read_bytes(path: str | Path) -> tuple[bytes, str]:
         raise EvalSetError(f"{path.name}: cannot read the file ({exc.strerror or exc})") from exc
 
 
-def _line_at(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
 _WHITESPACE = re.compile(r"\s*")
 
 
@@ -117,6 +113,8 @@ def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
     """
     decoder = json.JSONDecoder()
     pos = _WHITESPACE.match(text, 0).end()
+    # Count newlines incrementally; counting from the start for every value is quadratic.
+    line, counted_to = 1, 0
     while pos < len(text):
         try:
             value, end = decoder.raw_decode(text, pos)
@@ -124,7 +122,9 @@ def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
             raise EvalSetError(
                 f"{name}, line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
             ) from exc
-        yield _line_at(text, pos), value
+        line += text.count("\n", counted_to, pos)
+        counted_to = pos
+        yield line, value
         pos = _WHITESPACE.match(text, end).end()
 
 
@@ -148,12 +148,13 @@ def _qtype_value(qtype: object, what: str) -> str:
 class _Where:
     """Where in a file a problem is, so every message names it the same way."""
 
-    def __init__(self, name: str, place: str) -> None:
+    def __init__(self, name: str, place: str | int) -> None:
         self.name = name
-        self.place = place
+        self.place = place  # an int is a line number, formatted only if there is a problem
 
     def error(self, problem: str) -> EvalSetError:
-        return EvalSetError(f"{self.name}, {self.place}: {problem}")
+        place = f"line {self.place}" if isinstance(self.place, int) else self.place
+        return EvalSetError(f"{self.name}, {place}: {problem}")
 
 
 # --- the native JSONL format ----------------------------------------------------------------
@@ -641,6 +642,8 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _parse_score(raw: str, where: _Where) -> int | float:
+    if raw.isascii() and raw.isdigit():  # the common case, kept fast: "0", "1", "2"
+        return int(raw)
     try:
         score = float(raw)
     except ValueError:
@@ -672,7 +675,7 @@ def _parse_qrels(text: str, name: str) -> Iterator[tuple[int, str, str, int | fl
     for line_number, line in enumerate(_LINE_BREAK.split(text), start=1):
         if not line.strip():
             continue
-        where = _Where(name, f"line {line_number}")
+        where = _Where(name, line_number)
         fields = line.split("\t") if by_tabs else line.split()
         if width is None and len(fields) not in (3, 4):
             raise where.error(

@@ -280,3 +280,9 @@ def test_missing_file_is_an_evalset_error(tmp_path):
     with pytest.raises(cg.EvalSetError) as excinfo:
         cg.read_beir(tmp_path / "queries.jsonl", tmp_path / "nope.tsv")
     assert str(excinfo.value).startswith("nope.tsv: cannot read the file")
+
+
+def test_unicode_digit_scores_are_not_numbers():
+    with pytest.raises(cg.EvalSetError) as excinfo:
+        beir("1\td1\t1\n2\td2\t²\n")
+    assert str(excinfo.value) == "test.tsv, line 2: the score '²' is not a number"
