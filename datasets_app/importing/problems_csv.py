@@ -56,15 +56,16 @@ def _annotated_sheet(rows: list[list[str]], problems: tuple[Problem, ...]) -> by
     header_number = next(
         (number for number, cells in enumerate(rows, 1) if any(c.strip() for c in cells)), 1
     )
+    columns = {cell.strip() for cell in rows[header_number - 1] if cell.strip()}
     by_row: dict[int, list[str]] = defaultdict(list)
     elsewhere: list[str] = []
     for problem in problems:
         if problem.row is not None and header_number < problem.row <= len(rows):
-            by_row[problem.row].append(_message(problem))
+            by_row[problem.row].append(_message(problem, columns))
         elif problem.row == header_number:
-            elsewhere.append(HEADER_ROW.format(row=problem.row) + _message(problem))
+            elsewhere.append(HEADER_ROW.format(row=problem.row) + _message(problem, columns))
         else:
-            elsewhere.append(WHOLE_FILE + _where(problem) + _message(problem))
+            elsewhere.append(WHOLE_FILE + _where(problem) + _message(problem, columns))
     width = max(len(cells) for cells in rows)
     out: list[list[str]] = []
     for number, cells in enumerate(rows, 1):
@@ -92,8 +93,11 @@ def _problem_list(problems: tuple[Problem, ...]) -> bytes:
     return csv_format.encode_rows(LIST_HEADER, rows)
 
 
-def _message(problem: Problem) -> str:
-    return f"{problem.message} ({problem.field})" if problem.field else problem.message
+def _message(problem: Problem, columns: set[str]) -> str:
+    # Name the column when the problem is about one cell of the row.
+    if problem.field in columns:
+        return f"{problem.message} ({problem.field})"
+    return problem.message
 
 
 def _where(problem: Problem) -> str:
