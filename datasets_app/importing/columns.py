@@ -344,6 +344,7 @@ class _Builder:
         global_criteria: list[tuple[int, dict[str, str]]] = []
         tasks: list[_Task] = []
         has_task_ids = "task_id" in columns
+        plan = [(key, index, COLUMNS_BY_KEY[key].text) for key, index in columns.items()]
         for row_number, cells in self.table.rows:
             if len(cells) > len(header) and any(c.strip() for c in cells[len(header) :]):
                 self.problem(
@@ -352,7 +353,9 @@ class _Builder:
                     row=row_number,
                 )
                 continue
-            stray = next((i for i in nameless if i < len(cells) and cells[i].strip()), None)
+            stray = None
+            if nameless:
+                stray = next((i for i in nameless if i < len(cells) and cells[i].strip()), None)
             if stray is not None:
                 self.problem(
                     NAMELESS_COLUMN_VALUE,
@@ -362,7 +365,7 @@ class _Builder:
                     row=row_number,
                 )
                 continue
-            values = _row_values(cells, columns)
+            values = _row_values(cells, plan)
             if promptfoo and _is_promptfoo_assertion(values.get("expected", "")):
                 self.problem(
                     PROMPTFOO_ASSERTION,
@@ -609,16 +612,16 @@ def _criterion(values: dict[str, str], ids: _IdMaker) -> dict[str, Any]:
     return criterion
 
 
+_VERIFIER_COLUMNS = {
+    prefix: tuple((prefix + suffix, key) for key, suffix in _VERIFIER_SUFFIXES.items())
+    for prefix in ("verifier", "expected_verifier")
+}
+
+
 def _verifier(values: dict[str, str], prefix: str) -> dict[str, Any] | None:
-    verifier: dict[str, Any] = {}
-    for suffix, key in (
-        ("", "kind"),
-        ("_output_type", "outputType"),
-        ("_instructions", "instructions"),
-        ("_code", "code"),
-    ):
-        if prefix + suffix in values:
-            verifier[key] = values[prefix + suffix]
+    verifier = {
+        key: values[column] for column, key in _VERIFIER_COLUMNS[prefix] if column in values
+    }
     return verifier or None
 
 
@@ -647,16 +650,23 @@ def _name_from_prompt(prompt: str) -> str:
     return first if len(first) <= 80 else first[:79].rstrip() + "…"
 
 
-def _row_values(cells: list[str], columns: dict[str, int]) -> dict[str, str]:
-    """The row's non-blank cells by field: text fields exact, the others stripped."""
+def _row_values(cells: list[str], plan: list[tuple[str, int, bool]]) -> dict[str, str]:
+    """The row's non-blank cells by field: text fields exact, the others stripped.
+
+    `plan` is (field, column index, is text) per mapped column. This runs once per row of
+    files up to 20,000 rows, so it stays a plain loop.
+    """
     values: dict[str, str] = {}
-    for key, index in columns.items():
-        if index >= len(cells):
+    width = len(cells)
+    for key, index, text in plan:
+        if index >= width:
             continue
         cell = cells[index]
-        if not cell.strip():
+        if not cell or cell.isspace():
             continue
-        values[key] = cell if COLUMNS_BY_KEY[key].text else cell.strip()
+        if cell[0] == "'":
+            cell = unneutralize_formula(cell)
+        values[key] = cell if text else cell.strip()
     return values
 
 

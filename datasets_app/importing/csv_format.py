@@ -22,7 +22,6 @@ from datasets_app.importing.columns import (
     document_from_table,
     neutralize_formula,
     rows_from_spec,
-    unneutralize_formula,
 )
 from datasets_app.importing.spec import DatasetSpec, Parsed, Problem, nowhere
 
@@ -147,11 +146,9 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
             None, detected, [Problem(UNREADABLE, message, file_name, row=row)], records
         )
 
-    rows = [
-        (number, [unneutralize_formula(cell) for cell in record])
-        for number, record in enumerate(records, 1)
-        if any(cell.strip() for cell in record)
-    ]
+    # Wholly blank records are skipped but keep their number. (Cells keep their formula
+    # `'`: `columns` takes it off the cells it reads.)
+    rows = [(number, record) for number, record in enumerate(records, 1) if "".join(record).strip()]
     if not rows:
         return DecodedCsv(None, detected, [Problem(EMPTY_FILE, MSG_EMPTY_FILE, file_name)], records)
     header_row, header = rows[0]

@@ -49,7 +49,8 @@ def _sheet_rows(file_format: str, data: bytes, file_name: str) -> list[list[str]
     for number, cells in table.rows:
         rows.extend([] for _ in range(number - len(rows) - 1))
         rows.append(cells)
-    return rows
+    # Cells as typed: the CSV writer below adds the formula `'` back where it belongs.
+    return [[unneutralize_formula(cell) for cell in cells] for cells in rows]
 
 
 def _annotated_sheet(rows: list[list[str]], problems: tuple[Problem, ...]) -> bytes:

@@ -24,7 +24,6 @@ from datasets_app.importing.columns import (
     format_number,
     neutralize_formula,
     rows_from_spec,
-    unneutralize_formula,
 )
 from datasets_app.importing.spec import DatasetSpec, Parsed, Problem, nowhere
 
@@ -188,7 +187,7 @@ def _cell_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return unneutralize_formula(value)
+        return value
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int | float):
