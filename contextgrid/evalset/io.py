@@ -85,12 +85,30 @@ def _decode(data: Text, name: str) -> str:
     """Text of a file, without a leading byte-order mark; bytes must be UTF-8."""
     if isinstance(data, bytes):
         try:
-            return data.decode("utf-8-sig")
+            data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise EvalSetError(
                 f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
             ) from exc
-    return data.removeprefix("\ufeff")
+    text = data.removeprefix("\ufeff")
+    # None of these formats allows a raw NUL; one means a binary file (a spreadsheet saved as
+    # .xlsx, say) and the csv module would otherwise read it as text without complaint.
+    if (nul := text.find("\x00")) != -1:
+        raise EvalSetError(
+            f"{name} contains a NUL character (at character {nul}); it looks like a binary "
+            "file, not text"
+        )
+    return text
+
+
+def _encode(text: str, name: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise EvalSetError(
+            f"{name}: cannot write {exc.object[exc.start : exc.end]!r}, a lone surrogate that "
+            "UTF-8 cannot hold"
+        ) from exc
 
 
 def _read_bytes(path: str | Path) -> tuple[bytes, str]:
@@ -223,7 +241,7 @@ def write_jsonl(evalset: EvalSet, path: str | Path) -> Path:
     path = Path(path)
     text = evalset_to_jsonl_text(evalset)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
+    path.write_bytes(_encode(text, path.name))
     return path
 
 
@@ -250,7 +268,9 @@ def _get_str(
     return value
 
 
-def _get_int(obj: dict[str, Any], key: str, default: int | None, what: str, where: _Where):
+def _get_int(
+    obj: dict[str, Any], key: str, default: int | None, what: str, where: _Where
+) -> int | None:
     value = obj.get(key, default)
     if value is None:
         return default
@@ -454,6 +474,12 @@ def write_csv(evalset: EvalSet, path: str | Path) -> Path:
     writer.writerow(CSV_COLUMNS)
     for item in evalset:
         anchor = item.anchors[0] if item.anchors else None
+        texts = (item.id, item.question, item.answer or "")
+        if anchor is not None:
+            texts += (anchor.source_id, anchor.quote)
+        if any("\x00" in text for text in texts):
+            # read_csv refuses NUL as the mark of a binary file, so it must not be written.
+            raise EvalSetError(f"item {item.id!r}: a NUL character cannot be written to CSV")
         writer.writerow(
             [
                 item.id,
@@ -470,7 +496,7 @@ def write_csv(evalset: EvalSet, path: str | Path) -> Path:
         )
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(buffer.getvalue().encode("utf-8"))
+    path.write_bytes(_encode(buffer.getvalue(), path.name))
     if extra_anchors or gold_only:
         problems = []
         if extra_anchors:
@@ -520,8 +546,9 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
     text = _decode(text, name)
     if not text.strip():
         raise EvalSetError(f"{name} is empty")
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter=_pick_delimiter(text))
+    rows = None
     try:
+        rows = csv.reader(io.StringIO(text, newline=""), delimiter=_pick_delimiter(text))
         header = next(rows)
         columns = [cell.strip() for cell in header]
         by_name: dict[str, int] = {}
@@ -611,7 +638,8 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
                 )
             )
     except csv.Error as exc:
-        raise EvalSetError(f"{name}, row {rows.line_num}: unreadable CSV ({exc})") from exc
+        row = rows.line_num if rows is not None else 1
+        raise EvalSetError(f"{name}, row {row}: unreadable CSV ({exc})") from exc
     evalset_meta: dict[str, Any] = {}
     if rows_without_question:
         evalset_meta["rows_skipped"] = {SKIP_ROW_NO_QUESTION: rows_without_question}
@@ -808,9 +836,8 @@ class _Corpus:
     character) with a byte-order mark kept as U+FEFF. Reading bytes would shift every offset.
     """
 
-    def __init__(self, root: Path, name: str) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self.name = name
         self.lengths: dict[str, int | None] = {}
 
     def length(self, file_path: str, where: _Where) -> int | None:
@@ -859,7 +886,7 @@ def parse_legalbench_rag_text(
         raise EvalSetError(
             f'{name}: expected {{"tests": [...]}} or a [...] array, got {type(payload).__name__}'
         )
-    corpus = _Corpus(Path(corpus_dir), name) if corpus_dir is not None else None
+    corpus = _Corpus(Path(corpus_dir)) if corpus_dir is not None else None
 
     items: list[EvalItem] = []
     used_ids: set[str] = set()

@@ -227,3 +227,22 @@ def test_write_csv_is_silent_when_nothing_is_lost(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cg.write_csv(evalset, tmp_path / "s.csv")
+
+
+def test_nul_characters_are_refused_as_binary():
+    assert error_of("question\nA?\x00\n") == (
+        "quiz.csv contains a NUL character (at character 11); it looks like a binary file, not text"
+    )
+
+
+def test_cell_beyond_the_csv_field_limit_is_an_evalset_error():
+    assert error_of('question\n"' + "x" * 200_000 + '"\n').startswith(
+        "quiz.csv, row 2: unreadable CSV (field larger than field limit"
+    )
+
+
+def test_write_csv_refuses_a_nul_character(tmp_path):
+    evalset = cg.EvalSet(id="s", items=(cg.EvalItem("q1", "A\x00?"),))
+    with pytest.raises(cg.EvalSetError) as excinfo:
+        cg.write_csv(evalset, tmp_path / "s.csv")
+    assert str(excinfo.value) == "item 'q1': a NUL character cannot be written to CSV"

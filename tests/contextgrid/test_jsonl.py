@@ -201,3 +201,12 @@ def test_non_ascii_text_is_written_readably(tmp_path):
     path = cg.write_jsonl(evalset, tmp_path / "fr.jsonl")
     assert "congés" in path.read_text(encoding="utf-8")
     assert cg.read_jsonl(path) == evalset
+
+
+def test_lone_surrogate_is_refused_on_write(tmp_path):
+    evalset = cg.EvalSet(id="s", items=(cg.EvalItem("q1", "bad \ud800 text"),))
+    with pytest.raises(cg.EvalSetError) as excinfo:
+        cg.write_jsonl(evalset, tmp_path / "s.jsonl")
+    assert str(excinfo.value) == (
+        "s.jsonl: cannot write '\\ud800', a lone surrogate that UTF-8 cannot hold"
+    )
