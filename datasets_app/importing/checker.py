@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from datasets_app.importing.document import validate_document
+from datasets_app.importing.document import check_parsed
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
     CheckOptions,
@@ -22,7 +22,6 @@ from datasets_app.importing.spec import (
     Problem,
     Rule,
     TaskPreview,
-    field_path,
 )
 
 UNSUPPORTED_EXTENSION = Rule(
@@ -107,10 +106,6 @@ def _content_problem(data: bytes, extension: str, file_name: str) -> Problem | N
 def _reader(fmt: str) -> Callable[[bytes, str], Parsed]:
     # Imported on use: the CSV and XLSX readers are their own modules, and this one works
     # without them.
-    if fmt == "json":
-        from datasets_app.importing import json_format
-
-        return json_format.read
     if fmt == "jsonl":
         from datasets_app.importing import jsonl_format
 
@@ -122,44 +117,6 @@ def _reader(fmt: str) -> Callable[[bytes, str], Parsed]:
     from datasets_app.importing import xlsx_format
 
     return xlsx_format.read
-
-
-def _in_file_order(problems: list[Problem]) -> tuple[Problem, ...]:
-    # Problems of the whole file first, then by row or line; sorted() is stable, so
-    # problems on one line keep the order the checks found them in.
-    def key(problem: Problem) -> tuple[int, int]:
-        place = problem.row if problem.row is not None else problem.line
-        if problem.code == "too_many_problems":
-            return (2, 0)
-        return (0, 0) if place is None else (1, place)
-
-    return tuple(sorted(problems, key=key))
-
-
-def check_parsed(parsed: Parsed, *, options: CheckOptions) -> CheckResult:
-    """Validate what a reader produced: the shared half of every non-zip check."""
-    problems = list(parsed.problems)
-    warnings = list(parsed.warnings)
-    plan = None
-    if parsed.document is not None:
-        plan, found, cautions = validate_document(
-            parsed.document,
-            file_name=parsed.file_name,
-            locate=parsed.locate,
-            options=options,
-            field_label=parsed.field_label or field_path,
-        )
-        problems.extend(found)
-        warnings.extend(cautions)
-    return CheckResult(
-        file_name=parsed.file_name,
-        format=parsed.format,
-        detected=parsed.detected,
-        problems=_in_file_order(problems),
-        warnings=_in_file_order(warnings),
-        plan=None if problems else plan,
-        notes=tuple(parsed.notes),
-    )
 
 
 def check_file(
@@ -190,6 +147,10 @@ def check_file(
     problem = _content_problem(data, extension, file_name)
     if problem is not None:
         return _refused(file_name, fmt, problem)
+    if fmt == "json":
+        from datasets_app.importing import json_format
+
+        return json_format.check(data, file_name, options=options)
     return check_parsed(_reader(fmt)(data, file_name), options=options)
 
 

@@ -21,17 +21,19 @@ Decisions the page leaves open:
 from __future__ import annotations
 
 import ast
+import json
 import math
 import posixpath
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BeforeValidator, ConfigDict, PlainValidator, TypeAdapter, ValidationError
+from pydantic import BeforeValidator, ConfigDict, GetPydanticSchema, TypeAdapter, ValidationError
 from pydantic import with_config as pydantic_with_config
-from pydantic_core import PydanticCustomError
+from pydantic_core import core_schema as cs
 from typing_extensions import TypedDict
 
 from datasets_app.importing.spec import (
@@ -41,12 +43,16 @@ from datasets_app.importing.spec import (
     MAX_ATTACHED_FILE_BYTES,
     MAX_FILES_PER_KIND,
     MAX_PROBLEMS,
+    OUTPUT_TYPES,
+    VERIFIER_KINDS,
     CheckOptions,
+    CheckResult,
     CriterionSpec,
     DatasetSpec,
     DocPath,
     FileSpec,
     Locate,
+    Parsed,
     Problem,
     Rule,
     TaskSpec,
@@ -54,6 +60,8 @@ from datasets_app.importing.spec import (
     expected_answer_criterion,
     field_path,
 )
+
+ExtraBehavior = Literal["forbid", "ignore"]
 
 FORMAT_NAME = "context-evals-dataset"
 FORMAT_VERSION = 1
@@ -68,6 +76,7 @@ WRONG_TYPE = Rule("wrong_type", "{label} has the wrong type: {detail}.")
 NOT_TEXT = Rule("not_text", "{label} must be text.")
 NOT_A_LIST = Rule("not_a_list", "{label} must be a list.")
 NOT_AN_OBJECT_FIELD = Rule("not_an_object_field", "{label} must be an object ({{...}}).")
+NOT_TEXT_OR_OBJECT = Rule("not_text_or_object", "{label} must be text or an object ({{...}}).")
 NOT_A_WHOLE_NUMBER = Rule("not_a_whole_number", "{label} must be a whole number.")
 BAD_ID = Rule("bad_id", "An id must be text or a whole number.")
 BAD_WEIGHT = Rule(
@@ -155,6 +164,11 @@ TOO_MANY_PROBLEMS = Rule(
     "too_many_problems", "…and {count} more problems not listed. Fix these and check again."
 )
 
+NON_FINITE_EVIDENCE = Rule(
+    "non_finite_evidence",
+    "The evidence of task {task} holds NaN or Infinity, which are not JSON numbers.",
+)
+
 # Warnings: worth knowing, but the file still imports.
 UNKNOWN_FIELD = Rule(
     "unknown_field", "{label} is not part of the dataset format; it will be ignored."
@@ -167,19 +181,14 @@ PYTHON_CHECKS_OFF = Rule(
 )
 
 # --- Structure and types, checked by pydantic in one pass.
+#
+# Tasks, settings and files validate into plain dicts (TypedDicts); criteria and verifiers,
+# the bulk of a large file, validate straight into the plan's `CriterionSpec` and `Verifier`
+# in pydantic-core, so the valid path builds no intermediate copy of them in Python.
 
 
-def _identifier(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    raise PydanticCustomError("bad_id", "bad id")
-
-
-def _weight(value: Any) -> float:
-    """A positive, finite weight; blank or null counts as 1 and bools are not numbers."""
-    number: float | None = None
+def _weight_from_other(value: Any) -> float:
+    """A weight given as blank, null or text; numbers take the fast path before this."""
     if value is None:
         return 1.0
     if isinstance(value, str):
@@ -189,16 +198,81 @@ def _weight(value: Any) -> float:
         try:
             number = float(text)
         except ValueError:
-            number = None
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
-    if number is None or not math.isfinite(number) or number <= 0:
-        raise PydanticCustomError("bad_weight", "bad weight")
-    return number
+            number = math.nan
+        if math.isfinite(number) and number > 0:
+            return number
+    raise ValueError("not a positive number")
 
 
-def _expected_shorthand(value: Any) -> Any:
-    return {"text": value} if isinstance(value, str) else value
+def _optional(schema: cs.CoreSchema, default: Any = None) -> cs.CoreSchema:
+    return cs.with_default_schema(cs.nullable_schema(schema), default=default)
+
+
+# An id is text; a whole number (not true/false) is read as its digits.
+_ID = _optional(
+    cs.custom_error_schema(
+        cs.union_schema(
+            [cs.str_schema(), cs.no_info_after_validator_function(str, cs.int_schema(strict=True))],
+            mode="left_to_right",
+        ),
+        custom_error_type="bad_id",
+        custom_error_message="An id must be text or a whole number",
+    )
+)
+# Strict numbers first (bools are not numbers); blank, null and numeric text after.
+_WEIGHT = cs.with_default_schema(
+    cs.custom_error_schema(
+        cs.union_schema(
+            [
+                cs.float_schema(strict=True, gt=0, allow_inf_nan=False),
+                cs.no_info_plain_validator_function(_weight_from_other),
+            ],
+            # The first that accepts wins: a number never reaches the Python function.
+            mode="left_to_right",
+        ),
+        custom_error_type="bad_weight",
+        custom_error_message="A weight must be a positive number",
+    ),
+    default=1.0,
+)
+_TEXT = _optional(cs.str_schema())
+
+
+def _verifier_schema(extra: ExtraBehavior) -> cs.CoreSchema:
+    fields = [
+        cs.dataclass_field("kind", _optional(cs.literal_schema(list(VERIFIER_KINDS)))),
+        cs.dataclass_field(
+            "output_type",
+            _optional(cs.literal_schema(list(OUTPUT_TYPES))),
+            validation_alias="outputType",
+        ),
+        cs.dataclass_field("instructions", _TEXT),
+        cs.dataclass_field("code", _TEXT),
+    ]
+    return _optional(
+        cs.dataclass_schema(
+            Verifier,
+            cs.dataclass_args_schema("Verifier", fields, extra_behavior=extra),
+            [field.name for field in dataclass_fields(Verifier)],
+            frozen=True,
+        )
+    )
+
+
+def _criteria_schema(extra: ExtraBehavior) -> cs.CoreSchema:
+    fields = [
+        cs.dataclass_field("id", _ID),
+        cs.dataclass_field("criterion", _TEXT),
+        cs.dataclass_field("weight", _WEIGHT),
+        cs.dataclass_field("verifier", _verifier_schema(extra)),
+    ]
+    criterion = cs.dataclass_schema(
+        CriterionSpec,
+        cs.dataclass_args_schema("CriterionSpec", fields, extra_behavior=extra),
+        [field.name for field in dataclass_fields(CriterionSpec)],
+        frozen=True,
+    )
+    return _optional(cs.list_schema(criterion))
 
 
 def _file_shorthand(value: Any) -> Any:
@@ -207,28 +281,17 @@ def _file_shorthand(value: Any) -> Any:
     return value
 
 
-def _models(extra: Literal["forbid", "ignore"]) -> TypeAdapter[Any]:
+def _models(extra: ExtraBehavior) -> TypeAdapter[Any]:
     """The document's shape; `forbid` reports unknown keys (as warnings), `ignore` drops them."""
     config = ConfigDict(extra=extra)
-
-    @pydantic_with_config(config)
-    class VerifierDoc(TypedDict, total=False):
-        kind: Literal["exact_match", "llm_judge", "agent_judge", "code_verifier"] | None
-        outputType: Literal["float", "boolean"] | None
-        instructions: str | None
-        code: str | None
-
-    @pydantic_with_config(config)
-    class CriterionDoc(TypedDict, total=False):
-        id: Annotated[str | None, PlainValidator(_identifier)]
-        criterion: str | None
-        weight: Annotated[float, PlainValidator(_weight)]
-        verifier: VerifierDoc | None
+    verifier = GetPydanticSchema(lambda source, handler: _verifier_schema(extra))
+    criteria = GetPydanticSchema(lambda source, handler: _criteria_schema(extra))
+    identifier = GetPydanticSchema(lambda source, handler: _ID)
 
     @pydantic_with_config(config)
     class ExpectedDoc(TypedDict, total=False):
         text: str | None
-        verifier: VerifierDoc | None
+        verifier: Annotated[Verifier | None, verifier]
 
     @pydantic_with_config(config)
     class FileDoc(TypedDict, total=False):
@@ -240,19 +303,21 @@ def _models(extra: Literal["forbid", "ignore"]) -> TypeAdapter[Any]:
 
     @pydantic_with_config(config)
     class TaskDoc(TypedDict, total=False):
-        id: Annotated[str | None, PlainValidator(_identifier)]
+        id: Annotated[str | None, identifier]
         name: str | None
         prompt: str | None
-        expected: Annotated[ExpectedDoc | None, BeforeValidator(_expected_shorthand)]
-        criteria: list[CriterionDoc] | None
+        # A bare string is the expected text (turned into {"text": ...} by the rules);
+        # a union rather than a before-validator keeps Python out of the hot path.
+        expected: ExpectedDoc | str | None
+        criteria: Annotated[list[CriterionSpec] | None, criteria]
         inputFiles: files
         expectedFiles: files
         evidence: dict[str, Any] | None
 
     @pydantic_with_config(config)
     class SettingsDoc(TypedDict, total=False):
-        expectedAnswerVerifier: VerifierDoc | None
-        defaultVerifier: VerifierDoc | None
+        expectedAnswerVerifier: Annotated[Verifier | None, verifier]
+        defaultVerifier: Annotated[Verifier | None, verifier]
 
     @pydantic_with_config(config)
     class DatasetDoc(TypedDict, total=False):
@@ -261,7 +326,7 @@ def _models(extra: Literal["forbid", "ignore"]) -> TypeAdapter[Any]:
         name: str | None
         description: str | None
         settings: SettingsDoc | None
-        criteria: list[CriterionDoc] | None
+        criteria: Annotated[list[CriterionSpec] | None, criteria]
         tasks: list[TaskDoc] | None
 
     return TypeAdapter(DatasetDoc)
@@ -284,6 +349,8 @@ _TYPE_RULES: dict[str, Rule] = {
     "string_type": NOT_TEXT,
     "list_type": NOT_A_LIST,
     "dict_type": NOT_AN_OBJECT_FIELD,
+    "dataclass_type": NOT_AN_OBJECT_FIELD,
+    "text_or_object": NOT_TEXT_OR_OBJECT,
     "int_type": NOT_A_WHOLE_NUMBER,
     "int_parsing": NOT_A_WHOLE_NUMBER,
     "int_from_float": NOT_A_WHOLE_NUMBER,
@@ -370,6 +437,11 @@ def _where(finding: _Finding) -> DocPath:
 # --- The rules.
 
 _PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_BLANK_VERIFIER = Verifier(kind=None)  # type: ignore[arg-type]  # "verifier": {} = none given
+_DEFAULT_EXPECTED_ANSWER_VERIFIER = Verifier(
+    kind=DEFAULT_EXPECTED_ANSWER_VERIFIER["kind"],
+    output_type=DEFAULT_EXPECTED_ANSWER_VERIFIER["outputType"],
+)
 
 
 def _blank(value: str | None) -> bool:
@@ -377,7 +449,11 @@ def _blank(value: str | None) -> bool:
 
 
 class _Validator:
-    """Checks one validated document against the page's rules and builds its plan."""
+    """Checks one validated document against the page's rules and builds its plan.
+
+    Each step has a fast path for the usual, valid case (one pass of cheap tests over the
+    values pydantic built) and only looks value by value when that pass finds something.
+    """
 
     def __init__(
         self,
@@ -388,8 +464,9 @@ class _Validator:
         self.findings = findings
         self.options = options
         self.zip_members = zip_members
-        # A file repeats the same verifier and code many times: parse each code once.
+        # A file repeats the same code many times: parse each one once.
         self._code_problems: dict[str, tuple[Rule, dict[str, Any]] | None] = {}
+        self._expected_criteria: dict[Verifier, CriterionSpec] = {}
 
     def dataset(self, data: dict[str, Any]) -> DatasetSpec:
         fmt = data.get("format")
@@ -400,62 +477,70 @@ class _Validator:
             self.findings.problem(UNSUPPORTED_VERSION, ("version",), value=version)
 
         settings: dict[str, Any] = {}
-        expected_answer_verifier = Verifier.from_json(DEFAULT_EXPECTED_ANSWER_VERIFIER)
+        expected_answer_verifier = _DEFAULT_EXPECTED_ANSWER_VERIFIER
+        given = data.get("settings") or {}
         for key, subject in (
             ("expectedAnswerVerifier", "The expected answers' verifier in settings"),
             ("defaultVerifier", "The default verifier in settings"),
         ):
-            verifier = self.verifier(
-                (data.get("settings") or {}).get(key), ("settings", key), subject
-            )
+            verifier = self.verifier(given.get(key), ("settings", key), lambda s=subject: s)
             if verifier is not None:
                 settings[key] = verifier.to_json()
                 if key == "expectedAnswerVerifier":
                     expected_answer_verifier = verifier
-        assert expected_answer_verifier is not None
 
-        criteria = self.criteria(data.get("criteria"), ("criteria",), "the criteria for every task")
+        criteria, _ = self.criteria(data.get("criteria"), ("criteria",), None)
 
-        tasks_doc = data.get("tasks")
-        if not tasks_doc:
-            self.findings.problem(NO_TASKS, ("tasks",), missing=tasks_doc is None)
-            tasks_doc = []
-        elif len(tasks_doc) > self.options.max_tasks:
+        task_docs = data.get("tasks")
+        if not task_docs:
+            self.findings.problem(NO_TASKS, ("tasks",), missing=task_docs is None)
+            task_docs = []
+        elif len(task_docs) > self.options.max_tasks:
             self.findings.problem(
-                TOO_MANY_TASKS, ("tasks",), count=len(tasks_doc), limit=self.options.max_tasks
+                TOO_MANY_TASKS, ("tasks",), count=len(task_docs), limit=self.options.max_tasks
             )
-        first_by_id: dict[str, int] = {}
-        first_by_prompt: dict[str, str] = {}
-        tasks = []
-        for index, task_doc in enumerate(tasks_doc):
-            task = self.task(task_doc, index, bool(criteria), expected_answer_verifier)
-            path = ("tasks", index)
-            if task.id in first_by_id:
-                where = (*path, "id") if task_doc.get("id") is not None else path
-                self.findings.problem(
-                    DUPLICATE_TASK_ID, where, task=_shown(task.id), first=first_by_id[task.id] + 1
-                )
-            else:
-                first_by_id[task.id] = index
-            if task.prompt.strip():
-                if task.prompt in first_by_prompt:
-                    self.findings.warning(
-                        DUPLICATE_PROMPT,
-                        (*path, "prompt"),
-                        task=_shown(task.id),
-                        first=_shown(first_by_prompt[task.prompt]),
-                    )
-                else:
-                    first_by_prompt[task.prompt] = task.id
-            tasks.append(task)
-
+        tasks = tuple(
+            self.task(doc, index, bool(criteria), expected_answer_verifier)
+            for index, doc in enumerate(task_docs)
+        )
+        self.duplicates(tasks, task_docs)
         return DatasetSpec(
             name=data.get("name") or "",
             description=data.get("description") or "",
             settings=settings,
             criteria=criteria,
-            tasks=tuple(tasks),
+            tasks=tasks,
         )
+
+    def duplicates(self, tasks: tuple[TaskSpec, ...], docs: list[dict[str, Any]]) -> None:
+        """A repeated task id is a problem; a repeated prompt only a warning."""
+        if len({task.id for task in tasks}) != len(tasks):
+            first: dict[str, int] = {}
+            for index, task in enumerate(tasks):
+                if task.id not in first:
+                    first[task.id] = index
+                    continue
+                path: DocPath = ("tasks", index)
+                self.findings.problem(
+                    DUPLICATE_TASK_ID,
+                    (*path, "id") if docs[index].get("id") is not None else path,
+                    task=_shown(task.id),
+                    first=first[task.id] + 1,
+                )
+        if len({task.prompt for task in tasks}) != len(tasks):
+            first_id: dict[str, str] = {}
+            for index, task in enumerate(tasks):
+                if not task.prompt or task.prompt.isspace():
+                    continue
+                if task.prompt not in first_id:
+                    first_id[task.prompt] = task.id
+                    continue
+                self.findings.warning(
+                    DUPLICATE_PROMPT,
+                    ("tasks", index, "prompt"),
+                    task=_shown(task.id),
+                    first=_shown(first_id[task.prompt]),
+                )
 
     def task(
         self,
@@ -464,120 +549,154 @@ class _Validator:
         file_has_criteria: bool,
         expected_answer_verifier: Verifier,
     ) -> TaskSpec:
-        path: DocPath = ("tasks", index)
+        # The hot loop of a large file: messages and paths are built only for a problem.
         task_id = doc.get("id")
-        if _blank(task_id):
+        if not task_id or task_id.isspace():
             task_id = f"task-{index + 1}"
-        shown = _shown(task_id)
         prompt = doc.get("prompt")
-        if _blank(prompt):
+        if not prompt or prompt.isspace():
             self.findings.problem(
-                MISSING_PROMPT, (*path, "prompt"), missing=prompt is None, task=shown
+                MISSING_PROMPT,
+                ("tasks", index, "prompt"),
+                missing=prompt is None,
+                task=_shown(task_id),
             )
             prompt = prompt or ""
 
-        expected_text = None
-        expected_verifier = None
+        expected_text = expected_verifier = None
         expected = doc.get("expected")
+        if isinstance(expected, str):
+            expected = {"text": expected}
         if expected:
             expected_text = expected.get("text")
-            expected_verifier = self.verifier(
-                expected.get("verifier"),
-                (*path, "expected", "verifier"),
-                f"The expected answer of task {shown}",
-            )
-            if _blank(expected_text):
+            if expected.get("verifier") is not None:
+                expected_verifier = self.verifier(
+                    expected["verifier"],
+                    ("tasks", index, "expected", "verifier"),
+                    lambda: f"The expected answer of task {_shown(task_id)}",
+                )
+            if not expected_text or expected_text.isspace():
                 self.findings.problem(
                     MISSING_EXPECTED_TEXT,
-                    (*path, "expected", "text"),
+                    ("tasks", index, "expected", "text"),
                     missing=expected_text is None,
-                    task=shown,
+                    task=_shown(task_id),
                 )
                 expected_text = None
 
-        criteria = self.criteria(doc.get("criteria"), (*path, "criteria"), f"task {shown}")
-        has_expected = expected_text is not None or bool(expected)
-        if not has_expected and not criteria and not file_has_criteria:
-            self.findings.problem(NOTHING_TO_GRADE, path, task=shown)
-        lands_as_rubric = expected_text is not None and (criteria or file_has_criteria)
-        if lands_as_rubric and all(c.id != EXPECTED_ANSWER_CRITERION_ID for c in criteria):
+        criteria, ids = self.criteria(doc.get("criteria"), ("tasks", index, "criteria"), task_id)
+        if not expected and not criteria and not file_has_criteria:
+            self.findings.problem(NOTHING_TO_GRADE, ("tasks", index), task=_shown(task_id))
+        # Given both ways of grading, the task lands as a rubric with the expected answer
+        # as one of its criteria (unless it is there already, as in an exported file).
+        if (
+            expected_text is not None
+            and (criteria or file_has_criteria)
+            and EXPECTED_ANSWER_CRITERION_ID not in ids
+        ):
             criteria = (
-                expected_answer_criterion(expected_verifier or expected_answer_verifier),
+                self.expected_criterion(expected_verifier or expected_answer_verifier),
                 *criteria,
             )
 
+        input_files = doc.get("inputFiles")
+        expected_files = doc.get("expectedFiles")
+        evidence = doc.get("evidence")
         return TaskSpec(
-            id=task_id,
-            name=doc.get("name") or task_id,
-            prompt=prompt,
-            expected_text=expected_text,
-            expected_verifier=expected_verifier,
-            criteria=criteria,
-            input_files=self.files(
-                doc.get("inputFiles"), (*path, "inputFiles"), shown, "input files"
-            ),
-            expected_files=self.files(
-                doc.get("expectedFiles"), (*path, "expectedFiles"), shown, "expected files"
-            ),
-            evidence=doc.get("evidence") or {},
+            task_id,
+            doc.get("name") or task_id,
+            prompt,
+            expected_text,
+            expected_verifier,
+            criteria,
+            self.files(input_files, ("tasks", index, "inputFiles"), task_id, "input files")
+            if input_files
+            else (),
+            self.files(expected_files, ("tasks", index, "expectedFiles"), task_id, "expected files")
+            if expected_files
+            else (),
+            self.evidence(evidence, ("tasks", index, "evidence"), task_id) if evidence else {},
         )
 
+    def expected_criterion(self, verifier: Verifier) -> CriterionSpec:
+        # Criteria are immutable, so the tasks graded the same way share one.
+        criterion = self._expected_criteria.get(verifier)
+        if criterion is None:
+            criterion = self._expected_criteria[verifier] = expected_answer_criterion(verifier)
+        return criterion
+
+    def evidence(self, evidence: dict[str, Any], path: DocPath, task_id: str) -> dict[str, Any]:
+        """Free-form evidence, which must still be JSON (no NaN or Infinity in it)."""
+        try:
+            json.dumps(evidence, allow_nan=False)
+        except ValueError:
+            self.findings.problem(NON_FINITE_EVIDENCE, path, task=_shown(task_id))
+        return evidence
+
     def criteria(
-        self, docs: list[dict[str, Any]] | None, path: DocPath, where: str
-    ) -> tuple[CriterionSpec, ...]:
-        if not docs:
-            return ()
+        self, criteria: list[CriterionSpec] | None, path: DocPath, task_id: str | None
+    ) -> tuple[tuple[CriterionSpec, ...], set[str | None]]:
+        """A task's criteria (or, with no task_id, the file's for every task) and their ids."""
+        if not criteria:
+            return (), set()
+        ids = {criterion.id for criterion in criteria}
+        usual = None not in ids and len(ids) == len(criteria)
+        if usual:
+            for criterion in criteria:
+                text = criterion.criterion
+                if criterion.verifier is not None or not text or text.isspace():
+                    usual = False
+                    break
+        if usual:
+            return tuple(criteria), ids
+        where = "the criteria for every task" if task_id is None else f"task {_shown(task_id)}"
+        checked = self._criteria_one_by_one(criteria, path, where)
+        return tuple(checked), {criterion.id for criterion in checked}
+
+    def _criteria_one_by_one(
+        self, criteria: list[CriterionSpec], path: DocPath, where: str
+    ) -> list[CriterionSpec]:
         seen: set[str] = set()
-        criteria = []
-        for index, doc in enumerate(docs):
+        checked = []
+        for index, criterion in enumerate(criteria):
             here = (*path, index)
-            criterion_id = doc.get("id")
-            if _blank(criterion_id):
+            given_id = criterion.id
+            criterion_id = given_id
+            if not criterion_id or criterion_id.isspace():
                 criterion_id = f"criterion-{index + 1}"
             shown = _shown(criterion_id)
             if criterion_id in seen:
                 self.findings.problem(
                     DUPLICATE_CRITERION_ID,
-                    (*here, "id") if doc.get("id") is not None else here,
+                    (*here, "id") if given_id is not None else here,
                     criterion=shown,
                     where=where,
                 )
             seen.add(criterion_id)
-            text = doc.get("criterion")
-            if _blank(text):
+            text = criterion.criterion
+            if not text or text.isspace():
                 self.findings.problem(
                     MISSING_CRITERION_TEXT,
                     (*here, "criterion"),
                     missing=text is None,
                     criterion=shown,
                 )
-            criteria.append(
-                CriterionSpec(
-                    id=criterion_id,
-                    criterion=text or "",
-                    weight=doc.get("weight", 1.0),
-                    verifier=self.verifier(
-                        doc.get("verifier"), (*here, "verifier"), f"Criterion {shown}"
-                    ),
-                )
+            verifier = self.verifier(criterion.verifier, (*here, "verifier"), f"Criterion {shown}")
+            checked.append(
+                replace(criterion, id=criterion_id, criterion=text or "", verifier=verifier)
             )
-        return tuple(criteria)
+        return checked
 
-    def verifier(self, doc: dict[str, Any] | None, path: DocPath, subject: str) -> Verifier | None:
-        """The verifier `doc` describes, checking its instructions and code; None when blank."""
-        if not doc or all(value is None for value in doc.values()):
+    def verifier(
+        self, verifier: Verifier | None, path: DocPath, subject: Callable[[], str]
+    ) -> Verifier | None:
+        """`verifier` once its instructions and code are checked; None when it is blank."""
+        if verifier is None or verifier == _BLANK_VERIFIER:
             return None
-        kind = doc.get("kind")
-        if kind is None:
+        if verifier.kind is None:
             self.findings.problem(MISSING_VERIFIER_KIND, (*path, "kind"), missing=True)
             return None
-        verifier = Verifier(
-            kind=kind,
-            output_type=doc.get("outputType"),
-            instructions=doc.get("instructions"),
-            code=doc.get("code"),
-        )
-        if kind == "llm_judge" and verifier.instructions:
+        if verifier.kind == "llm_judge" and verifier.instructions:
             for name in _PLACEHOLDER.findall(verifier.instructions):
                 if name.strip() not in LLM_JUDGE_PLACEHOLDERS:
                     self.findings.problem(
@@ -585,15 +704,14 @@ class _Validator:
                         (*path, "instructions"),
                         placeholder=_shown("{{" + name + "}}"),
                     )
-        if kind == "code_verifier":
+        if verifier.kind == "code_verifier":
             self.code(verifier.code, path, subject)
         return verifier
 
-    def code(self, code: str | None, path: DocPath, subject: str) -> None:
-        if _blank(code):
+    def code(self, code: str | None, path: DocPath, subject: Callable[[], str]) -> None:
+        if not code or code.isspace():
             self.findings.problem(MISSING_CODE, (*path, "code"), missing=code is None)
             return
-        assert code is not None
         if code not in self._code_problems:
             self._code_problems[code] = _code_problem(code)
         found = self._code_problems[code]
@@ -601,18 +719,16 @@ class _Validator:
             rule, params = found
             self.findings.problem(rule, (*path, "code"), **params)
         elif not self.options.python_checks_enabled:
-            self.findings.warning(PYTHON_CHECKS_OFF, path, subject=subject)
+            self.findings.warning(PYTHON_CHECKS_OFF, path, subject=subject())
 
     def files(
-        self, docs: list[dict[str, Any]] | None, path: DocPath, task: str, kind: str
+        self, docs: list[dict[str, Any]], path: DocPath, task_id: str, kind: str
     ) -> tuple[FileSpec, ...]:
-        if not docs:
-            return ()
         if len(docs) > MAX_FILES_PER_KIND:
             self.findings.problem(
                 TOO_MANY_FILES,
                 path,
-                task=task,
+                task=_shown(task_id),
                 count=len(docs),
                 kind=kind,
                 limit=MAX_FILES_PER_KIND,
@@ -687,17 +803,32 @@ def _code_problem(code: str) -> tuple[Rule, dict[str, Any]] | None:
     return CODE_MISSING_VERIFY, {}
 
 
-def _type_problems(exc: ValidationError, findings: _Findings) -> bool:
-    """Record pydantic's errors; True when any is a problem (not only unknown keys)."""
-    any_problem = False
+def _type_problems(
+    exc: ValidationError, findings: _Findings, field_label: Callable[[DocPath], str]
+) -> list[DocPath]:
+    """Record pydantic's errors; return the paths of the values that are wrong.
+
+    Unknown keys are only warnings, so they are not among the paths returned.
+    """
+    wrong: list[DocPath] = []
     for error in exc.errors(include_url=False, include_input=True):
         path: DocPath = tuple(error["loc"])
-        label = field_path(path) or "The file"
         kind = error["type"]
-        if kind == "extra_forbidden":
+        if "ExpectedDoc" in path or "str" in path:
+            # `expected` is an object or a bare string: the string branch only fails when
+            # the object branch does, so its error adds nothing; a wrong type at the
+            # object branch itself means the value was neither.
+            if "str" in path:
+                continue
+            tag = path.index("ExpectedDoc")
+            if tag == len(path) - 1 and kind == "dict_type":
+                kind = "text_or_object"
+            path = path[:tag] + path[tag + 1 :]
+        label = field_label(path) or "The file"
+        if kind in ("extra_forbidden", "unexpected_keyword_argument"):
             findings.warning(UNKNOWN_FIELD, path, label=label)
             continue
-        any_problem = True
+        wrong.append(path)
         value = error.get("input")
         if kind == "literal_error":
             rule = UNKNOWN_OUTPUT_TYPE if path[-1] == "outputType" else UNKNOWN_VERIFIER_KIND
@@ -708,7 +839,50 @@ def _type_problems(exc: ValidationError, findings: _Findings) -> bool:
             findings.problem(_TYPE_RULES[kind], path, label=label)
         else:
             findings.problem(WRONG_TYPE, path, label=label, detail=error["msg"])
-    return any_problem
+    return wrong
+
+
+def _without(value: Any, wrong: dict[Any, Any]) -> Any:
+    """A copy of `value` without the wrong values (a trie of paths; {} marks a wrong value).
+
+    Only the objects and lists on the way to a wrong value are copied. A wrong list item
+    becomes {} so that the items after it keep their positions.
+    """
+    if isinstance(value, dict):
+        copy = dict(value)
+        for key, below in wrong.items():
+            if key in copy:
+                if below:
+                    copy[key] = _without(copy[key], below)
+                else:
+                    del copy[key]
+        return copy
+    if isinstance(value, list):
+        items = list(value)
+        for key, below in wrong.items():
+            if isinstance(key, int) and 0 <= key < len(items):
+                items[key] = _without(items[key], below) if below else {}
+        return items
+    return value
+
+
+def _follows_from(finding: _Finding, wrong: DocPath) -> bool:
+    """Whether a rule fired only because the wrong value at `wrong` was dropped."""
+    if finding.path[: len(wrong)] == wrong:
+        return True
+    # A task whose expected answer or criteria were dropped looks ungraded; it is not.
+    return finding.rule is NOTHING_TO_GRADE and wrong[: len(finding.path)] == finding.path
+
+
+def _trie(paths: list[DocPath]) -> dict[Any, Any]:
+    root: dict[Any, Any] = {}
+    for path in paths:
+        node = root
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        if path:
+            node.setdefault(path[-1], {})
+    return root
 
 
 def validate_document(
@@ -732,12 +906,93 @@ def validate_document(
     if not isinstance(document, dict):
         findings.problem(NOT_AN_OBJECT, ())
     else:
-        data: dict[str, Any] | None
+        wrong: list[DocPath] = []
         try:
             data = _STRICT.validate_python(document)
         except ValidationError as exc:
-            data = None if _type_problems(exc, findings) else _lenient().validate_python(document)
+            wrong = _type_problems(exc, findings, field_label)
+            # Check the rest of the document too, so one pass lists every problem: drop
+            # the wrong values, and any rule that then fires on them or inside them.
+            try:
+                data = _lenient().validate_python(_without(document, _trie(wrong)))
+            except ValidationError:  # pragma: no cover - dropping values cannot add errors
+                data = None
         if data is not None:
+            checked = len(findings.problems)
             plan = _Validator(findings, options, zip_members).dataset(data)
+            if wrong:
+                findings.problems[checked:] = [
+                    finding
+                    for finding in findings.problems[checked:]
+                    if not any(_follows_from(finding, path) for path in wrong)
+                ]
     problems, warnings = findings.resolve(file_name, locate, field_label)
     return (None if problems else plan), problems, warnings
+
+
+def validate_json_text(
+    text: str,
+    *,
+    file_name: str,
+    locate: Locate,
+    options: CheckOptions,
+    zip_members: Mapping[str, int] | None = None,
+) -> tuple[DatasetSpec | None, list[Problem], list[Problem]] | None:
+    """`validate_document` for JSON text, parsed and type-checked in one pass.
+
+    The fast path for the usual, well-formed file: no intermediate document is built.
+    Returns None when the text is not JSON or has a value of the wrong type or a key the
+    format does not know; then parse it and call `validate_document`, which says where.
+    """
+    try:
+        data = _STRICT.validate_json(text)
+    except ValidationError:
+        return None
+    findings = _Findings()
+    plan = _Validator(findings, options, zip_members).dataset(data)
+    problems, warnings = findings.resolve(file_name, locate, field_path)
+    return (None if problems else plan), problems, warnings
+
+
+def in_file_order(problems: list[Problem]) -> tuple[Problem, ...]:
+    """Problems about the whole file first, then by row or line; stable within a line."""
+
+    def key(problem: Problem) -> tuple[int, int]:
+        place = problem.row if problem.row is not None else problem.line
+        if problem.code == TOO_MANY_PROBLEMS.code:
+            return (2, 0)
+        return (0, 0) if place is None else (1, place)
+
+    return tuple(sorted(problems, key=key))
+
+
+def check_parsed(
+    parsed: Parsed,
+    *,
+    options: CheckOptions,
+    zip_members: Mapping[str, int] | None = None,
+) -> CheckResult:
+    """Validate what a reader produced and say so as a `CheckResult`."""
+    problems = list(parsed.problems)
+    warnings = list(parsed.warnings)
+    plan = None
+    if parsed.document is not None:
+        plan, found, cautions = validate_document(
+            parsed.document,
+            file_name=parsed.file_name,
+            locate=parsed.locate,
+            options=options,
+            zip_members=zip_members,
+            field_label=parsed.field_label or field_path,
+        )
+        problems.extend(found)
+        warnings.extend(cautions)
+    return CheckResult(
+        file_name=parsed.file_name,
+        format=parsed.format,
+        detected=parsed.detected,
+        problems=in_file_order(problems),
+        warnings=in_file_order(warnings),
+        plan=None if problems else plan,
+        notes=tuple(parsed.notes),
+    )

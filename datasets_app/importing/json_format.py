@@ -12,12 +12,22 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from json.decoder import scanstring
 from typing import Any
 
-from datasets_app.importing.document import FORMAT_NAME, FORMAT_VERSION
+from pydantic_core import from_json
+
+from datasets_app.importing.document import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    check_parsed,
+    in_file_order,
+    validate_json_text,
+)
 from datasets_app.importing.spec import (
+    CheckOptions,
+    CheckResult,
     CriterionSpec,
     DatasetSpec,
     DocPath,
@@ -58,11 +68,6 @@ NOT_JSON_OBJECT = Rule(
     "The file holds a JSON {kind}. A .json dataset is one object with its settings, criteria "
     "and tasks.",
 )
-NON_FINITE_NUMBER = Rule(
-    "non_finite_number",
-    "NaN and Infinity are not JSON numbers, and the evidence of task {task} holds one.",
-)
-
 # Byte order marks that say which Unicode encoding a file is in (longest first: the UTF-32
 # little-endian mark starts with the UTF-16 one).
 _BOMS: tuple[tuple[bytes, str, str], ...] = (
@@ -102,7 +107,8 @@ def _bad_byte(rule: Rule, data: bytes, offset: int, file_name: str) -> Problem:
 
 def escaped_nul_lines(text: str) -> list[int]:
     """Lines holding an escaped NUL (\\u0000): valid JSON, but no database stores it."""
-    if "\\u0000" not in text:
+    # A backslash is found far faster than a longer string, and most files have none.
+    if "\\" not in text or "\\u0000" not in text:
         return []
     return sorted({line_of(text, match.start()) for match in _ESCAPED_NUL.finditer(text)})
 
@@ -111,31 +117,28 @@ def line_of(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
 
-class _NonFinite:
-    """Remembers whether the text used NaN or Infinity (Python's json accepts them)."""
-
-    def __init__(self) -> None:
-        self.seen = False
-
-    def __call__(self, name: str) -> float:
-        self.seen = True
-        return float(name)
+# pydantic-core's parser (faster than the json module, and stricter: no NaN or Infinity,
+# no lone surrogates) reports where it stopped at the end of its message.
+_WHERE = re.compile(r"^(?P<detail>.*) at line (?P<line>\d+) column (?P<column>\d+)$", re.DOTALL)
 
 
-def loads(text: str, file_name: str, *, line_offset: int = 0) -> tuple[Any, bool, list[Problem]]:
-    """Parse JSON text: (value, whether NaN/Infinity appear, problems). Never raises."""
-    non_finite = _NonFinite()
+def loads(text: str, file_name: str, *, line_offset: int = 0) -> tuple[Any, list[Problem]]:
+    """Parse JSON text: (value, problems). Never raises.
+
+    Nesting deeper than the parser's limit (about 200 levels) is refused: a dataset file
+    is only a few levels deep, and the limit keeps hostile nesting from using the stack.
+    """
     try:
-        return json.loads(text, parse_constant=non_finite), non_finite.seen, []
-    except json.JSONDecodeError as exc:
-        line = exc.lineno + line_offset
-        problem = NOT_JSON.at(
-            file_name, line=line, detail=exc.msg, line_number=line, column=exc.colno
-        )
-        return None, False, [problem]
-    except RecursionError:
-        # The C parser recurses once per nesting level; thousands of "[" exhaust the stack.
-        return None, False, [TOO_DEEP.at(file_name, line=line_offset + 1 if line_offset else None)]
+        return from_json(text, allow_inf_nan=False), []
+    except ValueError as exc:
+        found = _WHERE.match(str(exc))
+        detail = found["detail"] if found else str(exc)
+        line = int(found["line"]) + line_offset if found else None
+        column = int(found["column"]) if found else None
+        if detail.startswith("recursion limit exceeded"):
+            return None, [TOO_DEEP.at(file_name, line=line)]
+        problem = NOT_JSON.at(file_name, line=line, detail=detail, line_number=line, column=column)
+        return None, [problem]
 
 
 def read(data: bytes, file_name: str) -> Parsed:
@@ -144,41 +147,58 @@ def read(data: bytes, file_name: str) -> Parsed:
     detected = f"JSON dataset, {encoding}"
     if text is None:
         return Parsed("json", detected, file_name, None, _no_place, problems=problems)
-    document, saw_non_finite, problems = loads(text, file_name)
+    return _parse(text, file_name, detected)
+
+
+def _parse(text: str, file_name: str, detected: str) -> Parsed:
+    document, problems = loads(text, file_name)
     if problems:
         return Parsed("json", detected, file_name, None, _no_place, problems=problems)
     if not isinstance(document, dict):
         rule = TOP_LEVEL_LIST if isinstance(document, list) else NOT_JSON_OBJECT
         problem = rule.at(file_name, line=1, kind=_json_kind(document))
         return Parsed("json", detected, file_name, None, _no_place, problems=[problem])
-    locate = JsonLocator(text)
     problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
-    if saw_non_finite:
-        problems.extend(non_finite_evidence(document, file_name, locate))
-    return Parsed("json", detected, file_name, document, locate, problems=problems)
+    return Parsed("json", detected, file_name, document, JsonLocator(text), problems=problems)
 
 
-def non_finite_evidence(
-    document: dict[str, Any], file_name: str, locate: Any, *, path_prefix: DocPath = ()
-) -> list[Problem]:
-    """NaN or Infinity kept in a task's free-form evidence (other fields reject them)."""
-    problems = []
-    tasks = document.get("tasks")
-    for index, task in enumerate(tasks if isinstance(tasks, list) else []):
-        evidence = task.get("evidence") if isinstance(task, dict) else None
-        if evidence is None:
-            continue
-        try:
-            json.dumps(evidence, allow_nan=False)
-        except ValueError:
-            path = (*path_prefix, "tasks", index, "evidence")
-            row, line = locate(path)
-            problems.append(
-                NON_FINITE_NUMBER.at(
-                    file_name, row=row, line=line, field="evidence", task=task.get("id", index + 1)
-                )
+def check(
+    data: bytes,
+    file_name: str,
+    *,
+    options: CheckOptions,
+    zip_members: Mapping[str, int] | None = None,
+) -> CheckResult:
+    """Check a .json dataset file: `read` then `validate_document`, but faster when valid.
+
+    A well-formed file is parsed and validated in one pass (`validate_json_text`); only a
+    file with a syntax error, a wrong type or an unknown key is read into a document first,
+    so that every problem gets its line.
+    """
+    text, encoding, problems = decode(data, file_name)
+    detected = f"JSON dataset, {encoding}"
+    if text is None:
+        return CheckResult(file_name, "json", detected, problems=tuple(problems))
+    # A backslash is found far faster than a longer string, and most files have none.
+    if "\\" not in text or "\\u0000" not in text:
+        fast = validate_json_text(
+            text,
+            file_name=file_name,
+            locate=JsonLocator(text),
+            options=options,
+            zip_members=zip_members,
+        )
+        if fast is not None:
+            plan, problems, warnings = fast
+            return CheckResult(
+                file_name,
+                "json",
+                detected,
+                problems=in_file_order(problems),
+                warnings=in_file_order(warnings),
+                plan=plan,
             )
-    return problems
+    return check_parsed(_parse(text, file_name, detected), options=options, zip_members=zip_members)
 
 
 def _json_kind(value: Any) -> str:

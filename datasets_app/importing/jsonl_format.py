@@ -15,7 +15,6 @@ from datasets_app.importing.json_format import (
     decode,
     escaped_nul_lines,
     loads,
-    non_finite_evidence,
 )
 from datasets_app.importing.spec import DocPath, Parsed, Rule, field_path
 
@@ -62,11 +61,10 @@ def read(data: bytes, file_name: str) -> Parsed:
         return Parsed("jsonl", detected, file_name, None, locate, problems=problems)
 
     tasks: list[dict[str, Any]] = []
-    saw_non_finite = False
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        value, non_finite, line_problems = loads(line, file_name, line_offset=number - 1)
+        value, line_problems = loads(line, file_name, line_offset=number - 1)
         if line_problems:
             problems.extend(line_problems)
             continue
@@ -80,7 +78,6 @@ def read(data: bytes, file_name: str) -> Parsed:
                 DATASET_KEYS_IN_JSONL.at(file_name, line=number, line_number=number, keys=keys)
             )
             continue
-        saw_non_finite = saw_non_finite or non_finite
         tasks.append(value)
         locate.lines.append(number)
 
@@ -90,8 +87,6 @@ def read(data: bytes, file_name: str) -> Parsed:
             problems.append(EMPTY_JSONL.at(file_name))
         return Parsed("jsonl", detected, file_name, None, locate, problems=problems)
     document = {"tasks": tasks}
-    if saw_non_finite:
-        problems.extend(non_finite_evidence(document, file_name, locate))
     return Parsed(
         "jsonl",
         detected,
