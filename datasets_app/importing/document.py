@@ -681,7 +681,9 @@ class _Validator:
                     missing=text is None,
                     criterion=shown,
                 )
-            verifier = self.verifier(criterion.verifier, (*here, "verifier"), f"Criterion {shown}")
+            verifier = self.verifier(
+                criterion.verifier, (*here, "verifier"), lambda shown=shown: f"Criterion {shown}"
+            )
             checked.append(
                 replace(criterion, id=criterion_id, criterion=text or "", verifier=verifier)
             )

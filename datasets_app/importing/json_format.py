@@ -60,7 +60,7 @@ TOO_DEEP = Rule(
 )
 TOP_LEVEL_LIST = Rule(
     "top_level_list",
-    'The file holds a list. A .json dataset is one object, {"tasks": [...], ...}; for one '
+    'The file holds a list. A .json dataset is one object, {{"tasks": [...], ...}}; for one '
     "task per line, save the tasks as .jsonl.",
 )
 NOT_JSON_OBJECT = Rule(

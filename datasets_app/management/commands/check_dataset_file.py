@@ -1,0 +1,77 @@
+"""`manage.py check_dataset_file PATH [--json]`: check a dataset file as the import dialog does.
+
+Prints the preview (or every problem) and exits 0 when the file can be imported, 1 when it
+has problems; 2 when PATH cannot be read. Writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from datasets_app.importing.checker import check_file, preview, result_to_json
+from datasets_app.importing.spec import CheckResult
+from datasets_app.selectors import checker_options
+
+# Exit codes: a file with problems is an answer, not an error; an unreadable path is.
+EXIT_PROBLEMS = 1
+EXIT_UNREADABLE = 2
+
+
+def _weight(value: float) -> str:
+    return f"{value:g}"
+
+
+class Command(BaseCommand):
+    help = "Check a dataset file (.json, .jsonl, .csv, .xlsx or .zip) without importing it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", help="The dataset file to check.")
+        parser.add_argument(
+            "--json", action="store_true", help="Print the result as one JSON object."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["path"])
+        try:
+            with path.open("rb") as source:
+                result = check_file(source, path.name, options=checker_options())
+        except OSError as exc:
+            raise CommandError(
+                f"Cannot read {path}: {exc.strerror or exc}", returncode=EXIT_UNREADABLE
+            ) from exc
+
+        if options["json"]:
+            self.stdout.write(json.dumps(result_to_json(result), ensure_ascii=False, indent=2))
+        else:
+            self._print(result)
+        if not result.ok:
+            raise SystemExit(EXIT_PROBLEMS)
+
+    def _print(self, result: CheckResult) -> None:
+        self.stdout.write(result.detected)
+        if not result.ok:
+            count = len(result.problems)
+            self.stdout.write(
+                f"{count} problem{'s' if count != 1 else ''}; nothing can be imported:"
+            )
+            for problem in result.problems:
+                self.stdout.write(f"{problem.where}: {problem.message}")
+            return
+        for task in preview(result):
+            scored_by = "criteria" if task.scored_by == "criteria" else "expected answer"
+            self.stdout.write(
+                f"  {task.id}  {task.name}  scored by {scored_by}  "
+                f"{task.criteria} criteria  total weight {_weight(task.total_weight)}"
+            )
+        for warning in result.warnings:
+            self.stdout.write(f"Warning: {warning.where}: {warning.message}")
+        for note in result.notes:
+            self.stdout.write(f"Note: {note}")
+        count = result.task_count
+        self.stdout.write(
+            self.style.SUCCESS(f"Ready to import {count} task{'s' if count != 1 else ''}.")
+        )

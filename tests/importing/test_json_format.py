@@ -1,0 +1,270 @@
+""".json files: reading, the line each problem is on, hostile input, and export round trips."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+
+from datasets_app.importing import document as doc
+from datasets_app.importing import json_format
+from datasets_app.importing.checker import check_file
+from datasets_app.importing.spec import CheckOptions, CriterionSpec, DatasetSpec, TaskSpec
+
+from .strategies import dataset_specs, zip_members_for
+
+FILES = Path(__file__).resolve().parent.parent / "files" / "json"
+
+
+def check(text: str | bytes, name: str = "data.json"):
+    data = text.encode() if isinstance(text, str) else text
+    return check_file(data, name)
+
+
+def only_problem(result):
+    assert len(result.problems) == 1, result.problems
+    return result.problems[0]
+
+
+PRETTY = """{
+  "format": "context-evals-dataset",
+  "version": 1,
+  "tasks": [
+    {
+      "id": "a",
+      "prompt": "One",
+      "expected": {"text": "1"}
+    },
+    {
+      "id": "b",
+      "prompt": "Two",
+      "criteria": [
+        {"id": "c1", "criterion": "Says two", "weight": 5},
+        {"id": "c2", "criterion": "Is short",
+         "weight": "heavy"}
+      ]
+    },
+    {
+      "id": "c"
+    }
+  ]
+}
+"""
+
+
+def test_the_reference_page_templates_pass_with_no_problem():
+    expected = check_file((FILES / "expected_answers_template.json").read_bytes(), "e.json")
+    rubric = check_file((FILES / "rubric_template.json").read_bytes(), "r.json")
+
+    assert expected.ok and expected.task_count == 2 and expected.warnings == ()
+    assert rubric.ok and rubric.task_count == 1
+    # Its code_verifier is a warning while Python checks are off, never a problem.
+    assert [w.code for w in rubric.warnings] == [doc.PYTHON_CHECKS_OFF.code]
+    assert rubric.detected == "JSON dataset, UTF-8"
+
+
+def test_each_problem_names_the_line_its_value_stands_on():
+    result = check(PRETTY)
+
+    lines = {(p.code, p.field): p.line for p in result.problems}
+    assert lines == {
+        (doc.BAD_WEIGHT.code, "tasks[1].criteria[1].weight"): 16,
+        # Missing fields are reported where their object starts.
+        (doc.MISSING_PROMPT.code, "tasks[2].prompt"): 19,
+        (doc.NOTHING_TO_GRADE.code, "tasks[2]"): 19,
+    }
+    assert [p.line for p in result.problems] == sorted(p.line for p in result.problems)
+
+
+def test_rule_problems_in_a_valid_shaped_file_get_their_lines_too():
+    text = PRETTY.replace('"heavy"', "2").replace(
+        '"id": "c"', '"id": "a", "prompt": "x", "expected": "y"'
+    )
+    result = check(text)
+
+    problem = only_problem(result)
+    assert (problem.code, problem.field, problem.line) == (
+        doc.DUPLICATE_TASK_ID.code,
+        "tasks[2].id",
+        20,
+    )
+
+
+def test_the_locator_walks_only_to_the_paths_asked_for():
+    text = json.dumps({"a": [{"b": 1}, {"b": [1, 2, {"c": "x\ny"}]}], "d": {"e": None}}, indent=1)
+    locate = json_format.JsonLocator(text)
+    lines = text.split("\n")
+
+    for path, needle in [(("a", 1, "b", 2, "c"), '"c"'), (("d", "e"), '"e"'), (("a", 0), "{")]:
+        _, line = locate(path)
+        assert needle in lines[line - 1] or lines[line - 1].strip() == "{"
+    # An absent path gets its nearest ancestor's line.
+    assert locate(("d", "zzz")) == locate(("d",))
+    assert locate(()) == (None, 1)
+
+
+def test_a_syntax_error_is_one_problem_with_its_line_and_column():
+    problem = only_problem(check('{\n  "tasks": [\n    {"id": "a",,}\n  ]\n}'))
+
+    assert problem.code == json_format.NOT_JSON.code
+    assert problem.line == 3
+    assert "column" in problem.message
+
+
+def test_truncated_json_is_a_problem_not_a_crash():
+    text = PRETTY[: len(PRETTY) // 2]
+    problem = only_problem(check(text))
+
+    assert problem.code == json_format.NOT_JSON.code
+    assert problem.line == text.count("\n") + 1
+
+
+def test_json_nested_ten_thousand_deep_is_a_problem():
+    start = time.perf_counter()
+    problem = only_problem(check("[" * 10_000 + "]" * 10_000))
+
+    assert problem.code == json_format.TOO_DEEP.code
+    assert time.perf_counter() - start < 2
+
+    problem = only_problem(check('{"tasks": [{"evidence": ' + "[" * 10_000 + "]" * 10_000 + "}]}"))
+    assert problem.code == json_format.TOO_DEEP.code
+
+
+def test_a_top_level_list_or_scalar_says_what_a_dataset_file_is():
+    assert only_problem(check('[{"prompt": "x"}]')).code == json_format.TOP_LEVEL_LIST.code
+    assert only_problem(check('"tasks"')).code == json_format.NOT_JSON_OBJECT.code
+
+
+def test_invalid_utf8_names_the_line_and_byte():
+    data = b'{\n"tasks": [\n{"prompt": "caf\xe9"}]}'
+    problem = only_problem(check(data))
+
+    assert problem.code == json_format.NOT_UTF8.code
+    assert problem.line == 3
+    assert problem.message == json_format.NOT_UTF8.format(
+        byte=data.index(b"\xe9") + 1, line_number=3
+    )
+
+
+def test_a_nul_byte_is_a_problem_and_an_escaped_nul_too():
+    problem = only_problem(check(b'{"tasks": [\n{"prompt": "a\x00"}]}'))
+    assert (problem.code, problem.line) == (json_format.NUL_BYTE.code, 2)
+
+    result = check('{"tasks": [\n{"prompt": "a\\u0000", "expected": "x"}]}')
+    assert [(p.code, p.line) for p in result.problems] == [(json_format.NUL_CHARACTER.code, 2)]
+    # An escaped backslash followed by "u0000" is just text.
+    assert check('{"tasks": [{"prompt": "a\\\\u0000", "expected": "x"}]}').ok
+
+
+def test_a_utf8_bom_is_accepted():
+    result = check(codecs.BOM_UTF8 + (FILES / "expected_answers_template.json").read_bytes())
+
+    assert result.ok
+    assert result.detected == "JSON dataset, UTF-8"
+
+
+def test_utf16_with_a_bom_is_read_without_one_it_is_refused():
+    text = (FILES / "expected_answers_template.json").read_text()
+    with_bom = check(text.encode("utf-16"))
+    assert with_bom.ok
+    assert with_bom.detected == "JSON dataset, UTF-16"
+
+    without = check(text.encode("utf-16-le"))
+    assert not without.ok and len(without.problems) == 1
+
+
+def test_nan_and_infinity_are_problems():
+    weight = '{"tasks": [{"prompt": "p", "criteria": [{"criterion": "c", "weight": NaN}]}]}'
+    assert only_problem(check(weight)).code == json_format.NOT_JSON.code
+
+    evidence = '{"tasks": [{"prompt": "p", "expected": "x", "evidence": {"a": -Infinity}}]}'
+    problem = only_problem(check(evidence))
+    assert (problem.code, problem.field) == (doc.NON_FINITE_EVIDENCE.code, "tasks[0].evidence")
+
+
+def test_a_50_mb_single_line_is_checked_in_bounded_time():
+    prompt = "x" * (50 * 1024 * 1024 - 100)
+    data = json.dumps({"tasks": [{"prompt": prompt, "weight": 1}]}).encode()
+    start = time.perf_counter()
+    result = check(data)
+
+    assert [w.code for w in result.warnings] == [doc.UNKNOWN_FIELD.code]
+    assert [p.code for p in result.problems] == [doc.NOTHING_TO_GRADE.code]
+    assert time.perf_counter() - start < 10
+
+
+def test_wrong_types_everywhere_are_problems():
+    result = check(
+        json.dumps({"name": [], "settings": 1, "criteria": "x", "tasks": [1, None, "t", []]})
+    )
+
+    assert not result.ok
+    assert {p.field for p in result.problems} == {
+        "name",
+        "settings",
+        "criteria",
+        "tasks[0]",
+        "tasks[1]",
+        "tasks[2]",
+        "tasks[3]",
+    }
+    assert all(p.line == 1 for p in result.problems)
+
+
+# --- Export.
+
+
+def test_write_is_indented_utf8_with_whole_weights_written_whole():
+    spec = DatasetSpec(
+        name="Café",
+        tasks=(
+            TaskSpec(
+                id="t",
+                name="T",
+                prompt="p",
+                criteria=(CriterionSpec("c", "x", 20.0), CriterionSpec("d", "y", 2.5)),
+            ),
+        ),
+    )
+    data = json_format.write(spec)
+
+    assert data.startswith(b'{\n  "format": "context-evals-dataset"')
+    assert "Café".encode() in data
+    weights = [c["weight"] for c in json.loads(data)["tasks"][0]["criteria"]]
+    assert weights == [20, 2.5] and isinstance(weights[0], int)
+
+
+def test_an_export_of_the_rubric_template_reads_back_the_same():
+    original = check_file((FILES / "rubric_template.json").read_bytes(), "r.json").plan
+    again = check_file(json_format.write(original), "again.json")
+
+    assert again.ok
+    assert again.plan == original
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dataset_specs())
+def test_write_then_check_gives_back_the_same_plan(spec):
+    result = check_file(json_format.write(spec), "export.json")
+
+    assert result.problems == ()
+    assert result.plan == spec
+
+
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dataset_specs(with_paths=True))
+def test_write_then_validate_with_the_zip_s_files_gives_back_the_same_plan(spec):
+    document = json.loads(json_format.write(spec))
+    plan, problems, _ = doc.validate_document(
+        document,
+        file_name="export.json",
+        locate=json_format.JsonLocator(""),
+        options=CheckOptions(),
+        zip_members=zip_members_for(spec),
+    )
+
+    assert problems == []
+    assert plan == spec
