@@ -371,7 +371,7 @@ class TestFiles:
         return check({"tasks": [task(inputFiles=list(entries))]}, zip_members=zip_members)
 
     def test_a_link_must_be_https(self):
-        plan, problems, _ = self.files("https://example.com/a%20b.pdf", "http://example.com/x")
+        _, problems, _ = self.files("https://example.com/a%20b.pdf", "http://example.com/x")
 
         assert codes(problems) == [doc.LINK_NOT_HTTPS.code]
         assert problems[0].field == "tasks[0].inputFiles[1].url"

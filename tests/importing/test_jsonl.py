@@ -1,0 +1,85 @@
+""".jsonl files: one task per line; one bad line refuses the file, and every bad line is named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from datasets_app.importing import document as doc
+from datasets_app.importing import json_format, jsonl_format
+from datasets_app.importing.checker import check_file, result_to_json
+
+FILES = Path(__file__).resolve().parent.parent / "files" / "json"
+REALDATA = Path("/work/shared/realdata/inspect_ai")
+
+
+def test_one_task_per_line_with_blank_lines_ignored():
+    result = check_file((FILES / "tasks.jsonl").read_bytes(), "tasks.jsonl")
+
+    assert result.ok
+    assert result.format == "jsonl"
+    assert result.detected == "JSON Lines, one task per line, UTF-8"
+    assert [t.id for t in result.plan.tasks] == ["q1", "q2"]
+    assert result.plan.tasks[0].expected_verifier.kind == "exact_match"
+    assert result.plan.settings == {} and result.plan.criteria == ()
+
+
+def test_every_bad_line_is_named_and_the_whole_file_refused():
+    result = check_file((FILES / "bad_lines.jsonl").read_bytes(), "bad_lines.jsonl")
+
+    assert not result.ok and result.plan is None
+    assert [(p.line, p.code) for p in result.problems] == [
+        (2, json_format.NOT_JSON.code),
+        (3, jsonl_format.LINE_NOT_A_TASK.code),
+        (4, jsonl_format.DATASET_KEYS_IN_JSONL.code),
+        (5, doc.NOTHING_TO_GRADE.code),
+        (5, doc.DUPLICATE_TASK_ID.code),
+    ]
+    assert all(p.file == "bad_lines.jsonl" for p in result.problems)
+
+
+def test_a_field_is_named_within_its_line():
+    data = b'{"id": "a", "prompt": "p", "criteria": [{"criterion": "c", "weight": -2}]}\n'
+    result = check_file(data, "t.jsonl")
+
+    (problem,) = result.problems
+    assert (problem.line, problem.field) == (1, "criteria[0].weight")
+    assert problem.where == "t.jsonl, line 1, criteria[0].weight"
+
+
+def test_generated_ids_follow_the_task_s_position():
+    result = check_file(
+        b'{"prompt": "a", "expected": "x"}\n\n{"prompt": "b", "expected": "y"}\n', "t.jsonl"
+    )
+
+    assert [t.id for t in result.plan.tasks] == ["task-1", "task-2"]
+
+
+def test_a_file_of_blank_lines_has_no_tasks():
+    result = check_file(b"\n  \n\n", "t.jsonl")
+
+    assert [p.code for p in result.problems] == ["empty_file"]
+    assert result_to_json(result)["ok"] is False
+
+
+def test_crlf_line_ends_and_a_bom_are_fine():
+    data = b'\xef\xbb\xbf{"prompt": "a", "expected": "x"}\r\n{"prompt": "b", "expected": "y"}\r\n'
+
+    assert check_file(data, "t.jsonl").task_count == 2
+
+
+def test_a_line_nested_too_deep_is_named():
+    data = b'{"prompt": "a", "expected": "x"}\n' + b"[" * 5000 + b"]" * 5000 + b"\n"
+    (problem,) = check_file(data, "t.jsonl").problems
+
+    assert (problem.code, problem.line) == (json_format.TOO_DEEP.code, 2)
+
+
+def test_an_inspect_ai_dataset_is_refused_line_by_line():
+    # A real third-party file: its lines hold question/answer, not prompt/expected.
+    data = (REALDATA / "biology_qa.jsonl").read_bytes()
+    result = check_file(data, "biology_qa.jsonl")
+
+    lines = data.decode().count("\n")
+    assert not result.ok
+    assert {p.line for p in result.problems} == set(range(1, lines + 1))
+    assert {w.field for w in result.warnings} == {"question", "answer"}

@@ -1,0 +1,124 @@
+"""`manage.py check_dataset_file`: the preview or every problem, and an exit code scripts can use."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from datasets_app.importing import document as doc
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = ROOT / "tests" / "files" / "json"
+RUBRIC = FILES / "rubric_template.json"
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> tuple[str, int]:
+    out = io.StringIO()
+    try:
+        call_command("check_dataset_file", *args, stdout=out)
+    except SystemExit as exc:
+        return out.getvalue(), int(exc.code)
+    return out.getvalue(), 0
+
+
+@pytest.fixture
+def bad_file(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.json"
+    path.write_text(
+        '{\n  "tasks": [\n    {"id": "a", "prompt": "p", "criteria": [{"criterion": "c", "weight": -1}]},\n    {"id": "b"}\n  ]\n}\n'
+    )
+    return path
+
+
+def test_a_good_file_prints_the_preview_and_exits_0():
+    output, code = run(str(RUBRIC))
+
+    lines = output.splitlines()
+    assert code == 0
+    assert lines[0] == "JSON dataset, UTF-8"
+    assert lines[1].split() == [
+        "delayed-shipment",
+        "Delayed",
+        "shipment",
+        "email",
+        "scored",
+        "by",
+        "criteria",
+        "6",
+        "criteria",
+        "total",
+        "weight",
+        "90",
+    ]
+    assert lines[2].startswith(
+        "Warning: rubric_template.json, line 1, tasks[0].criteria[3].verifier:"
+    )
+    assert lines[-1] == "Ready to import 1 task."
+
+
+def test_a_file_with_problems_prints_each_with_its_location_and_exits_1(bad_file):
+    output, code = run(str(bad_file))
+
+    assert code == 1
+    assert output.splitlines()[2:] == [
+        f"bad.json, line 3, tasks[0].criteria[0].weight: {doc.BAD_WEIGHT.format(value='-1')}",
+        f"bad.json, line 4, tasks[1].prompt: {doc.MISSING_PROMPT.format(task=chr(34) + 'b' + chr(34))}",
+        f"bad.json, line 4, tasks[1]: {doc.NOTHING_TO_GRADE.format(task=chr(34) + 'b' + chr(34))}",
+    ]
+    assert "Ready to import" not in output
+
+
+def test_json_output_is_one_object(bad_file):
+    output, code = run(str(RUBRIC), "--json")
+    result = json.loads(output)
+
+    assert code == 0
+    assert result["ok"] is True and result["task_count"] == 1 and result["format"] == "json"
+    assert result["tasks"][0]["total_weight"] == 90
+
+    output, code = run(str(bad_file), "--json")
+    assert code == 1
+    assert [p["field"] for p in json.loads(output)["problems"]] == [
+        "tasks[0].criteria[0].weight",
+        "tasks[1].prompt",
+        "tasks[1]",
+    ]
+
+
+def test_a_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(CommandError, match="Cannot read .*nope.json: No such file"):
+        call_command("check_dataset_file", str(tmp_path / "nope.json"))
+
+
+def test_the_exit_code_from_a_real_process(tmp_path, bad_file):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "contextevals.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
+
+    def manage(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+
+    assert manage("migrate", "--run-syncdb", "-v", "0").returncode == 0
+    good = manage("check_dataset_file", str(RUBRIC))
+    bad = manage("check_dataset_file", str(bad_file), "--json")
+    missing = manage("check_dataset_file", str(tmp_path / "nope.json"))
+
+    assert good.returncode == 0, good.stderr
+    assert good.stdout.rstrip().endswith("Ready to import 1 task.")
+    assert bad.returncode == 1, bad.stderr
+    assert json.loads(bad.stdout)["ok"] is False
+    assert missing.returncode == 2
+    assert "Cannot read" in missing.stderr
