@@ -1,4 +1,4 @@
-"""`manage.py check_dataset_file`: the preview or every problem, and an exit code scripts can use."""
+"""`manage.py check_dataset_file`: the preview or every problem, and an exit code for scripts."""
 
 from __future__ import annotations
 
@@ -34,7 +34,12 @@ def run(*args: str) -> tuple[str, int]:
 def bad_file(tmp_path: Path) -> Path:
     path = tmp_path / "bad.json"
     path.write_text(
-        '{\n  "tasks": [\n    {"id": "a", "prompt": "p", "criteria": [{"criterion": "c", "weight": -1}]},\n    {"id": "b"}\n  ]\n}\n'
+        "{\n"
+        '  "tasks": [\n'
+        '    {"id": "a", "prompt": "p", "criteria": [{"criterion": "c", "weight": -1}]},\n'
+        '    {"id": "b"}\n'
+        "  ]\n"
+        "}\n"
     )
     return path
 
@@ -69,10 +74,11 @@ def test_a_file_with_problems_prints_each_with_its_location_and_exits_1(bad_file
     output, code = run(str(bad_file))
 
     assert code == 1
+    task_b = '"b"'
     assert output.splitlines()[2:] == [
         f"bad.json, line 3, tasks[0].criteria[0].weight: {doc.BAD_WEIGHT.format(value='-1')}",
-        f"bad.json, line 4, tasks[1].prompt: {doc.MISSING_PROMPT.format(task=chr(34) + 'b' + chr(34))}",
-        f"bad.json, line 4, tasks[1]: {doc.NOTHING_TO_GRADE.format(task=chr(34) + 'b' + chr(34))}",
+        f"bad.json, line 4, tasks[1].prompt: {doc.MISSING_PROMPT.format(task=task_b)}",
+        f"bad.json, line 4, tasks[1]: {doc.NOTHING_TO_GRADE.format(task=task_b)}",
     ]
     assert "Ready to import" not in output
 
@@ -95,7 +101,7 @@ def test_json_output_is_one_object(bad_file):
 
 
 def test_a_missing_path_is_a_clear_error(tmp_path):
-    with pytest.raises(CommandError, match="Cannot read .*nope.json: No such file"):
+    with pytest.raises(CommandError, match=r"Cannot read .*nope\.json: No such file"):
         call_command("check_dataset_file", str(tmp_path / "nope.json"))
 
 
