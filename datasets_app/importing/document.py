@@ -21,6 +21,7 @@ Decisions the page leaves open:
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import math
 import posixpath
@@ -31,8 +32,16 @@ from dataclasses import fields as dataclass_fields
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BeforeValidator, ConfigDict, GetPydanticSchema, TypeAdapter, ValidationError
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetPydanticSchema,
+    TypeAdapter,
+    ValidationError,
+)
 from pydantic import with_config as pydantic_with_config
+from pydantic_core import ErrorDetails
 from pydantic_core import core_schema as cs
 from typing_extensions import TypedDict
 
@@ -41,6 +50,7 @@ from datasets_app.importing.spec import (
     EXPECTED_ANSWER_CRITERION_ID,
     LLM_JUDGE_PLACEHOLDERS,
     MAX_ATTACHED_FILE_BYTES,
+    MAX_CRITERIA_PER_LIST,
     MAX_FILES_PER_KIND,
     MAX_PROBLEMS,
     OUTPUT_TYPES,
@@ -140,8 +150,10 @@ CODE_MISSING_VERIFY = Rule(
     "The code must define verify(task, output), a function with exactly those two parameters.",
 )
 TOO_MANY_FILES = Rule(
-    "too_many_files",
-    "Task {task} has {count} {kind}; a task can have up to {limit}.",
+    "too_many_files", "This task has {count} {kind}; a task can have up to {limit}."
+)
+TOO_MANY_CRITERIA = Rule(
+    "too_many_criteria", "This list has {count} criteria; a list can have up to {limit}."
 )
 FILE_NEEDS_ZIP = Rule(
     "file_needs_zip",
@@ -272,7 +284,7 @@ def _criteria_schema(extra: ExtraBehavior) -> cs.CoreSchema:
         [field.name for field in dataclass_fields(CriterionSpec)],
         frozen=True,
     )
-    return _optional(cs.list_schema(criterion))
+    return _optional(cs.list_schema(criterion, max_length=MAX_CRITERIA_PER_LIST))
 
 
 def _file_shorthand(value: Any) -> Any:
@@ -281,8 +293,13 @@ def _file_shorthand(value: Any) -> Any:
     return value
 
 
-def _models(extra: ExtraBehavior) -> TypeAdapter[Any]:
-    """The document's shape; `forbid` reports unknown keys (as warnings), `ignore` drops them."""
+@functools.lru_cache(maxsize=8)
+def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
+    """The document's shape; `forbid` reports unknown keys (as warnings), `ignore` drops them.
+
+    Every list has a maximum length, which pydantic checks before it looks at the items,
+    so that a hostile list of millions of wrong values is one error, not millions.
+    """
     config = ConfigDict(extra=extra)
     verifier = GetPydanticSchema(lambda source, handler: _verifier_schema(extra))
     criteria = GetPydanticSchema(lambda source, handler: _criteria_schema(extra))
@@ -299,7 +316,13 @@ def _models(extra: ExtraBehavior) -> TypeAdapter[Any]:
         url: str | None
         name: str | None
 
-    files = list[Annotated[FileDoc, BeforeValidator(_file_shorthand)]] | None
+    files = (
+        Annotated[
+            list[Annotated[FileDoc, BeforeValidator(_file_shorthand)]],
+            Field(max_length=MAX_FILES_PER_KIND),
+        ]
+        | None
+    )
 
     @pydantic_with_config(config)
     class TaskDoc(TypedDict, total=False):
@@ -327,21 +350,68 @@ def _models(extra: ExtraBehavior) -> TypeAdapter[Any]:
         description: str | None
         settings: SettingsDoc | None
         criteria: Annotated[list[CriterionSpec] | None, criteria]
-        tasks: list[TaskDoc] | None
+        tasks: Annotated[list[TaskDoc], Field(max_length=max_tasks)] | None
 
     return TypeAdapter(DatasetDoc)
 
 
-_STRICT = _models("forbid")
-_LENIENT: TypeAdapter[Any] | None = None
+# The keys each object of the format knows; others are warned about (see `_unknown_keys`).
+_VERIFIER_KEYS = frozenset({"kind", "outputType", "instructions", "code"})
+_CRITERION_KEYS = frozenset({"id", "criterion", "weight", "verifier"})
+_EXPECTED_KEYS = frozenset({"text", "verifier"})
+_FILE_KEYS = frozenset({"path", "url", "name"})
+_TASK_KEYS = frozenset(
+    {"id", "name", "prompt", "expected", "criteria", "inputFiles", "expectedFiles", "evidence"}
+)
+_SETTINGS_KEYS = frozenset({"expectedAnswerVerifier", "defaultVerifier"})
+_DATASET_KEYS = frozenset(
+    {"format", "version", "name", "description", "settings", "criteria", "tasks"}
+)
 
 
-def _lenient() -> TypeAdapter[Any]:
-    # Built on first use: only files with unknown keys need it.
-    global _LENIENT
-    if _LENIENT is None:
-        _LENIENT = _models("ignore")
-    return _LENIENT
+def _unknown_keys(
+    document: dict[str, Any], findings: _Findings, label: Callable[[DocPath], str]
+) -> None:
+    """Warn about every key the format does not know, walking the document once.
+
+    Pydantic could report them (extra="forbid"), but an object with millions of keys
+    would then be millions of errors held at once; here the warnings stop at the cap.
+    """
+
+    def keys(value: Any, known: frozenset[str], path: DocPath) -> bool:
+        if not isinstance(value, dict):
+            return False
+        for key in value.keys() - known:
+            findings.warning(UNKNOWN_FIELD, (*path, key), label=label((*path, key)))
+        return True
+
+    def verifier(value: Any, path: DocPath) -> None:
+        keys(value, _VERIFIER_KEYS, path)
+
+    def criteria(value: Any, path: DocPath) -> None:
+        for index, item in enumerate(value if isinstance(value, list) else ()):
+            if keys(item, _CRITERION_KEYS, (*path, index)):
+                verifier(item.get("verifier"), (*path, index, "verifier"))
+
+    keys(document, _DATASET_KEYS, ())
+    settings = document.get("settings")
+    if keys(settings, _SETTINGS_KEYS, ("settings",)):
+        for key in _SETTINGS_KEYS:
+            verifier(settings.get(key), ("settings", key))
+    criteria(document.get("criteria"), ("criteria",))
+    tasks = document.get("tasks")
+    for index, task in enumerate(tasks if isinstance(tasks, list) else ()):
+        path = ("tasks", index)
+        if not keys(task, _TASK_KEYS, path):
+            continue
+        expected = task.get("expected")
+        if keys(expected, _EXPECTED_KEYS, (*path, "expected")):
+            verifier(expected.get("verifier"), (*path, "expected", "verifier"))
+        criteria(task.get("criteria"), (*path, "criteria"))
+        for kind in ("inputFiles", "expectedFiles"):
+            files = task.get(kind)
+            for number, item in enumerate(files if isinstance(files, list) else ()):
+                keys(item, _FILE_KEYS, (*path, kind, number))
 
 
 # pydantic error type -> our rule, for errors that need no more than the field's name.
@@ -495,10 +565,6 @@ class _Validator:
         if not task_docs:
             self.findings.problem(NO_TASKS, ("tasks",), missing=task_docs is None)
             task_docs = []
-        elif len(task_docs) > self.options.max_tasks:
-            self.findings.problem(
-                TOO_MANY_TASKS, ("tasks",), count=len(task_docs), limit=self.options.max_tasks
-            )
         tasks = tuple(
             self.task(doc, index, bool(criteria), expected_answer_verifier)
             for index, doc in enumerate(task_docs)
@@ -726,15 +792,6 @@ class _Validator:
     def files(
         self, docs: list[dict[str, Any]], path: DocPath, task_id: str, kind: str
     ) -> tuple[FileSpec, ...]:
-        if len(docs) > MAX_FILES_PER_KIND:
-            self.findings.problem(
-                TOO_MANY_FILES,
-                path,
-                task=_shown(task_id),
-                count=len(docs),
-                kind=kind,
-                limit=MAX_FILES_PER_KIND,
-            )
         files = []
         for index, doc in enumerate(docs):
             attached = self.file(doc, (*path, index))
@@ -806,14 +863,14 @@ def _code_problem(code: str) -> tuple[Rule, dict[str, Any]] | None:
 
 
 def _type_problems(
-    exc: ValidationError, findings: _Findings, field_label: Callable[[DocPath], str]
+    errors: list[ErrorDetails], findings: _Findings, field_label: Callable[[DocPath], str]
 ) -> list[DocPath]:
     """Record pydantic's errors; return the paths of the values that are wrong.
 
     Unknown keys are only warnings, so they are not among the paths returned.
     """
     wrong: list[DocPath] = []
-    for error in exc.errors(include_url=False, include_input=True):
+    for error in errors:
         path: DocPath = tuple(error["loc"])
         kind = error["type"]
         if "ExpectedDoc" in path or "str" in path:
@@ -832,7 +889,17 @@ def _type_problems(
             continue
         wrong.append(path)
         value = error.get("input")
-        if kind == "literal_error":
+        if kind == "too_long":
+            count = (error.get("ctx") or {}).get("actual_length")
+            limit = (error.get("ctx") or {}).get("max_length")
+            if path[-1] == "tasks":
+                findings.problem(TOO_MANY_TASKS, path, count=count, limit=limit)
+            elif path[-1] == "criteria":
+                findings.problem(TOO_MANY_CRITERIA, path, count=count, limit=limit)
+            else:
+                kind_name = "input files" if path[-1] == "inputFiles" else "expected files"
+                findings.problem(TOO_MANY_FILES, path, count=count, kind=kind_name, limit=limit)
+        elif kind == "literal_error":
             rule = UNKNOWN_OUTPUT_TYPE if path[-1] == "outputType" else UNKNOWN_VERIFIER_KIND
             findings.problem(rule, path, value=_shown(value))
         elif kind == "bad_weight":
@@ -895,28 +962,39 @@ def validate_document(
     options: CheckOptions,
     zip_members: Mapping[str, int] | None = None,
     field_label: Callable[[DocPath], str] = field_path,
+    type_errors: list[ErrorDetails] | None = None,
 ) -> tuple[DatasetSpec | None, list[Problem], list[Problem]]:
     """Check a canonical dataset document; return (plan, problems, warnings).
 
     The plan is None when there is any problem. `zip_members` maps each member of the
     uploaded zip to its size; None means the document came on its own, so its files can
     only be links. `locate` turns a document path into (row, line); `field_label` turns it
-    into the problem's `field`. Never raises for anything the document holds.
+    into the problem's `field`. `type_errors` are the errors `validate_json_text` already
+    found in this document's text, so that they are not looked for twice. Never raises for
+    anything the document holds.
     """
     findings = _Findings()
     plan: DatasetSpec | None = None
     if not isinstance(document, dict):
         findings.problem(NOT_AN_OBJECT, ())
     else:
+        shape = _models("ignore", options.max_tasks)
         wrong: list[DocPath] = []
-        try:
-            data = _STRICT.validate_python(document)
-        except ValidationError as exc:
-            wrong = _type_problems(exc, findings, field_label)
+        data = None
+        if type_errors is not None:
+            # Found already, unknown keys included: go straight to checking the rest.
+            wrong = _type_problems(type_errors, findings, field_label)
+        else:
+            _unknown_keys(document, findings, field_label)
+            try:
+                data = shape.validate_python(document)
+            except ValidationError as exc:
+                wrong = _type_problems(_errors(exc), findings, field_label)
+        if data is None:
             # Check the rest of the document too, so one pass lists every problem: drop
             # the wrong values, and any rule that then fires on them or inside them.
             try:
-                data = _lenient().validate_python(_without(document, _trie(wrong)))
+                data = shape.validate_python(_without(document, _trie(wrong)))
             except ValidationError:  # pragma: no cover - dropping values cannot add errors
                 data = None
         if data is not None:
@@ -932,6 +1010,10 @@ def validate_document(
     return (None if problems else plan), problems, warnings
 
 
+def _errors(exc: ValidationError) -> list[ErrorDetails]:
+    return exc.errors(include_url=False, include_input=True)
+
+
 def validate_json_text(
     text: str,
     *,
@@ -939,17 +1021,21 @@ def validate_json_text(
     locate: Locate,
     options: CheckOptions,
     zip_members: Mapping[str, int] | None = None,
-) -> tuple[DatasetSpec | None, list[Problem], list[Problem]] | None:
+) -> tuple[DatasetSpec | None, list[Problem], list[Problem]] | list[ErrorDetails] | None:
     """`validate_document` for JSON text, parsed and type-checked in one pass.
 
     The fast path for the usual, well-formed file: no intermediate document is built.
-    Returns None when the text is not JSON or has a value of the wrong type or a key the
-    format does not know; then parse it and call `validate_document`, which says where.
+    When a value has the wrong type or a key is unknown, returns pydantic's errors instead:
+    parse the text and hand them to `validate_document(type_errors=...)`, which says where
+    they are and checks the rest. Returns None when the text is not a JSON object at all.
     """
     try:
-        data = _STRICT.validate_json(text)
-    except ValidationError:
-        return None
+        data = _models("forbid", options.max_tasks).validate_json(text)
+    except ValidationError as exc:
+        errors = _errors(exc)
+        if any(error["type"] == "json_invalid" or not error["loc"] for error in errors):
+            return None
+        return errors
     findings = _Findings()
     plan = _Validator(findings, options, zip_members).dataset(data)
     problems, warnings = findings.resolve(file_name, locate, field_path)
@@ -973,6 +1059,7 @@ def check_parsed(
     *,
     options: CheckOptions,
     zip_members: Mapping[str, int] | None = None,
+    type_errors: list[ErrorDetails] | None = None,
 ) -> CheckResult:
     """Validate what a reader produced and say so as a `CheckResult`."""
     problems = list(parsed.problems)
@@ -986,6 +1073,7 @@ def check_parsed(
             options=options,
             zip_members=zip_members,
             field_label=parsed.field_label or field_path,
+            type_errors=type_errors,
         )
         problems.extend(found)
         warnings.extend(cautions)

@@ -30,6 +30,10 @@ MAX_ATTACHED_FILE_BYTES = 10 * 1024 * 1024
 # in memory (several times the bytes for JSON) bounded. A zip has its own limits.
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
+# Not a limit the page states: a bound so that a hostile file (a list of millions of wrong
+# criteria) cannot make the checker collect millions of errors. No rubric comes near it.
+MAX_CRITERIA_PER_LIST = 1_000
+
 # A file wrong everywhere could otherwise list millions of problems; past this many, one
 # last problem says how many more there are.
 MAX_PROBLEMS = 1_000

@@ -12,7 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from datasets_app.importing import document as doc
 from datasets_app.importing import json_format
 from datasets_app.importing.checker import check_file
-from datasets_app.importing.spec import CheckOptions, CriterionSpec, DatasetSpec, TaskSpec
+from datasets_app.importing.spec import (
+    MAX_PROBLEMS,
+    CheckOptions,
+    CriterionSpec,
+    DatasetSpec,
+    TaskSpec,
+)
 
 from .strategies import dataset_specs, zip_members_for
 
@@ -268,3 +274,32 @@ def test_write_then_validate_with_the_zip_s_files_gives_back_the_same_plan(spec)
 
     assert problems == []
     assert plan == spec
+
+
+def test_millions_of_wrong_values_are_bounded_in_time_and_problems():
+    # A list longer than any limit is one problem, whatever its items are.
+    many_tasks = '{"tasks": [' + ",".join(["1"] * 2_000_000) + "]}"
+    many_criteria = (
+        '{"tasks": [{"prompt": "p", "criteria": [' + ",".join(["1"] * 2_000_000) + "]}]}"
+    )
+    many_keys = "{" + ",".join(f'"k{n}": 1' for n in range(400_000)) + ', "tasks": []}'
+    start = time.perf_counter()
+    tasks, criteria, keys = check(many_tasks), check(many_criteria), check(many_keys)
+
+    assert time.perf_counter() - start < 20
+    assert [p.code for p in tasks.problems] == [doc.TOO_MANY_TASKS.code]
+    assert tasks.problems[0].message == doc.TOO_MANY_TASKS.format(count=2_000_000, limit=1000)
+    assert [p.code for p in criteria.problems] == [doc.TOO_MANY_CRITERIA.code]
+    assert [p.code for p in keys.problems] == [doc.NO_TASKS.code]
+    assert len(keys.warnings) == MAX_PROBLEMS + 1
+
+
+def test_a_task_with_more_than_ten_files_of_a_kind_is_a_problem():
+    links = [f"https://example.com/{n}" for n in range(11)]
+    result = check(
+        json.dumps({"tasks": [{"prompt": "p", "expected": "x", "expectedFiles": links}]})
+    )
+
+    assert [(p.code, p.field) for p in result.problems] == [
+        (doc.TOO_MANY_FILES.code, "tasks[0].expectedFiles")
+    ]
