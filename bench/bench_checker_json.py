@@ -32,7 +32,8 @@ def dataset(*, broken_last_task: bool) -> bytes:
             {
                 "id": f"c{criterion}",
                 "criterion": f"Criterion {criterion} of task {number}: the answer states the "
-                "figure, shows the calculation and names the source it came from.",
+                "figure, shows the calculation, names the source it came from and says how "
+                "sure it is of the result.",
                 "weight": 10 * criterion,
             }
             for criterion in range(1, CRITERIA_PER_TASK + 1)

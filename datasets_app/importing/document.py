@@ -1010,6 +1010,9 @@ def validate_document(
     return (None if problems else plan), problems, warnings
 
 
+_MAX_ERRORS_TO_REUSE = 10 * MAX_PROBLEMS
+
+
 def _errors(exc: ValidationError) -> list[ErrorDetails]:
     return exc.errors(include_url=False, include_input=True)
 
@@ -1032,6 +1035,10 @@ def validate_json_text(
     try:
         data = _models("forbid", options.max_tasks).validate_json(text)
     except ValidationError as exc:
+        # Past a few problems' worth, let validate_document find them, capped, rather than
+        # turn every one of pydantic's errors into Python.
+        if exc.error_count() > _MAX_ERRORS_TO_REUSE:
+            return None
         errors = _errors(exc)
         if any(error["type"] == "json_invalid" or not error["loc"] for error in errors):
             return None

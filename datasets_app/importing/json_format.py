@@ -80,8 +80,10 @@ _BOMS: tuple[tuple[bytes, str, str], ...] = (
 # An escaped NUL (\u0000) that is not itself an escaped backslash followed by "u0000".
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-# 1,000 tasks with ten criteria each, files and verifiers have about 100,000 keys.
+# 1,000 tasks with ten criteria each, files and verifiers have about 100,000 keys; 2 MiB
+# of text holds fewer than 200,000 distinct keys (tens of MB of errors at worst).
 _MAX_KEYS_FOR_ONE_PASS = 250_000
+_COUNT_KEYS_ABOVE = 2 * 1024 * 1024
 
 
 def decode(data: bytes, file_name: str) -> tuple[str | None, str, list[Problem]]:
@@ -182,10 +184,11 @@ def check(
     if text is None:
         return CheckResult(file_name, "json", detected, problems=tuple(problems))
     # The one-pass check reports unknown keys as pydantic errors, all held at once; a
-    # file with more keys (colons, counted fast) than any real dataset has takes the
-    # path whose warnings stop at the cap. A backslash is found far faster than a longer
-    # string, and most files have none.
-    few_keys = text.count(":") <= _MAX_KEYS_FOR_ONE_PASS
+    # large file with more keys (colons) than any real dataset has takes the path whose
+    # warnings stop at the cap. Counting costs a pass over the text, so a file too small
+    # to hold harmfully many keys is not counted. A backslash is found far faster than a
+    # longer string, and most files have none.
+    few_keys = len(text) <= _COUNT_KEYS_ABOVE or text.count(":") <= _MAX_KEYS_FOR_ONE_PASS
     errors = None
     if few_keys and ("\\" not in text or "\\u0000" not in text):
         fast = validate_json_text(
