@@ -16,6 +16,11 @@ Decisions the page leaves open:
   unless it already has a criterion with that id (so an export imports back unchanged).
 - `field` of a problem is the value's path in the document, e.g. `tasks[3].criteria[0].weight`
   (a reader may pass its own `field_label`, e.g. a CSV column name).
+- A task's criteria and the criteria for every task are unique within their own list; a
+  task may reuse an id of a criterion for every task.
+- Criteria and verifiers validate straight into `CriterionSpec` and `Verifier` (in
+  pydantic-core), and each list's length is checked before its items, so hostile input
+  costs one error, not millions (at most `MAX_PROBLEMS` are reported, then a count).
 """
 
 from __future__ import annotations
