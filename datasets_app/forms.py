@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django import forms
 
-from datasets_app.models import Dataset
+from datasets_app.importing.document import validate_document
+from datasets_app.importing.spec import Problem, Verifier, nowhere
+from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
 
 
 class DatasetForm(forms.ModelForm):
@@ -12,3 +14,306 @@ class DatasetForm(forms.ModelForm):
         model = Dataset
         fields = ["name", "description"]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+
+class ImportFileForm(forms.Form):
+    """Step 2 of the dialog: the file, checked as soon as it is chosen."""
+
+    file = forms.FileField(
+        label="Dataset file",
+        help_text=".csv, .json, .jsonl, .xlsx or a .zip with the files its tasks attach",
+        widget=forms.ClearableFileInput(
+            attrs={"accept": ".csv,.json,.jsonl,.xlsx,.zip,.tsv,text/csv,application/json"}
+        ),
+    )
+
+    def __init__(self, *args, max_bytes: int, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_bytes = max_bytes
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > self.max_bytes:
+            raise forms.ValidationError(file_too_large_message(self.max_bytes))
+        return upload
+
+
+def file_too_large_message(max_bytes: int) -> str:
+    return f"This file is larger than {max_bytes // (1024 * 1024)} MiB, the most one import takes."
+
+
+class ImportModeForm(forms.Form):
+    """Step 3: what the file does to the dataset."""
+
+    mode = forms.ChoiceField(
+        choices=ImportMode.choices, initial=ImportMode.ADD, widget=forms.RadioSelect
+    )
+
+
+class NewDatasetForm(DatasetForm):
+    """New dataset, optionally with a file to import; a .json file's name and description
+    are used unless the person typed their own."""
+
+    file = forms.FileField(
+        label="Import from a file (optional)",
+        required=False,
+        help_text=".csv, .json, .jsonl, .xlsx or .zip; its tasks arrive as drafts.",
+    )
+
+    class Meta(DatasetForm.Meta):
+        pass
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["name"].required = False
+        self.fields["name"].help_text = "Leave empty to take the name from the file."
+
+    def clean(self):
+        cleaned = super().clean()
+        if not cleaned.get("name") and not cleaned.get("file"):
+            self.add_error("name", "Give the dataset a name, or choose a file to import.")
+        return cleaned
+
+
+VERIFIER_CHOICES = [("", "Dataset default"), *VERIFIER_KINDS]
+OUTPUT_TYPE_CHOICES = [("", "—"), *OUTPUT_TYPES]
+
+
+def verifier_json(kind: str, output_type: str, instructions: str, code: str) -> dict | None:
+    """The verifier as the dataset file writes it, from a form's four fields."""
+    if not kind:
+        return None
+    return Verifier(
+        kind=kind,
+        output_type=output_type or None,
+        instructions=instructions or None,
+        code=code or None,
+    ).to_json()
+
+
+def verifier_fields(label: str) -> dict[str, forms.Field]:
+    """Four fields that describe one verifier: kind, output type, instructions, code."""
+    return {
+        "kind": forms.ChoiceField(label=label, choices=VERIFIER_CHOICES, required=False),
+        "output_type": forms.ChoiceField(
+            label="Output", choices=OUTPUT_TYPE_CHOICES, required=False
+        ),
+        "instructions": forms.CharField(
+            label="Instructions",
+            required=False,
+            widget=forms.Textarea(attrs={"rows": 2}),
+            help_text="For llm_judge: may use {{criterion}}, {{prompt}} and {{output}}.",
+        ),
+        "code": forms.CharField(
+            label="Python code",
+            required=False,
+            widget=forms.Textarea(attrs={"rows": 4, "class": "code"}),
+            help_text="For code_verifier: defines verify(task, output).",
+        ),
+    }
+
+
+def verifier_initial(verifier: dict | None, prefix: str) -> dict[str, str]:
+    verifier = verifier or {}
+    return {
+        f"{prefix}_kind": verifier.get("kind", ""),
+        f"{prefix}_output_type": verifier.get("outputType", ""),
+        f"{prefix}_instructions": verifier.get("instructions", ""),
+        f"{prefix}_code": verifier.get("code", ""),
+    }
+
+
+def verifier_from(data: dict, prefix: str) -> dict | None:
+    return verifier_json(
+        data.get(f"{prefix}_kind", ""),
+        data.get(f"{prefix}_output_type", ""),
+        data.get(f"{prefix}_instructions", ""),
+        data.get(f"{prefix}_code", ""),
+    )
+
+
+class CriterionForm(forms.Form):
+    criterion_id = forms.CharField(label="Id", max_length=200, required=False)
+    text = forms.CharField(label="Criterion", widget=forms.Textarea(attrs={"rows": 2}))
+    weight = forms.FloatField(label="Weight", required=False, help_text="Blank counts as 1.")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in verifier_fields("Verifier").items():
+            self.fields[f"verifier_{name}"] = field
+
+    def to_document(self) -> dict:
+        data = self.cleaned_data
+        criterion = {"criterion": data["text"]}
+        if data.get("criterion_id"):
+            criterion["id"] = data["criterion_id"]
+        if data.get("weight") is not None:
+            criterion["weight"] = data["weight"]
+        verifier = verifier_from(data, "verifier")
+        if verifier:
+            criterion["verifier"] = verifier
+        return criterion
+
+    @staticmethod
+    def initial_for(criterion) -> dict:
+        return {
+            "criterion_id": criterion.criterion_id,
+            "text": criterion.text,
+            "weight": criterion.weight,
+            **verifier_initial(criterion.verifier, "verifier"),
+        }
+
+
+CriterionFormSet = forms.formset_factory(CriterionForm, extra=1, can_delete=True, max_num=200)
+
+
+class TaskForm(forms.Form):
+    task_id = forms.CharField(label="Id", max_length=200)
+    name = forms.CharField(max_length=300, required=False)
+    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}))
+    expected_text = forms.CharField(
+        label="Expected answer",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Leave empty to grade this task by criteria only.",
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in verifier_fields("Expected answer verifier").items():
+            self.fields[f"expected_verifier_{name}"] = field
+
+    def to_document(self, criteria: list[dict]) -> dict:
+        data = self.cleaned_data
+        task: dict = {"id": data["task_id"], "name": data.get("name", ""), "prompt": data["prompt"]}
+        if data.get("expected_text"):
+            expected: dict = {"text": data["expected_text"]}
+            verifier = verifier_from(data, "expected_verifier")
+            if verifier:
+                expected["verifier"] = verifier
+            task["expected"] = expected
+        if criteria:
+            task["criteria"] = criteria
+        return task
+
+    @staticmethod
+    def initial_for(task) -> dict:
+        return {
+            "task_id": task.task_id,
+            "name": task.name,
+            "prompt": task.prompt,
+            "expected_text": task.expected_text,
+            **verifier_initial(task.expected_verifier, "expected_verifier"),
+        }
+
+
+SETTINGS_KEYS = (("expected", "expectedAnswerVerifier"), ("default", "defaultVerifier"))
+
+
+class DatasetSettingsForm(DatasetForm):
+    """Name, description and the two verifier defaults the page's `settings` holds."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for prefix, label in (
+            ("expected", "Expected answers are graded by"),
+            ("default", "Criteria with no verifier are graded by"),
+        ):
+            for name, field in verifier_fields(label).items():
+                self.fields[f"{prefix}_{name}"] = field
+        if self.instance and self.instance.pk and not self.is_bound:
+            settings = self.instance.settings or {}
+            for prefix, key in SETTINGS_KEYS:
+                self.initial.update(verifier_initial(settings.get(key), prefix))
+
+    def settings_document(self) -> dict:
+        data = self.cleaned_data
+        settings = {}
+        for prefix, key in SETTINGS_KEYS:
+            verifier = verifier_from(data, prefix)
+            if verifier:
+                settings[key] = verifier
+        return settings
+
+
+def criteria_formset(data=None, *, criteria=(), prefix: str = "criteria") -> forms.BaseFormSet:
+    initial = [CriterionForm.initial_for(criterion) for criterion in criteria]
+    return CriterionFormSet(data, initial=initial or None, prefix=prefix)
+
+
+def criteria_documents(formset: forms.BaseFormSet) -> list[dict]:
+    return [
+        form.to_document()
+        for form in formset.forms
+        if form.has_changed() and form.cleaned_data and not form.cleaned_data.get("DELETE")
+    ]
+
+
+def _add_problems(form: forms.Form, problems: list[Problem]) -> None:
+    for problem in problems:
+        prefix = f"{problem.field}: " if problem.field else ""
+        form.add_error(None, prefix + problem.message)
+
+
+class TaskEditor:
+    """The task page's form and its criteria, checked by the same rules as a file import.
+
+    Rules live once, in the checker: the editor writes what was typed as a one-task dataset
+    document (with the dataset's criteria for every task, so "nothing to grade" knows about
+    them) and runs the shared validator over it.
+    """
+
+    def __init__(self, data=None, *, task=None, shared_criteria: list[dict], options, taken_ids):
+        self.task = task
+        self.form = TaskForm(data, initial=TaskForm.initial_for(task) if task else None)
+        own = task.criteria.all() if task else ()
+        self.criteria = criteria_formset(data, criteria=own)
+        self.shared_criteria = shared_criteria
+        self.options = options
+        self.taken_ids = taken_ids
+        self.spec = None
+
+    def is_valid(self) -> bool:
+        if not (self.form.is_valid() and self.criteria.is_valid()):
+            return False
+        if self.form.cleaned_data["task_id"] in self.taken_ids:
+            self.form.add_error("task_id", "Another task of this dataset has this id.")
+            return False
+        document = {
+            "criteria": self.shared_criteria,
+            "tasks": [self.form.to_document(criteria_documents(self.criteria))],
+        }
+        plan, problems, _ = validate_document(
+            document, file_name="this task", locate=nowhere, options=self.options
+        )
+        _add_problems(self.form, problems)
+        self.spec = plan.tasks[0] if plan else None
+        return self.spec is not None
+
+
+class SettingsEditor:
+    """The dataset settings form and its criteria for every task, checked like a file."""
+
+    def __init__(self, data=None, *, dataset, options):
+        self.form = DatasetSettingsForm(data, instance=dataset)
+        self.criteria = criteria_formset(
+            data, criteria=dataset.criteria.filter(task__isnull=True, archived=False)
+        )
+        self.options = options
+        self.criteria_specs: list = []
+
+    def is_valid(self) -> bool:
+        if not (self.form.is_valid() and self.criteria.is_valid()):
+            return False
+        document = {
+            "settings": self.form.settings_document(),
+            "criteria": criteria_documents(self.criteria),
+            # One placeholder task, so that the validator checks the rest as it would a file.
+            "tasks": [{"id": "t", "prompt": "p", "expected": "e"}],
+        }
+        plan, problems, _ = validate_document(
+            document, file_name="settings", locate=nowhere, options=self.options
+        )
+        _add_problems(self.form, problems)
+        self.criteria_specs = list(plan.criteria) if plan else []
+        return plan is not None

@@ -254,6 +254,18 @@ def upload_expiry() -> timezone.datetime:
     return timezone.now() + timedelta(days=1)
 
 
+class ImportMode(models.TextChoices):
+    """What a file does to the dataset (the reference page's words)."""
+
+    ADD = "add", "Add to its tasks"
+    REPLACE = "replace", "Replace its tasks"
+
+
+def upload_path(upload: Upload, filename: str) -> str:
+    # A random key per upload: names people give their files never collide or leak.
+    return f"uploads/{upload.key}/{filename}"
+
+
 class Upload(models.Model):
     """A file a person chose in the import dialog, kept until it is imported or expires.
 
@@ -275,12 +287,12 @@ class Upload(models.Model):
     dataset = models.ForeignKey(
         Dataset, on_delete=models.CASCADE, related_name="uploads", null=True, blank=True
     )
-    file = models.FileField(upload_to="uploads/", max_length=500)
+    file = models.FileField(upload_to=upload_path, max_length=500)
     original_name = models.CharField(max_length=255)
     size = models.BigIntegerField()
     sha256 = models.CharField(max_length=64)
     state = models.CharField(max_length=10, choices=State.choices, default=State.CHECKING)
-    mode = models.CharField(max_length=10, default="add")
+    mode = models.CharField(max_length=10, choices=ImportMode.choices, default=ImportMode.ADD)
     # The checker's result as `result_to_json` writes it, plus the plan for the import.
     result = models.JSONField(default=dict, blank=True)
     progress_done = models.PositiveIntegerField(default=0)

@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Max, Prefetch, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
-from datasets_app.importing.spec import CheckOptions
-from datasets_app.models import Criterion, Dataset, Run, SiteSettings, Task, Version
+from datasets_app.importing import json_format
+from datasets_app.importing.spec import (
+    DEFAULT_CRITERION_VERIFIER,
+    DEFAULT_EXPECTED_ANSWER_VERIFIER,
+    CheckOptions,
+    CriterionSpec,
+    DatasetSpec,
+    FileSpec,
+    TaskSpec,
+    Verifier,
+)
+from datasets_app.models import (
+    Criterion,
+    Dataset,
+    ImportMode,
+    Run,
+    SiteSettings,
+    Task,
+    TaskFile,
+    Upload,
+    Version,
+)
 
 
 def checker_options() -> CheckOptions:
@@ -82,3 +104,218 @@ def task_for(dataset: Dataset, pk: int) -> Task:
 
 def version_for(dataset: Dataset, number: int) -> Version:
     return get_object_or_404(dataset.versions.select_related("created_by"), number=number)
+
+
+@dataclass(frozen=True)
+class ProblemGroup:
+    """The problems found on one row or line of a file, as the dialog lists them."""
+
+    where: str
+    problems: list[dict]
+
+
+def _where(problem: dict) -> str:
+    parts = [problem["file"]]
+    if problem.get("row") is not None:
+        parts.append(f"row {problem['row']}")
+    if problem.get("line") is not None:
+        parts.append(f"line {problem['line']}")
+    return ", ".join(parts)
+
+
+def group_problems(problems: list[dict]) -> list[ProblemGroup]:
+    """Problems grouped by file and row or line, in file order; file-wide ones first."""
+
+    def order(problem: dict) -> tuple:
+        return (problem["file"], problem.get("row") or problem.get("line") or 0)
+
+    groups: dict[str, list[dict]] = {}
+    for problem in sorted(problems, key=order):
+        groups.setdefault(_where(problem), []).append(problem)
+    return [ProblemGroup(where=where, problems=items) for where, items in groups.items()]
+
+
+def import_preview(*, upload: Upload, mode: str) -> dict:
+    """What the dialog shows for a checked upload and a chosen mode."""
+    result = upload.result or {}
+    problems = list(result.get("problems", []))
+    if mode == ImportMode.ADD and upload.dataset is not None and result.get("ok"):
+        problems += add_conflicts(dataset=upload.dataset, upload=upload)
+    task_count = result.get("task_count", 0)
+    return {
+        "result": result,
+        "preview_tasks": result.get("tasks", []),
+        "problem_groups": group_problems(problems),
+        "problem_count": len(problems),
+        "warning_groups": group_problems(result.get("warnings", [])),
+        "notes": result.get("notes", []),
+        "diff": result.get("diff") if mode == ImportMode.REPLACE else None,
+        "can_import": bool(result.get("ok")) and not problems,
+        "task_count": task_count,
+        "import_label": f"Import {task_count} task" + ("" if task_count == 1 else "s"),
+    }
+
+
+def imported_message(upload: Upload) -> str:
+    count = upload.result.get("task_count", 0)
+    tasks = f"{count} task" + ("" if count == 1 else "s")
+    version = next_version_label(upload.dataset)
+    return f"Imported {tasks} as drafts. Check them, then Save as {version}."
+
+
+def next_version_label(dataset: Dataset) -> str:
+    return f"v{next_version_number(dataset)}"
+
+
+def next_version_number(dataset: Dataset) -> int:
+    return (dataset.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+
+
+def latest_version(dataset: Dataset) -> Version | None:
+    return dataset.versions.order_by("-number").first()
+
+
+TASK_ID_TAKEN = (
+    "Task id '{id}' is already one of this dataset's tasks. Give it another id, or choose "
+    "Replace its tasks."
+)
+CRITERION_ID_TAKEN = (
+    "Criterion id '{id}' is already one of this dataset's criteria for every task. Give it "
+    "another id, or choose Replace its tasks."
+)
+
+
+def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
+    """Problems that only Add has: ids the file shares with the dataset's live tasks."""
+    result = upload.result
+    file_ids = [task["id"] for task in result.get("tasks", [])]
+    taken = set(dataset.tasks.live().filter(task_id__in=file_ids).values_list("task_id", flat=True))
+    shared = set(result.get("dataset", {}).get("criteria", []))
+    taken_criteria = set(
+        dataset.criteria.filter(
+            task__isnull=True, archived=False, criterion_id__in=shared
+        ).values_list("criterion_id", flat=True)
+    )
+    problems = [
+        {
+            "file": upload.original_name,
+            "row": None,
+            "line": None,
+            "field": "id",
+            "message": TASK_ID_TAKEN.format(id=task_id),
+        }
+        for task_id in file_ids
+        if task_id in taken
+    ]
+    problems += [
+        {
+            "file": upload.original_name,
+            "row": None,
+            "line": None,
+            "field": "criteria",
+            "message": CRITERION_ID_TAKEN.format(id=criterion_id),
+        }
+        for criterion_id in sorted(taken_criteria)
+    ]
+    return problems
+
+
+# --- The dataset as the checker's plan (export, snapshots, diffs) ---------------------------
+
+
+def _criterion_spec(criterion: Criterion) -> CriterionSpec:
+    return CriterionSpec(
+        id=criterion.criterion_id,
+        criterion=criterion.text,
+        weight=criterion.weight,
+        verifier=Verifier.from_json(criterion.verifier),
+    )
+
+
+def _file_spec(task_file: TaskFile) -> FileSpec:
+    if task_file.url:
+        return FileSpec(name=task_file.name, url=task_file.url, size=task_file.size)
+    return FileSpec(
+        name=task_file.name,
+        path=task_file.file.name,
+        size=task_file.size,
+        sha256=task_file.sha256 or None,
+    )
+
+
+def task_spec(task: Task) -> TaskSpec:
+    """One task as the checker's plan describes it (for export and snapshots).
+
+    Expects `criteria` and `files` prefetched when called in a loop.
+    """
+    files = list(task.files.all())
+    return TaskSpec(
+        id=task.task_id,
+        name=task.name,
+        prompt=task.prompt,
+        expected_text=task.expected_text or None,
+        expected_verifier=Verifier.from_json(task.expected_verifier),
+        criteria=tuple(_criterion_spec(c) for c in task.criteria.all()),
+        input_files=tuple(_file_spec(f) for f in files if f.role == TaskFile.Role.INPUT),
+        expected_files=tuple(_file_spec(f) for f in files if f.role == TaskFile.Role.EXPECTED),
+        evidence=task.evidence or {},
+    )
+
+
+def dataset_spec(*, dataset: Dataset, tasks: Iterable[Task] | None = None) -> DatasetSpec:
+    """The dataset's live tasks and criteria as a DatasetSpec (what a version freezes)."""
+    if tasks is None:
+        tasks = dataset.tasks.live().prefetch_related("criteria", "files")
+    return DatasetSpec(
+        name=dataset.name,
+        description=dataset.description,
+        settings=dataset.settings or {},
+        criteria=tuple(
+            _criterion_spec(c) for c in dataset.criteria.filter(task__isnull=True, archived=False)
+        ),
+        tasks=tuple(task_spec(t) for t in tasks),
+    )
+
+
+def version_spec(version: Version) -> DatasetSpec:
+    """What a version holds: its frozen tasks, and its snapshot's settings and criteria."""
+    snapshot = version.snapshot or {}
+    tasks = version.tasks.order_by("position", "pk").prefetch_related("criteria", "files")
+    return DatasetSpec(
+        name=snapshot.get("name", version.dataset.name),
+        description=snapshot.get("description", ""),
+        settings=snapshot.get("settings", {}),
+        criteria=tuple(
+            CriterionSpec(
+                id=c["id"],
+                criterion=c["criterion"],
+                weight=c.get("weight", 1),
+                verifier=Verifier.from_json(c.get("verifier")),
+            )
+            for c in snapshot.get("criteria", [])
+        ),
+        tasks=tuple(task_spec(t) for t in tasks),
+    )
+
+
+def shared_criteria_documents(dataset: Dataset) -> list[dict[str, Any]]:
+    """The dataset's criteria for every task as the .json format writes them."""
+    spec = DatasetSpec(criteria=tuple(_criterion_spec(c) for c in dataset_criteria(dataset)))
+    return json_format.to_document(spec).get("criteria", [])
+
+
+def live_task_ids(dataset: Dataset, *, exclude: Task | None = None) -> set[str]:
+    tasks = dataset.tasks.live()
+    if exclude is not None:
+        tasks = tasks.exclude(pk=exclude.pk)
+    return set(tasks.values_list("task_id", flat=True))
+
+
+def effective_settings(dataset: Dataset) -> dict[str, dict[str, Any]]:
+    """The verifiers that grade what names none: the dataset's, else the product defaults."""
+    settings = dataset.settings or {}
+    return {
+        "expectedAnswerVerifier": settings.get("expectedAnswerVerifier")
+        or DEFAULT_EXPECTED_ANSWER_VERIFIER,
+        "defaultVerifier": settings.get("defaultVerifier") or DEFAULT_CRITERION_VERIFIER,
+    }

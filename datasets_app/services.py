@@ -1,29 +1,43 @@
 """Every write the app makes. Views, commands, the admin and Celery tasks call these.
 
-Each service is keyword-only, typed and atomic. Importing a checked file lives in
-`importing_services.py`; this module holds the dataset's own life: create, edit, save as
-a version, archive.
+Each service is keyword-only, typed and atomic: a dataset's own life (create, edit, save
+as a version, runs), then importing a dataset file (keep the upload, check it, import it).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.files import File
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Max
+from django.utils import timezone
+from django.utils.text import get_valid_filename
 
-from datasets_app.importing.spec import CriterionSpec, DatasetSpec, FileSpec, TaskSpec, Verifier
+from datasets_app import selectors
+from datasets_app.importing import checker, json_format, problems_csv, zip_format
+from datasets_app.importing.spec import (
+    MAX_FILE_BYTES,
+    CheckResult,
+    CriterionSpec,
+    DatasetSpec,
+    TaskSpec,
+)
 from datasets_app.models import (
     Criterion,
     Dataset,
+    ImportMode,
     Run,
     RunResult,
     Task,
     TaskFile,
     TaskState,
+    Upload,
     Version,
 )
 
@@ -60,60 +74,6 @@ def dataset_update(
     return dataset
 
 
-def _criterion_spec(criterion: Criterion) -> CriterionSpec:
-    return CriterionSpec(
-        id=criterion.criterion_id,
-        criterion=criterion.text,
-        weight=criterion.weight,
-        verifier=Verifier.from_json(criterion.verifier),
-    )
-
-
-def _file_spec(task_file: TaskFile) -> FileSpec:
-    if task_file.url:
-        return FileSpec(name=task_file.name, url=task_file.url, size=task_file.size)
-    return FileSpec(
-        name=task_file.name,
-        path=task_file.file.name,
-        size=task_file.size,
-        sha256=task_file.sha256 or None,
-    )
-
-
-def task_spec(task: Task) -> TaskSpec:
-    """One task as the checker's plan describes it (for export and snapshots).
-
-    Expects `criteria` and `files` prefetched when called in a loop.
-    """
-    files = list(task.files.all())
-    return TaskSpec(
-        id=task.task_id,
-        name=task.name,
-        prompt=task.prompt,
-        expected_text=task.expected_text or None,
-        expected_verifier=Verifier.from_json(task.expected_verifier),
-        criteria=tuple(_criterion_spec(c) for c in task.criteria.all()),
-        input_files=tuple(_file_spec(f) for f in files if f.role == TaskFile.Role.INPUT),
-        expected_files=tuple(_file_spec(f) for f in files if f.role == TaskFile.Role.EXPECTED),
-        evidence=task.evidence or {},
-    )
-
-
-def dataset_spec(*, dataset: Dataset, tasks: Iterable[Task] | None = None) -> DatasetSpec:
-    """The dataset's live tasks and criteria as a DatasetSpec (what a version freezes)."""
-    if tasks is None:
-        tasks = dataset.tasks.live().prefetch_related("criteria", "files")
-    return DatasetSpec(
-        name=dataset.name,
-        description=dataset.description,
-        settings=dataset.settings or {},
-        criteria=tuple(
-            _criterion_spec(c) for c in dataset.criteria.filter(task__isnull=True, archived=False)
-        ),
-        tasks=tuple(task_spec(t) for t in tasks),
-    )
-
-
 @transaction.atomic
 def version_save(*, dataset: Dataset, user: AbstractBaseUser | None) -> Version:
     """Freeze the dataset's live tasks as its next version; its drafts become saved.
@@ -121,8 +81,6 @@ def version_save(*, dataset: Dataset, user: AbstractBaseUser | None) -> Version:
     The dataset row is locked first, so two people saving at once get v2 and v3, never two
     v2s; the unique constraint on (dataset, number) backs that up in the database.
     """
-    from datasets_app.importing import json_format
-
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
     live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
     has_drafts = any(task.state == TaskState.DRAFT for task in live)
@@ -132,7 +90,7 @@ def version_save(*, dataset: Dataset, user: AbstractBaseUser | None) -> Version:
     version = Version.objects.create(
         dataset=dataset,
         number=last + 1,
-        snapshot=json.loads(json_format.write(dataset_spec(dataset=dataset, tasks=live))),
+        snapshot=json_format.to_document(selectors.dataset_spec(dataset=dataset, tasks=live)),
         created_by=user,
     )
     version.tasks.set(live)
@@ -140,10 +98,6 @@ def version_save(*, dataset: Dataset, user: AbstractBaseUser | None) -> Version:
         state=TaskState.SAVED
     )
     return version
-
-
-def next_version_number(dataset: Dataset) -> int:
-    return (dataset.versions.aggregate(n=Max("number"))["n"] or 0) + 1
 
 
 @transaction.atomic
@@ -159,16 +113,400 @@ def run_create(
     return run
 
 
-def latest_version(dataset: Dataset) -> Version | None:
-    return dataset.versions.order_by("-number").first()
-
-
 @transaction.atomic
 def run_create_for_latest(
     *, dataset: Dataset, user: AbstractBaseUser | None, name: str = "", scores: dict[str, float]
 ) -> Run:
     """A run grades the dataset's latest saved version, never its drafts."""
-    version = latest_version(dataset)
+    version = selectors.latest_version(dataset)
     if version is None:
         raise NothingToSave("Save the dataset as v1 before running it.")
     return run_create(version=version, user=user, name=name, scores=scores)
+
+
+# --- Importing a dataset file -------------------------------------------------------------
+#
+# The dialog's two steps: `upload_create` + `upload_check` keep the chosen file and check it
+# (writing nothing but the upload); `import_run` checks that exact file again and commits it,
+# all or nothing.
+
+
+class ImportRefused(Exception):
+    """The upload cannot be imported as it is; the message says why, for the person."""
+
+
+UPLOAD_EXPIRED = "This upload has expired. Choose the file again."
+UPLOAD_HAS_PROBLEMS = "The file has problems. Fix them and choose the file again."
+UPLOAD_ALREADY_IMPORTED = "This file has already been imported."
+UPLOAD_CHANGED = "The file changed since it was checked, so it was checked again."
+
+
+def _sha256_of(fileobj) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    for chunk in iter(lambda: fileobj.read(1024 * 1024), b""):
+        digest.update(chunk)
+        size += len(chunk)
+    fileobj.seek(0)
+    return digest.hexdigest(), size
+
+
+def upload_create(
+    *, owner: AbstractBaseUser, dataset: Dataset | None, uploaded_file: File, mode: str = "add"
+) -> Upload:
+    """Keep a chosen file in the media storage under a random key, owned by `owner`."""
+    sha256, size = _sha256_of(uploaded_file)
+    upload = Upload(
+        owner=owner,
+        dataset=dataset,
+        original_name=Path(uploaded_file.name or "upload").name[:255],
+        size=size,
+        sha256=sha256,
+        mode=mode,
+    )
+    upload.file.save(upload.original_name, uploaded_file, save=False)
+    upload.full_clean()
+    upload.save()
+    return upload
+
+
+def _check(upload: Upload) -> CheckResult:
+    with upload.file.open("rb") as fileobj:
+        return checker.check_file(
+            fileobj, upload.original_name, options=selectors.checker_options()
+        )
+
+
+def _snapshot_tasks(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Tasks by id, in a form that compares content, not where the files happen to be."""
+    tasks = {}
+    for task in document.get("tasks", []):
+        comparable = dict(task)
+        for key in ("inputFiles", "expectedFiles"):
+            comparable[key] = [
+                (f.get("name"), f.get("url"), f.get("sha256")) if isinstance(f, dict) else f
+                for f in task.get(key, [])
+            ]
+        tasks[task["id"]] = comparable
+    return tasks
+
+
+def replace_diff(*, dataset: Dataset, plan: DatasetSpec) -> dict[str, list[str]]:
+    """What Replace would change against the dataset's latest version, by task id."""
+    version = selectors.latest_version(dataset)
+    before = _snapshot_tasks(version.snapshot) if version else {}
+    after = _snapshot_tasks(json_format.to_document(plan))
+    return {
+        "added": [task_id for task_id in after if task_id not in before],
+        "removed": [task_id for task_id in before if task_id not in after],
+        "changed": [
+            task_id for task_id in after if task_id in before and after[task_id] != before[task_id]
+        ],
+    }
+
+
+def upload_check(*, upload: Upload) -> Upload:
+    """Check the upload's file and keep the outcome on the upload (writes nothing else)."""
+    result = _check(upload)
+    stored = checker.result_to_json(result)
+    stored["notes"] = list(result.notes)
+    if result.plan is not None:
+        stored["dataset"] = {
+            "name": result.plan.name,
+            "description": result.plan.description,
+            "criteria": [c.id for c in result.plan.criteria],
+        }
+        if upload.dataset is not None:
+            stored["diff"] = replace_diff(dataset=upload.dataset, plan=result.plan)
+    upload.result = stored
+    upload.state = Upload.State.CHECKED
+    upload.progress_done = upload.progress_total = result.task_count
+    upload.save(update_fields=["result", "state", "progress_done", "progress_total"])
+    return upload
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    dataset: Dataset
+    tasks: int
+    files: int
+    next_version: int
+
+
+def _store_files(upload: Upload, plan: DatasetSpec, stored: list[str]) -> dict[str, str]:
+    """Stream each zip member a task attaches to the storage, once; returns path -> name.
+
+    `stored` collects the storage names as they are written, so that the caller can remove
+    them if anything later fails.
+    """
+    placed: dict[str, str] = {}
+    if not any(f.path for task in plan.tasks for f in (*task.input_files, *task.expected_files)):
+        return placed
+    with upload.file.open("rb") as zip_file:
+        for spec, stream in zip_format.iter_attachments(zip_file, plan):
+            name = default_storage.save(
+                f"task-files/{upload.key}/{len(placed)}/{get_valid_filename(spec.name)}",
+                File(stream, name=spec.name),
+            )
+            stored.append(name)
+            placed[spec.path] = name
+    return placed
+
+
+def _apply_settings(dataset: Dataset, plan: DatasetSpec, mode: str) -> None:
+    # Replace: the file's settings (when it has any) become the dataset's. Add: the file only
+    # fills in what the dataset has not set, so an import never undoes the settings form.
+    if not plan.settings:
+        return
+    if mode == ImportMode.REPLACE:
+        dataset.settings = dict(plan.settings)
+    else:
+        dataset.settings = {**plan.settings, **(dataset.settings or {})}
+
+
+def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[str, str]) -> int:
+    """Write the plan's tasks, criteria and files as drafts; a fixed number of queries."""
+    live = dataset.tasks.live()
+    if mode == ImportMode.REPLACE:
+        live.update(state=TaskState.ARCHIVED)
+        dataset.criteria.filter(task__isnull=True, archived=False).update(archived=True)
+        start = 0
+        shared_start = 0
+    else:
+        start = (live.aggregate(n=Max("position"))["n"] or -1) + 1
+        shared_start = (
+            dataset.criteria.filter(task__isnull=True, archived=False).aggregate(n=Max("position"))[
+                "n"
+            ]
+            or -1
+        ) + 1
+    _apply_settings(dataset, plan, mode)
+    dataset.save(update_fields=["settings", "updated_at"])
+
+    tasks = Task.objects.bulk_create(
+        Task(
+            dataset=dataset,
+            task_id=spec.id,
+            name=spec.name,
+            prompt=spec.prompt,
+            expected_text=spec.expected_text or "",
+            expected_verifier=spec.expected_verifier.to_json() if spec.expected_verifier else None,
+            evidence=spec.evidence or {},
+            position=start + index,
+            state=TaskState.DRAFT,
+        )
+        for index, spec in enumerate(plan.tasks)
+    )
+    criteria = [
+        _criterion_row(dataset, None, position=shared_start + position, spec=spec)
+        for position, spec in enumerate(plan.criteria)
+    ]
+    files = []
+    for task, spec in zip(tasks, plan.tasks, strict=True):
+        criteria += [
+            _criterion_row(dataset, task, position=position, spec=criterion)
+            for position, criterion in enumerate(spec.criteria)
+        ]
+        for role, specs in (("input", spec.input_files), ("expected", spec.expected_files)):
+            for position, file_spec in enumerate(specs):
+                files.append(
+                    TaskFile(
+                        task=task,
+                        role=role,
+                        name=file_spec.name,
+                        url=file_spec.url or "",
+                        file=placed.get(file_spec.path, "") if file_spec.path else "",
+                        size=file_spec.size,
+                        sha256=file_spec.sha256 or "",
+                        position=position,
+                    )
+                )
+    Criterion.objects.bulk_create(criteria)
+    TaskFile.objects.bulk_create(files)
+    return len(files)
+
+
+def _criterion_row(
+    dataset: Dataset, task: Task | None, *, position: int, spec: CriterionSpec
+) -> Criterion:
+    return Criterion(
+        dataset=dataset,
+        task=task,
+        criterion_id=spec.id,
+        text=spec.criterion,
+        weight=spec.weight,
+        verifier=spec.verifier.to_json() if spec.verifier else None,
+        position=position,
+    )
+
+
+def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
+    """Import the checked upload into its dataset, all or nothing.
+
+    The file is checked again (it is the commit's own check, and the stored file may have
+    changed); files are streamed to the storage first and removed again if anything fails;
+    the rows go in one transaction under a lock on the dataset, so that two imports into one
+    dataset land one after the other. Running it again for an imported upload does nothing.
+    """
+    if upload.state == Upload.State.IMPORTED:
+        raise ImportRefused(UPLOAD_ALREADY_IMPORTED)
+    if upload.is_expired:
+        raise ImportRefused(UPLOAD_EXPIRED)
+    with upload.file.open("rb") as fileobj:
+        sha256, size = _sha256_of(fileobj)
+    if sha256 != upload.sha256:
+        upload.sha256, upload.size = sha256, size
+        upload.save(update_fields=["sha256", "size"])
+        upload_check(upload=upload)
+        raise ImportRefused(UPLOAD_CHANGED)
+    result = _check(upload)
+    if not result.ok:
+        raise ImportRefused(UPLOAD_HAS_PROBLEMS)
+    plan = result.plan
+    stored: list[str] = []
+    try:
+        placed = _store_files(upload, plan, stored)
+        with transaction.atomic():
+            locked = Upload.objects.select_for_update().get(pk=upload.pk)
+            if locked.state == Upload.State.IMPORTED:
+                raise ImportRefused(UPLOAD_ALREADY_IMPORTED)
+            dataset = Dataset.objects.select_for_update().get(pk=upload.dataset_id)
+            if mode == ImportMode.ADD and selectors.add_conflicts(dataset=dataset, upload=upload):
+                raise ImportRefused(UPLOAD_HAS_PROBLEMS)
+            file_count = _write_plan(dataset=dataset, plan=plan, mode=mode, placed=placed)
+            locked.state = Upload.State.IMPORTED
+            locked.mode = mode
+            locked.save(update_fields=["state", "mode"])
+    except BaseException:
+        # Nothing of a failed import stays: the transaction rolled back the rows, and the
+        # files it stored go too.
+        for name in stored:
+            default_storage.delete(name)
+        raise
+    upload.state = Upload.State.IMPORTED
+    return ImportOutcome(
+        dataset=dataset,
+        tasks=len(plan.tasks),
+        files=file_count,
+        next_version=selectors.next_version_number(dataset),
+    )
+
+
+def dataset_create_from_upload(
+    *, owner: AbstractBaseUser, upload: Upload, name: str = "", description: str = ""
+) -> ImportOutcome:
+    """New dataset with a file: the file's name, description and settings unless typed."""
+    result = _check(upload)
+    if not result.ok:
+        raise ImportRefused(UPLOAD_HAS_PROBLEMS)
+    plan = result.plan
+    with transaction.atomic():
+        dataset = dataset_create(
+            owner=owner,
+            name=name or plan.name or Path(upload.original_name).stem,
+            description=description or plan.description,
+            settings=dict(plan.settings),
+        )
+        upload.dataset = dataset
+        upload.save(update_fields=["dataset"])
+        return import_run(upload=upload, mode=ImportMode.ADD)
+
+
+# --- Editing tasks and settings by hand -----------------------------------------------------
+
+
+@transaction.atomic
+def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
+    """Create a task or save an edit of one, as a draft.
+
+    Editing a saved task does not touch it: the saved task is archived (a version and the
+    runs that graded it keep pointing at it) and a draft copy takes its place, files and all.
+    """
+    dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
+    files: list[TaskFile] = []
+    if task is None:
+        position = (dataset.tasks.live().aggregate(n=Max("position"))["n"] or -1) + 1
+        draft = Task(dataset=dataset, position=position)
+    elif task.state == TaskState.SAVED:
+        files = list(task.files.all())
+        task.state = TaskState.ARCHIVED
+        task.save(update_fields=["state", "updated_at"])
+        draft = Task(dataset=dataset, position=task.position, evidence=task.evidence)
+    else:
+        draft = task
+        draft.criteria.all().delete()
+    draft.task_id = spec.id
+    draft.name = spec.name
+    draft.prompt = spec.prompt
+    draft.expected_text = spec.expected_text or ""
+    draft.expected_verifier = spec.expected_verifier.to_json() if spec.expected_verifier else None
+    draft.state = TaskState.DRAFT
+    draft.full_clean(validate_constraints=False)
+    draft.save()
+    Criterion.objects.bulk_create(
+        _criterion_row(dataset, draft, position=position, spec=criterion)
+        for position, criterion in enumerate(spec.criteria)
+    )
+    for task_file in files:
+        task_file.pk = None
+        task_file.task = draft
+    TaskFile.objects.bulk_create(files)
+    return draft
+
+
+@transaction.atomic
+def task_remove(*, task: Task) -> None:
+    """Take a task out of the dataset: a draft no version holds is deleted, any other task
+    archived (versions and run results keep it)."""
+    if task.state == TaskState.DRAFT and not task.versions.exists() and not task.results.exists():
+        for task_file in task.files.exclude(file=""):
+            if (
+                not TaskFile.objects.filter(file=task_file.file.name)
+                .exclude(pk=task_file.pk)
+                .exists()
+            ):
+                default_storage.delete(task_file.file.name)
+        task.delete()
+    else:
+        task.state = TaskState.ARCHIVED
+        task.save(update_fields=["state", "updated_at"])
+
+
+@transaction.atomic
+def dataset_settings_update(
+    *,
+    dataset: Dataset,
+    name: str,
+    description: str,
+    settings: dict[str, Any],
+    criteria: list[CriterionSpec],
+) -> Dataset:
+    """Save the settings form: name, description, verifier defaults, criteria for every task."""
+    dataset_update(dataset=dataset, name=name, description=description, settings=settings)
+    dataset.criteria.filter(task__isnull=True, archived=False).update(archived=True)
+    Criterion.objects.bulk_create(
+        _criterion_row(dataset, None, position=position, spec=criterion)
+        for position, criterion in enumerate(criteria)
+    )
+    return dataset
+
+
+def uploads_delete_expired() -> int:
+    """Remove uploads past their expiry, with their files; returns how many went."""
+    count = 0
+    for upload in Upload.objects.filter(expires_at__lte=timezone.now()).iterator():
+        if upload.file:
+            default_storage.delete(upload.file.name)
+        upload.delete()
+        count += 1
+    return count
+
+
+def upload_problems_csv(*, upload: Upload) -> bytes:
+    """The problems of a checked upload as a CSV: for a CSV or XLSX file its own rows with a
+    `problem` column, for the others one row per problem."""
+    result = _check(upload)
+    data = None
+    if result.format in ("csv", "xlsx"):
+        with upload.file.open("rb") as fileobj:
+            data = fileobj.read(MAX_FILE_BYTES + 1)
+    return problems_csv.problems_csv(result, data)

@@ -6,6 +6,35 @@ app_name = "datasets_app"
 urlpatterns = [
     path("", views.dataset_list, name="dataset_list"),
     path("datasets/new/", views.dataset_create, name="dataset_create"),
+    path("datasets/new/check/", views.dataset_create_check, name="dataset_create_check"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
+    path("datasets/<int:pk>/settings/", views.dataset_settings, name="dataset_settings"),
     path("datasets/<int:pk>/save/", views.version_save, name="version_save"),
+    path("datasets/<int:pk>/export/", views.dataset_export, name="dataset_export_page"),
+    path("datasets/<int:pk>/export/<slug:fmt>/", views.dataset_export, name="dataset_export"),
+    # Add tasks > Import from a file
+    path("datasets/<int:pk>/import/", views.import_dialog, name="import_dialog"),
+    path("datasets/<int:pk>/import/check/", views.import_check, name="import_check"),
+    path("datasets/<int:pk>/import/<uuid:key>/", views.import_status, name="import_status"),
+    path("datasets/<int:pk>/import/<uuid:key>/import/", views.import_commit, name="import_commit"),
+    path("uploads/<uuid:key>/problems.csv", views.upload_problems, name="upload_problems"),
+    path("templates/<slug:slug>/", views.starter_download, name="starter_download"),
+    path("help/dataset-files/", views.help_files, name="help_files"),
+    # Tasks
+    path("datasets/<int:pk>/tasks/new/", views.task_create, name="task_create"),
+    path("datasets/<int:pk>/tasks/<int:task_pk>/", views.task_detail, name="task_detail"),
+    path("datasets/<int:pk>/tasks/<int:task_pk>/edit/", views.task_edit, name="task_edit"),
+    path("datasets/<int:pk>/tasks/<int:task_pk>/delete/", views.task_delete, name="task_delete"),
+    path(
+        "datasets/<int:pk>/tasks/<int:task_pk>/files/<int:file_pk>/",
+        views.task_file_download,
+        name="task_file_download",
+    ),
+    # Versions
+    path("datasets/<int:pk>/v<int:number>/", views.version_detail, name="version_detail"),
+    path(
+        "datasets/<int:pk>/v<int:number>/export/<slug:fmt>/",
+        views.version_export,
+        name="version_export",
+    ),
 ]

@@ -1,38 +1,57 @@
 """Views translate HTTP: validate a form, call one service or selector, pick a template.
 
 Every view needs a login (LoginRequiredMiddleware); a dataset the person may not see is a
-404, never a 403, so ids can't be probed.
+404, never a 403, so ids can't be probed. Every htmx request has a plain twin: without
+JavaScript the same URLs answer with whole pages.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.db import transaction
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import get_valid_filename
+from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from datasets_app import selectors, services
-from datasets_app.forms import DatasetForm
+from datasets_app import exporting, selectors, services, tasks
+from datasets_app.forms import (
+    ImportFileForm,
+    ImportModeForm,
+    NewDatasetForm,
+    SettingsEditor,
+    TaskEditor,
+    file_too_large_message,
+)
+from datasets_app.importing import columns, starters
+from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
 
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
+def _redirect(request: HtmxHttpRequest, url: str) -> HttpResponse:
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _body_too_large(request: HttpRequest) -> bool:
+    # Refuse an oversized upload from its Content-Length, before Django reads the body.
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0) > settings.MAX_UPLOAD_BYTES
+    except ValueError:
+        return False
+
+
+# --- Datasets -------------------------------------------------------------------------------
+
+
 def dataset_list(request: HtmxHttpRequest) -> HttpResponse:
     datasets = selectors.datasets_for(request.user).select_related("owner")
     return render(request, "datasets_app/dataset_list.html", {"datasets": datasets})
-
-
-def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
-    form = DatasetForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        dataset = services.dataset_create(owner=request.user, **form.cleaned_data)
-        messages.success(request, f"Created {dataset.name}.")
-        return redirect(dataset)
-    return render(request, "datasets_app/dataset_create.html", {"form": form})
 
 
 def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
@@ -42,7 +61,7 @@ def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "dataset": dataset,
         "rows": rows,
         "has_drafts": any(row.task.is_draft for row in rows),
-        "next_version": services.next_version_number(dataset),
+        "next_version": selectors.next_version_number(dataset),
         "shared_criteria": selectors.dataset_criteria(dataset),
         "versions": selectors.versions_of(dataset),
         "runs": selectors.runs_of(dataset),
@@ -59,6 +78,348 @@ def version_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         messages.warning(request, str(exc))
     else:
         messages.success(request, f"Saved {dataset.name} as {version.label}.")
+    return _redirect(request, dataset.get_absolute_url())
+
+
+# --- Import from a file ---------------------------------------------------------------------
+
+
+def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -> dict:
+    context = {
+        "dataset": dataset,
+        "upload": upload,
+        "mode": mode,
+        "mode_form": ImportModeForm(initial={"mode": mode}),
+        "starters": starters.STARTERS,
+        "max_upload_mib": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
+    }
+    if upload is not None and upload.state != Upload.State.CHECKING:
+        context.update(selectors.import_preview(upload=upload, mode=mode))
+    return context
+
+
+def _render_import(
+    request: HtmxHttpRequest, dataset: Dataset, upload: Upload | None, mode: str, **extra
+) -> HttpResponse:
+    context = _import_context(dataset, upload, mode) | extra
+    template = "datasets_app/import.html"
     if request.htmx:
-        return HttpResponseClientRedirect(dataset.get_absolute_url())
-    return redirect(dataset)
+        # The dialog's first load swaps in the whole dialog; later requests its result.
+        partial = "result" if upload is not None or extra.get("file_errors") else "dialog"
+        return render(request, f"{template}#{partial}", context)
+    return render(request, template, context)
+
+
+def import_dialog(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Add tasks > Import from a file: the dialog (htmx) or its page (no JavaScript)."""
+    dataset = selectors.dataset_for(request.user, pk)
+    return _render_import(request, dataset, None, ImportMode.ADD)
+
+
+@require_POST
+def import_check(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Keep the chosen file and check it; writes nothing but the upload."""
+    dataset = selectors.dataset_for(request.user, pk)
+    if _body_too_large(request):
+        error = file_too_large_message(settings.MAX_UPLOAD_BYTES)
+        return _render_import(request, dataset, None, ImportMode.ADD, file_errors=[error])
+    form = ImportFileForm(request.POST, request.FILES, max_bytes=settings.MAX_UPLOAD_BYTES)
+    mode = _mode(request.POST.get("mode"))
+    if not form.is_valid():
+        errors = form.errors.get("file") or ["Choose a file."]
+        return _render_import(request, dataset, None, mode, file_errors=errors)
+    upload = services.upload_create(
+        owner=request.user, dataset=dataset, uploaded_file=form.cleaned_data["file"], mode=mode
+    )
+    transaction.on_commit(lambda: tasks.check_upload.delay(upload.pk))
+    upload.refresh_from_db()
+    return _render_import(request, dataset, upload, mode)
+
+
+def _mode(value: str | None) -> str:
+    return value if value in ImportMode.values else ImportMode.ADD
+
+
+def _upload_for(request: HttpRequest, key: str, dataset: Dataset | None = None) -> Upload:
+    """An upload of this person's (404 for anyone else's), fresh from the database."""
+    upload = get_object_or_404(Upload, key=key, owner=request.user)
+    if dataset is not None and upload.dataset_id != dataset.pk:
+        raise Http404
+    return upload
+
+
+@require_GET
+def import_status(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
+    """The checked upload's preview or problems for a mode; polled while it is checking."""
+    dataset = selectors.dataset_for(request.user, pk)
+    upload = _upload_for(request, key, dataset)
+    if upload.state == Upload.State.IMPORTED:
+        return _redirect(request, dataset.get_absolute_url())
+    return _render_import(request, dataset, upload, _mode(request.GET.get("mode") or upload.mode))
+
+
+@require_POST
+def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
+    """Import tasks: the checked upload, all or nothing, then back to the dataset."""
+    dataset = selectors.dataset_for(request.user, pk)
+    upload = _upload_for(request, key, dataset)
+    mode = _mode(request.POST.get("mode"))
+    claimed = Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
+        state=Upload.State.IMPORTING, mode=mode, error=""
+    )
+    if claimed:
+        transaction.on_commit(lambda: tasks.import_upload.delay(upload.pk, mode))
+    upload.refresh_from_db()
+    if upload.state == Upload.State.IMPORTED:
+        messages.success(request, selectors.imported_message(upload))
+        return _redirect(request, dataset.get_absolute_url())
+    return _render_import(request, dataset, upload, mode)
+
+
+@require_GET
+def upload_problems(request: HtmxHttpRequest, key: str) -> HttpResponse:
+    """Download the problems: the file's rows with a `problem` column, for a spreadsheet."""
+    upload = _upload_for(request, key)
+    body = services.upload_problems_csv(upload=upload)
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    name = upload.original_name.rsplit(".", 1)[0] or "file"
+    response["Content-Disposition"] = f'attachment; filename="{name}-problems.csv"'
+    return response
+
+
+@require_GET
+def starter_download(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """One of the four templates to start from, as a download."""
+    starter = starters.starter(slug)
+    if starter is None:
+        raise Http404
+    response = HttpResponse(starter.build(), content_type=starter.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{starter.file_name}"'
+    return response
+
+
+# --- New dataset, optionally with a file ----------------------------------------------------
+
+
+def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
+    """New dataset; with a file, its tasks are imported as drafts in the same step."""
+    if request.method == "POST" and _body_too_large(request):
+        form = NewDatasetForm()
+        form.add_error(None, file_too_large_message(settings.MAX_UPLOAD_BYTES))
+        return render(request, "datasets_app/dataset_create.html", {"form": form})
+    form = NewDatasetForm(request.POST or None, request.FILES or None)
+    upload = None
+    if request.method == "POST" and request.POST.get("upload"):
+        upload = _upload_for(request, request.POST["upload"])
+        if upload.dataset_id is not None:
+            raise Http404
+    if request.method == "POST" and (form.is_valid() or (upload and _only_name_missing(form))):
+        data = form.cleaned_data
+        if upload is None and data.get("file"):
+            upload = services.upload_create(
+                owner=request.user, dataset=None, uploaded_file=data["file"]
+            )
+            services.upload_check(upload=upload)
+        if upload is None:
+            dataset = services.dataset_create(
+                owner=request.user, name=data["name"], description=data.get("description", "")
+            )
+            messages.success(request, f"Created {dataset.name}.")
+            return _redirect(request, dataset.get_absolute_url())
+        try:
+            outcome = services.dataset_create_from_upload(
+                owner=request.user,
+                upload=upload,
+                name=data.get("name", ""),
+                description=data.get("description", ""),
+            )
+        except services.ImportRefused:
+            context = {"form": form, "upload": upload} | selectors.import_preview(
+                upload=upload, mode=ImportMode.ADD
+            )
+            return render(request, "datasets_app/dataset_create.html", context)
+        upload.refresh_from_db()
+        messages.success(request, selectors.imported_message(upload))
+        return _redirect(request, outcome.dataset.get_absolute_url())
+    return render(request, "datasets_app/dataset_create.html", {"form": form, "upload": upload})
+
+
+def _only_name_missing(form: NewDatasetForm) -> bool:
+    # With a checked upload, the name may come from the file.
+    return set(form.errors) <= {"name"}
+
+
+@require_POST
+def dataset_create_check(request: HtmxHttpRequest) -> HttpResponse:
+    """New dataset page: check the chosen file at once and show its preview or problems."""
+    if _body_too_large(request):
+        errors = [file_too_large_message(settings.MAX_UPLOAD_BYTES)]
+        return render(request, "datasets_app/dataset_create.html#check", {"file_errors": errors})
+    form = ImportFileForm(request.POST, request.FILES, max_bytes=settings.MAX_UPLOAD_BYTES)
+    if not form.is_valid():
+        errors = form.errors.get("file") or ["Choose a file."]
+        return render(request, "datasets_app/dataset_create.html#check", {"file_errors": errors})
+    upload = services.upload_create(
+        owner=request.user, dataset=None, uploaded_file=form.cleaned_data["file"]
+    )
+    services.upload_check(upload=upload)
+    context = {"upload": upload} | selectors.import_preview(upload=upload, mode=ImportMode.ADD)
+    return render(request, "datasets_app/dataset_create.html#check", context)
+
+
+# --- Settings -------------------------------------------------------------------------------
+
+
+def dataset_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    editor = SettingsEditor(
+        request.POST or None, dataset=dataset, options=selectors.checker_options()
+    )
+    if request.method == "POST" and editor.is_valid():
+        data = editor.form.cleaned_data
+        services.dataset_settings_update(
+            dataset=dataset,
+            name=data["name"],
+            description=data["description"],
+            settings=editor.form.settings_document(),
+            criteria=editor.criteria_specs,
+        )
+        messages.success(request, "Saved the settings.")
+        return _redirect(request, dataset.get_absolute_url())
+    return render(
+        request, "datasets_app/dataset_settings.html", {"dataset": dataset, "editor": editor}
+    )
+
+
+# --- Tasks ----------------------------------------------------------------------------------
+
+
+def task_detail(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    context = {
+        "dataset": dataset,
+        "task": task,
+        "shared_criteria": selectors.dataset_criteria(dataset),
+        "settings": selectors.effective_settings(dataset),
+        "python_checks_enabled": selectors.checker_options().python_checks_enabled,
+    }
+    return render(request, "datasets_app/task_detail.html", context)
+
+
+def _task_editor(request: HtmxHttpRequest, dataset: Dataset, task=None) -> TaskEditor:
+    return TaskEditor(
+        request.POST or None,
+        task=task,
+        shared_criteria=selectors.shared_criteria_documents(dataset),
+        options=selectors.checker_options(),
+        taken_ids=selectors.live_task_ids(dataset, exclude=task),
+    )
+
+
+def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
+    if request.method == "POST" and editor.is_valid():
+        saved = services.task_save(dataset=dataset, task=task, spec=editor.spec)
+        messages.success(
+            request,
+            f"Saved {saved.task_id} as a draft. Save as "
+            f"{selectors.next_version_label(dataset)} to put it in the next version.",
+        )
+        return _redirect(request, saved.get_absolute_url())
+    context = {"dataset": dataset, "task": task, "editor": editor}
+    return render(request, "datasets_app/task_form.html", context)
+
+
+def task_create(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Add tasks > New task: the task form, empty."""
+    dataset = selectors.dataset_for(request.user, pk)
+    return _task_form_page(request, dataset, _task_editor(request, dataset))
+
+
+def task_edit(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    if task.state == TaskState.ARCHIVED:
+        raise Http404
+    return _task_form_page(request, dataset, _task_editor(request, dataset, task), task)
+
+
+@require_POST
+def task_delete(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    if task.state == TaskState.ARCHIVED:
+        raise Http404
+    services.task_remove(task=task)
+    messages.success(request, f"Removed {task.task_id}.")
+    return _redirect(request, dataset.get_absolute_url())
+
+
+@require_GET
+def task_file_download(request: HtmxHttpRequest, pk: int, task_pk: int, file_pk: int):
+    """A task's stored file, always as a download (never rendered inline)."""
+    dataset = selectors.dataset_for(request.user, pk)
+    task_file = get_object_or_404(TaskFile, pk=file_pk, task__pk=task_pk, task__dataset=dataset)
+    if task_file.url:
+        return redirect(task_file.url)
+    if not task_file.file:
+        raise Http404
+    response = FileResponse(task_file.file.open("rb"), as_attachment=True, filename=task_file.name)
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    return response
+
+
+# --- Versions and exports -------------------------------------------------------------------
+
+
+def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    version = selectors.version_for(dataset, number)
+    spec = selectors.version_spec(version)
+    context = {
+        "dataset": dataset,
+        "version": version,
+        "snapshot": version.snapshot,
+        "formats": exporting.EXPORT_FORMATS,
+        "export_warnings": exporting.export_warnings(spec),
+    }
+    return render(request, "datasets_app/version_detail.html", context)
+
+
+def _export_response(spec, slug: str, stem: str) -> HttpResponse:
+    fmt = exporting.export_format(slug)
+    if fmt is None:
+        raise Http404
+    stream, _warnings = exporting.export(spec, fmt)
+    return FileResponse(
+        stream,
+        as_attachment=True,
+        filename=f"{get_valid_filename(stem) or 'dataset'}.{fmt.extension}",
+        content_type=fmt.content_type,
+    )
+
+
+@require_GET
+def version_export(request: HtmxHttpRequest, pk: int, number: int, fmt: str):
+    dataset = selectors.dataset_for(request.user, pk)
+    version = selectors.version_for(dataset, number)
+    return _export_response(selectors.version_spec(version), fmt, f"{dataset.name}-{version.label}")
+
+
+def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResponse:
+    """The dataset's live tasks (drafts included) as a file, or the page to choose one."""
+    dataset = selectors.dataset_for(request.user, pk)
+    spec = selectors.dataset_spec(dataset=dataset)
+    if fmt:
+        return _export_response(spec, fmt, dataset.name)
+    context = {
+        "dataset": dataset,
+        "formats": exporting.EXPORT_FORMATS,
+        "export_warnings": exporting.export_warnings(spec),
+    }
+    return render(request, "datasets_app/dataset_export.html", context)
+
+
+def help_files(request: HtmxHttpRequest) -> HttpResponse:
+    """What a dataset file holds: formats, CSV columns and their accepted spellings."""
+    return render(request, "datasets_app/help_files.html", {"columns": columns.COLUMNS})

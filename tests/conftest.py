@@ -59,3 +59,23 @@ def make_dataset(user):
         return dataset
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def on_commit_runs_at_once(monkeypatch):
+    """Views enqueue Celery tasks with transaction.on_commit. Outside tests a request runs in
+    autocommit, so the callback runs at once; inside a test's wrapping transaction it would
+    never run. Run it at once here too, as production does."""
+    monkeypatch.setattr(
+        "django.db.transaction.on_commit", lambda func, using=None, robust=False: func()
+    )
+
+
+@pytest.fixture(autouse=True)
+def media_in_tmp(settings, tmp_path):
+    """Uploads and task files go to a temporary folder, never the developer's media/."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    }

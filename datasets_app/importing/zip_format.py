@@ -240,6 +240,8 @@ def _archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Probl
         if reason is not None:
             message = UNSAFE_PATH_MESSAGE.format(reason=reason)
             problems.append(Problem(UNSAFE_PATH, message, _shown(name, zip_name)))
+            if not name:
+                continue  # nothing more to learn, and ZipInfo.is_dir() fails on ""
         if archive.is_symlink(info):
             problems.append(Problem(SYMLINK, SYMLINK_MESSAGE, _shown(name, zip_name)))
         if info.is_dir():

@@ -1,6 +1,7 @@
 // Opens and closes the app's <dialog> elements. The dialog's content comes from the server
-// (htmx swaps it in); this only moves focus in and wires the close buttons.
-document.addEventListener("htmx:afterSwap", (event) => {
+// (htmx swaps it in); once htmx has settled and wired it, this opens it (showModal moves
+// focus into it, and Escape closes it) and wires the close buttons.
+document.addEventListener("htmx:afterSettle", (event) => {
   const dialog = event.detail.target.closest("dialog");
   if (dialog && !dialog.open) {
     dialog.showModal();

@@ -1,0 +1,100 @@
+"""The import dialog in a real browser: the reference page's steps, one after another."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from datasets_app.models import Dataset, TaskState
+from tests.conftest import FILES
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+RUBRIC = FILES / "json" / "rubric_template.json"
+EXPECTED = FILES / "json" / "expected_answers_template.json"
+
+
+def open_import_dialog(page):
+    page.get_by_text("Add tasks", exact=True).click()
+    page.get_by_role("menuitem", name="Import from a file").click()
+    dialog = page.get_by_role("dialog", name="Import from a file")
+    expect(dialog).to_be_visible()
+    return dialog
+
+
+def test_import_a_rubric_save_it_then_replace_it(logged_in, live_server, screenshot, tmp_path):
+    page = logged_in
+    page.get_by_role("link", name="New dataset").click()
+    page.get_by_label("Name").fill("Support rubric")
+    page.get_by_role("button", name="Create dataset").click()
+    expect(page.get_by_role("heading", name="Support rubric")).to_be_visible()
+
+    dialog = open_import_dialog(page)
+    expect(dialog.get_by_label("Choose the file")).to_be_focused()
+    dialog.get_by_label("Choose the file").set_input_files(str(RUBRIC))
+    expect(dialog.get_by_text("delayed-shipment")).to_be_visible()
+    button = dialog.get_by_role("button", name="Import 1 task")
+    expect(button).to_be_enabled()
+    expect(dialog.get_by_text("Python checks")).to_be_visible()
+    screenshot(page, "import-dialog-preview")
+
+    button.click()
+    page.wait_for_url(f"{live_server.url}/datasets/*/")
+    expect(
+        page.get_by_text("Imported 1 task as drafts. Check them, then Save as v1.")
+    ).to_be_visible()
+    expect(page.get_by_role("cell", name="Draft")).to_be_visible()
+    screenshot(page, "dataset-with-drafts")
+
+    page.get_by_role("button", name="Save as v1").click()
+    expect(page.get_by_text("as v1.")).to_be_visible()
+    expect(page.get_by_role("cell", name="Saved", exact=True)).to_be_visible()
+
+    bad = tmp_path / "broken.jsonl"
+    bad.write_text(
+        json.dumps({"id": "a", "prompt": "Fine", "expected": "ok"})
+        + "\n"
+        + json.dumps({"id": "b", "expected": "no prompt"})
+        + "\n"
+        + json.dumps({"id": "c", "prompt": "x", "criteria": [{"criterion": "y", "weight": -2}]})
+        + "\n"
+    )
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(bad))
+    expect(dialog.get_by_text("broken.jsonl, line 2")).to_be_visible()
+    expect(dialog.get_by_text("broken.jsonl, line 3")).to_be_visible()
+    expect(dialog.get_by_role("button", name="Import 0 tasks")).to_be_disabled()
+    expect(dialog.get_by_role("link", name="Download the problems")).to_be_visible()
+    screenshot(page, "import-dialog-problems")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(EXPECTED))
+    expect(dialog.get_by_role("button", name="Import 2 tasks")).to_be_enabled()
+    dialog.get_by_label("Replace its tasks").check()
+    expect(dialog.get_by_text("Removed (1)")).to_be_visible()
+    expect(dialog.get_by_text("Added (2)")).to_be_visible()
+    screenshot(page, "import-dialog-replace")
+    dialog.get_by_role("button", name="Import 2 tasks").click()
+    expect(page.get_by_text("Save as v2.")).to_be_visible()
+
+    dataset = Dataset.objects.get(name="Support rubric")
+    assert [t.task_id for t in dataset.tasks.live()] == ["yoy-growth", "q3-end-date"]
+    assert dataset.tasks.get(task_id="delayed-shipment").state == TaskState.ARCHIVED
+
+
+def test_the_pages_are_readable_on_a_small_screen(logged_in, live_server, screenshot, browser):
+    page = logged_in
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.get_by_role("link", name="New dataset").click()
+    page.get_by_label("Name").fill("Phone")
+    page.get_by_role("button", name="Create dataset").click()
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(EXPECTED))
+    expect(dialog.get_by_role("button", name="Import 2 tasks")).to_be_visible()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 375, "nothing forces sideways scrolling at 375 px"
+    screenshot(page, "import-dialog-375px")
