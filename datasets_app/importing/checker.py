@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 from datasets_app.importing.document import check_parsed
@@ -120,12 +120,19 @@ def _reader(fmt: str) -> Callable[[bytes, str], Parsed]:
 
 
 def check_file(
-    source: bytes | BinaryIO, file_name: str, *, options: CheckOptions | None = None
+    source: bytes | BinaryIO,
+    file_name: str,
+    *,
+    options: CheckOptions | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    measured: Mapping[str, tuple[int, str]] | None = None,
 ) -> CheckResult:
     """Check a dataset file: which format it is, and its plan or every problem in it.
 
     `source` is the file's bytes or a binary stream (read up to `MAX_FILE_BYTES` + 1, or
     handed to the zip reader as it is). The extension of `file_name` picks the format.
+    `progress` and `measured` are the zip reader's (see `zip_format.check`); the other
+    formats are read in one go and ignore them.
     """
     options = options or CheckOptions()
     extension = os.path.splitext(file_name)[1].lower()
@@ -137,7 +144,9 @@ def check_file(
         from datasets_app.importing import zip_format
 
         stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
-        return zip_format.check(stream, file_name, options=options)  # type: ignore[arg-type]
+        return zip_format.check(  # type: ignore[arg-type]
+            stream, file_name, options=options, progress=progress, measured=measured
+        )
     try:
         data = _read_capped(source)
     except OSError as exc:

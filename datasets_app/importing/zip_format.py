@@ -136,7 +136,20 @@ UNUSED_MEMBER_MESSAGE = "No task uses this file, so it will not be imported."
 MORE_UNUSED_MESSAGE = "{count:,} more files in the zip are not used by any task either."
 
 
-def check(source: BinaryIO | bytes, file_name: str, *, options: CheckOptions) -> CheckResult:
+# Called as (tasks done, tasks in all) while a check streams the attached files.
+Progress = Callable[[int, int], None]
+# {member name: (size, sha256)} measured by an earlier check of the very same bytes.
+Measured = Mapping[str, tuple[int, str]]
+
+
+def check(
+    source: BinaryIO | bytes,
+    file_name: str,
+    *,
+    options: CheckOptions,
+    progress: Progress | None = None,
+    measured: Measured | None = None,
+) -> CheckResult:
     """Check an uploaded dataset .zip and plan its import; bad input becomes Problems.
 
     Reads the zip's directory, refuses hostile archives (bombs, paths out of the folder,
@@ -145,6 +158,10 @@ def check(source: BinaryIO | bytes, file_name: str, *, options: CheckOptions) ->
     validator against the zip's members, then streams each attached member once (at most
     10 MiB each, 2 GiB in all, counted as they come out) for its size and SHA-256. Files no
     task uses are warnings. Nothing is ever unpacked to disk.
+
+    `progress`, if given, hears how many tasks have all their files read so far.
+    `measured` lets a caller that has proven the bytes unchanged (by the whole file's
+    SHA-256) skip streaming those members again; whoever stores them still verifies each one.
     """
     fp = _seekable(source)
     try:
@@ -163,10 +180,16 @@ def check(source: BinaryIO | bytes, file_name: str, *, options: CheckOptions) ->
         message = CORRUPT_MESSAGE.format(detail=_detail(exc))
         return _refused(file_name, Problem(CORRUPT, message, file_name))
     with zf:
-        return _check_archive(zf, file_name, options)
+        return _check_archive(zf, file_name, options, progress, measured)
 
 
-def _check_archive(zf: zipfile.ZipFile, zip_name: str, options: CheckOptions) -> CheckResult:
+def _check_archive(
+    zf: zipfile.ZipFile,
+    zip_name: str,
+    options: CheckOptions,
+    progress: Progress | None = None,
+    measured: Measured | None = None,
+) -> CheckResult:
     infos = zf.infolist()
     problems = _archive_problems(infos, zip_name)
     if problems:
@@ -211,9 +234,11 @@ def _check_archive(zf: zipfile.ZipFile, zip_name: str, options: CheckOptions) ->
         )
 
     used = _used_members(spec, by_key)
-    measured, streaming_problems = _stream_members(zf, used)
+    sizes, streaming_problems = _stream_members(
+        zf, used, known=measured or {}, on_member=_task_progress(spec, by_key, progress)
+    )
     problems.extend(streaming_problems)
-    spec = _with_members(spec, by_key, measured)
+    spec = _with_members(spec, by_key, sizes)
     warnings.extend(_unused_warnings(files, dataset_name, used))
     detected += f" and {_files(len(used), 'attached file')}"
     return CheckResult(
@@ -408,8 +433,43 @@ def _resolve(path: str | None, by_key: Mapping[str, zipfile.ZipInfo]) -> zipfile
     return by_key.get(path) or by_key.get(path.removeprefix("./"))
 
 
+def _task_progress(
+    spec: DatasetSpec, by_key: Mapping[str, zipfile.ZipInfo], progress: Progress | None
+) -> Callable[[str], None] | None:
+    """A callback for each member streamed that reports the tasks with all files read."""
+    if progress is None:
+        return None
+    waiting: dict[str, list[int]] = {}
+    remaining: list[int] = []
+    for index, task in enumerate(spec.tasks):
+        names = {
+            info.filename
+            for attached in (*task.input_files, *task.expected_files)
+            if (info := _resolve(attached.path, by_key)) is not None
+        }
+        remaining.append(len(names))
+        for name in names:
+            waiting.setdefault(name, []).append(index)
+    total = len(remaining)
+    done = remaining.count(0)
+    progress(done, total)
+
+    def member_read(name: str) -> None:
+        nonlocal done
+        for index in waiting.pop(name, ()):
+            remaining[index] -= 1
+            done += remaining[index] == 0
+        progress(done, total)
+
+    return member_read
+
+
 def _stream_members(
-    zf: zipfile.ZipFile, members: list[zipfile.ZipInfo]
+    zf: zipfile.ZipFile,
+    members: list[zipfile.ZipInfo],
+    *,
+    known: Measured | None = None,
+    on_member: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, tuple[int, str]], list[Problem]]:
     """{member name: (size, sha256)} for each member, read once, and the problems met.
 
@@ -420,6 +480,13 @@ def _stream_members(
     problems: list[Problem] = []
     total = 0
     for info in members:
+        if on_member is not None:
+            # Counted as it starts: progress a person watches, not an exact tally.
+            on_member(info.filename)
+        if known and known.get(info.filename, (None,))[0] == info.file_size:
+            measured[info.filename] = known[info.filename]
+            total += info.file_size
+            continue
         digest = hashlib.sha256()
         size = 0
         try:
