@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 from django.core.files.storage import default_storage
 
-from datasets_app.importing import csv_format, json_format, xlsx_format, zip_format
+from datasets_app.importing import csv_format, evalset_format, json_format, xlsx_format, zip_format
 from datasets_app.importing.spec import DatasetSpec, FileSpec
 
 # Exports up to this size stay in memory; a larger .zip spools to a temporary file.
@@ -38,6 +38,7 @@ EXPORT_FORMATS: tuple[ExportFormat, ...] = (
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     ),
     ExportFormat("zip", "ZIP with files (.zip)", "zip", "application/zip"),
+    ExportFormat("evalset", "contextgrid eval set (.jsonl)", "jsonl", "application/x-ndjson"),
 )
 
 
@@ -57,6 +58,7 @@ def export(spec: DatasetSpec, fmt: ExportFormat) -> tuple[BinaryIO, list[str]]:
         "json": lambda s: (json_format.write(s), []),
         "csv": csv_format.write,
         "xlsx": xlsx_format.write,
+        "evalset": lambda s: (evalset_format.write(s), evalset_format.export_warnings(s)),
     }
     out = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - returned open
     if fmt.slug == "zip":
@@ -70,4 +72,8 @@ def export(spec: DatasetSpec, fmt: ExportFormat) -> tuple[BinaryIO, list[str]]:
 
 def export_warnings(spec: DatasetSpec) -> dict[str, list[str]]:
     """What each flat format would leave out, so the export page can say it before download."""
-    return {"csv": csv_format.write(spec)[1], "xlsx": xlsx_format.write(spec)[1]}
+    return {
+        "csv": csv_format.write(spec)[1],
+        "xlsx": xlsx_format.write(spec)[1],
+        "evalset": evalset_format.export_warnings(spec),
+    }

@@ -156,6 +156,14 @@ def check_file(
     problem = _content_problem(data, extension, file_name)
     if problem is not None:
         return _refused(file_name, fmt, problem)
+    # contextgrid eval sets share .jsonl, .json and .csv with dataset files: the content
+    # says which one this is (rules in evalset_format's docstring), before the format's
+    # own reader sees it.
+    from datasets_app.importing import evalset_format
+
+    evalset_kind = evalset_format.detect(data, fmt)
+    if evalset_kind is not None:
+        return check_parsed(evalset_format.read(data, file_name, evalset_kind), options=options)
     if fmt == "json":
         from datasets_app.importing import json_format
 

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import BinaryIO, Literal
 
-from datasets_app.importing import archive
+from datasets_app.importing import archive, evalset_format
 from datasets_app.importing.archive import ArchiveError
 from datasets_app.importing.spec import (
     MAX_ATTACHED_FILE_BYTES,
@@ -198,6 +198,11 @@ def _check_archive(
 
     files = [info for info in infos if not info.is_dir() and not _is_junk(info.filename)]
     folder = _dataset_folder([info.filename for info in files])
+    # A BEIR benchmark zipped as published (queries.jsonl beside qrels/test.tsv) has no
+    # dataset file: it is a contextgrid eval set (rule in find_beir_members).
+    beir = evalset_format.find_beir_members([info.filename for info in files], folder)
+    if beir is not None:
+        return _check_beir(zf, zip_name, beir, options)
     dataset_info, problem = _find_dataset_file(files, folder, zip_name)
     if dataset_info is None:
         assert problem is not None
@@ -249,6 +254,30 @@ def _check_archive(
         tuple(warnings),
         plan=None if problems else spec,
         notes=tuple(parsed.notes),
+    )
+
+
+def _check_beir(
+    zf: zipfile.ZipFile, zip_name: str, beir: evalset_format.BeirMembers, options: CheckOptions
+) -> CheckResult:
+    """Read the BEIR pair (each member bounded like a dataset file) and check it."""
+    if beir.qrels is None:
+        return _refused(zip_name, evalset_format.several_qrels_problem(beir, zip_name))
+    texts = []
+    for name in (beir.queries, beir.qrels):
+        data, problem = _read_dataset_file(zf, zf.getinfo(name))
+        if data is None:
+            assert problem is not None
+            return _refused(zip_name, problem)
+        texts.append(data)
+    parsed = evalset_format.read_beir(
+        texts[0], beir.queries, texts[1], beir.qrels, not_read=beir.not_read
+    )
+    from datasets_app.importing.document import check_parsed
+
+    result = check_parsed(parsed, options=options)
+    return dataclasses.replace(
+        result, file_name=zip_name, format="zip", detected=f"ZIP archive with {parsed.detected}"
     )
 
 

@@ -1,0 +1,764 @@
+"""contextgrid eval sets as datasets: read one into the canonical document, write one back.
+
+An eval set (contextgrid's JSONL or CSV, a LegalBench-RAG .json, a BEIR queries + qrels
+pair) shares its extension with a dataset file, so `detect` tells them apart by content and
+`read` hands the shared validator a `Parsed` like every other reader. `write` exports a
+dataset as contextgrid JSONL; importing that export gives back the same tasks and evidence.
+
+Decisions the reference pages leave open:
+- Each question is a task: id = item id, prompt = the question, name = its first line
+  (shortened), expected answer = the item's answer. Everything else the item holds (anchors,
+  gold spans, BEIR gold documents, a question type other than factoid, item meta) is kept in
+  `TaskSpec.evidence` (the shape is `evidence_of`'s docstring), so the eval set round-trips.
+- A question with no answer but with evidence is graded by one criterion, "Retrieves the
+  gold evidence" (`retrieves-gold-evidence`, weight 1), so that retrieval sets such as BEIR
+  import; the preview says how many. A question with neither is a problem: nothing could
+  grade it, and a criterion about evidence it does not have would be a lie.
+- A `.csv` is an eval set only when it has a question column (question, query, q), no
+  column our own reader takes as the prompt under another name (prompt, input, ...), and
+  at least one column only an eval set has (`EVALSET_ONLY_COLUMNS`). Our reader also takes
+  `question` as the prompt, and files such as `question,expected_answer` or
+  `question,contexts,ground_truth,metadata` (ragas) must keep importing as before; so
+  `context`, `type`, `category` and `metadata`, which the library also reads, are not
+  enough on their own.
+- A `.jsonl` is an eval set when its first value is an `_evalset` header or an object with
+  `question` and no `prompt`; a `.json` when it starts `{"tests":` or is a list whose first
+  object has `query` and `snippets` (a dataset .json is never a list).
+- An `EvalSetError` is one problem on the file (and line or row, when the message has one).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextgrid import (
+    EvalItem,
+    EvalSet,
+    EvalSetError,
+    QuestionType,
+    assess,
+    describe_skipped,
+    evalset_to_jsonl_text,
+    parse_beir,
+    parse_csv_text,
+    parse_jsonl_text,
+    parse_legalbench_rag_text,
+)
+from contextgrid.evalset.io import BEIR_NOTE, CSV_COLUMN_ALIASES, NOTHING_SKIPPED
+from datasets_app.importing.columns import field_for_header
+from datasets_app.importing.json_format import (
+    NUL_CHARACTER,
+    JsonLocator,
+    decode,
+    escaped_nul_lines,
+)
+from datasets_app.importing.spec import (
+    DatasetSpec,
+    DocPath,
+    Parsed,
+    Problem,
+    Rule,
+    TaskSpec,
+    field_path,
+)
+
+__all__ = [
+    "RETRIEVAL_CRITERION_ID",
+    "RETRIEVAL_CRITERION_TEXT",
+    "BeirMembers",
+    "detect",
+    "evidence_of",
+    "export_warnings",
+    "find_beir_members",
+    "read",
+    "read_beir",
+    "spec_to_evalset",
+    "write",
+]
+
+# --- What a person reads -----------------------------------------------------------------
+
+# The library's message already names the file and the line, row or test; the problem keeps
+# the rest of it (the file and line go in the problem's own fields).
+EVALSET_ERROR = Rule("evalset_error", "{detail}")
+NOTHING_TO_GRADE = Rule(
+    "evalset_nothing_to_grade",
+    "Question {item} has no answer and no evidence, so nothing could grade it. Give it an "
+    "answer, or evidence (a source document and a quote).",
+)
+NO_QUESTIONS = Rule("evalset_no_questions", "The eval set has no questions.{skipped}")
+SEVERAL_QRELS = Rule(
+    "evalset_several_qrels",
+    "The zip holds {count} qrels files ({found}) and none is test.tsv; keep the one to import.",
+)
+TEXT_NOT_UTF8 = Rule(
+    "evalset_not_utf8",
+    "The file is not UTF-8 text: byte {byte} cannot be decoded. Save the file as UTF-8.",
+)
+
+NOTE_RETRIEVAL_CRITERION = (
+    "{count} of {total} questions have no answer: each is graded by the criterion "
+    "“Retrieves the gold evidence” (weight 1)."
+)
+NOTE_NOT_READ = "Not read from the zip: {names}."
+
+# Export warnings: what a dataset holds that an eval set has no place for.
+MSG_EXPORT_CRITERIA = (
+    "{count} task(s) are graded by criteria, which an eval set cannot hold; they are left out."
+)
+MSG_EXPORT_SHARED = "The criteria for every task have no place in an eval set; they are left out."
+MSG_EXPORT_FILES = "{count} task(s) attach files, which an eval set cannot hold; they are left out."
+MSG_EXPORT_VERIFIERS = (
+    "{count} task(s) have their own verifier for the expected answer; an eval set keeps only "
+    "the answer."
+)
+MSG_EXPORT_BAD_EVIDENCE = (
+    "The evidence of task {task} is not in the eval-set shape ({detail}); it is exported "
+    "without it."
+)
+
+RETRIEVAL_CRITERION_ID = "retrieves-gold-evidence"
+RETRIEVAL_CRITERION_TEXT = "Retrieves the gold evidence"
+
+# A task's name is its question's first line, cut to this many characters: long enough to
+# tell questions apart in a list, short enough for one line of it.
+NAME_CHARS = 80
+
+# Columns only an eval set has (the library's spellings minus the ones ordinary QA CSVs use
+# for something else: `context`, `type`, `category`, `metadata`).
+EVALSET_ONLY_COLUMNS = frozenset(
+    {
+        *CSV_COLUMN_ALIASES["source_id"],
+        *CSV_COLUMN_ALIASES["page"],
+        *CSV_COLUMN_ALIASES["grade"],
+        *CSV_COLUMN_ALIASES["occurrence"],
+        "quote",
+        "evidence",
+        "answer_span",
+        "passage",
+        "qtype",
+        "question_type",
+        "meta",
+    }
+)
+QUESTION_COLUMNS = frozenset(CSV_COLUMN_ALIASES["question"])
+
+# How much of the file detection looks at: the header of a CSV, the first line of a JSONL,
+# the first object of a LegalBench-RAG list. No real header or first line comes near it.
+_SNIFF_BYTES = 64 * 1024
+_BOM_CODECS = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+_TESTS_OBJECT = re.compile(r'\A\s*\{\s*"tests"\s*:')
+_TEST = re.compile(r"^test (?P<index>\d+)\b")
+_WHERE = re.compile(r"^, (?:line (?P<line>\d+)|row (?P<row>\d+))(?::\s*|$)")
+
+# --- Detection ---------------------------------------------------------------------------
+
+
+def _head(data: bytes) -> str:
+    """The start of the file as text, for sniffing only (errors replaced, BOM dropped)."""
+    head = data[:_SNIFF_BYTES]
+    for bom, codec in _BOM_CODECS:
+        if head.startswith(bom):
+            return head.decode(codec, errors="replace").lstrip("\ufeff")
+    return head.decode("utf-8", errors="replace")
+
+
+def _first_json_value(text: str) -> Any:
+    try:
+        return json.JSONDecoder().raw_decode(text.lstrip())[0]
+    except ValueError:
+        return None
+
+
+def _csv_header(text: str) -> tuple[str, list[str]]:
+    """(delimiter, header names lowercased and stripped), the delimiter chosen as the library
+    chooses it: the one under which the header has a question column, else the most cells."""
+    lines = text.lstrip("\r\n").splitlines()
+    first_line = lines[0] if lines else ""
+    best: tuple[str, list[str]] = (",", [])
+    for delimiter in (",", ";", "\t"):
+        cells = next(csv.reader([first_line], delimiter=delimiter), [])
+        names = [cell.strip().lower() for cell in cells]
+        if QUESTION_COLUMNS.intersection(names):
+            return delimiter, names
+        if len(names) > len(best[1]):
+            best = (delimiter, names)
+    return best
+
+
+def is_evalset_csv_header(names: Iterable[str]) -> bool:
+    """Whether a CSV with these column names is a contextgrid eval set (see the module doc)."""
+    names = [name.strip().lower() for name in names]
+    has_question = any(name in QUESTION_COLUMNS for name in names)
+    has_prompt = any(
+        field_for_header(name) == "prompt" and name not in QUESTION_COLUMNS for name in names
+    )
+    return has_question and not has_prompt and any(name in EVALSET_ONLY_COLUMNS for name in names)
+
+
+def detect(data: bytes, fmt: str) -> str | None:
+    """Which eval-set reader a .jsonl, .json or .csv file needs, or None for a dataset file.
+
+    Returns "jsonl", "csv" or "legalbench". Looks at the first 64 KiB only.
+    """
+    text = _head(data)
+    if fmt == "jsonl":
+        first = _first_json_value(text)
+        if isinstance(first, dict) and "_evalset" in first:
+            return "jsonl"
+        if isinstance(first, dict) and "question" in first and "prompt" not in first:
+            return "jsonl"
+        return None
+    if fmt == "json":
+        if _TESTS_OBJECT.match(text):
+            return "legalbench"
+        # A dataset .json is never a list, so a list of LegalBench-RAG-looking tests is one.
+        if text.lstrip().startswith("[") and '"query"' in text and '"snippets"' in text:
+            return "legalbench"
+        return None
+    if fmt == "csv":
+        return "csv" if is_evalset_csv_header(_csv_header(text)[1]) else None
+    return None
+
+
+# --- Reading -----------------------------------------------------------------------------
+
+
+def _decoded(data: bytes, file_name: str, fmt: str) -> tuple[str | None, str, list[Problem]]:
+    """The file's text as the other readers decode it; a CSV may also be Windows-1252."""
+    text, encoding, problems = decode(data, file_name)
+    if text is None and fmt == "csv" and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("cp1252"), "Windows-1252", []
+        except UnicodeDecodeError:
+            pass
+    return text, encoding, problems
+
+
+def error_problem(
+    exc: EvalSetError,
+    names: Iterable[str],
+    default_file: str,
+    *,
+    test_line: Callable[[int], int | None] | None = None,
+) -> Problem:
+    """The library's error as one problem: its file, line or row, and the rest of its words.
+
+    `test_line` gives the line of LegalBench-RAG's test N, whose errors name the test only.
+    """
+    message = str(exc)
+    for name in sorted(names, key=len, reverse=True):
+        if message.startswith(name) and message[len(name) : len(name) + 1] in (",", ":"):
+            rest = message[len(name) :]
+            where = _WHERE.match(rest)
+            if where:
+                detail = rest[where.end() :] or message
+                line = int(where["line"]) if where["line"] else None
+                row = int(where["row"]) if where["row"] else None
+                return EVALSET_ERROR.at(name, line=line, row=row, detail=_sentence(detail))
+            detail = rest.lstrip(",: ")
+            test = _TEST.match(detail)
+            line = test_line(int(test["index"])) if test and test_line else None
+            return EVALSET_ERROR.at(name, line=line, detail=_sentence(detail))
+    return EVALSET_ERROR.at(default_file, detail=_sentence(message))
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def _short_name(question: str) -> str:
+    line = next((line.strip() for line in question.splitlines() if line.strip()), "")
+    return line if len(line) <= NAME_CHARS else line[: NAME_CHARS - 1].rstrip() + "…"
+
+
+def _gold_documents(value: Any) -> list[list[Any]] | None:
+    """BEIR's [(doc_id, grade), ...] as JSON lists, or None when `value` is something else."""
+    if not isinstance(value, list | tuple):
+        return None
+    pairs = []
+    for pair in value:
+        if (
+            not isinstance(pair, list | tuple)
+            or len(pair) != 2
+            or not isinstance(pair[0], str)
+            or isinstance(pair[1], bool)
+            or not isinstance(pair[1], int | float)
+        ):
+            return None
+        pairs.append([pair[0], pair[1]])
+    return pairs
+
+
+def evidence_of(item: EvalItem) -> dict[str, Any]:
+    """What a task keeps of its question, besides the question and the answer.
+
+    `{"anchors": [{source_id, quote, grade, page_hint, occurrence}], "gold": [{source_id,
+    start, end, grade}], "gold_documents": [[doc_id, grade]], "qtype": "multi_hop",
+    "meta": {...}}`; each key only when it has something (qtype only when not factoid).
+    `gold_documents` is BEIR's `item.meta["gold_documents"]` lifted out so the task page can
+    show it; `meta` is the rest of the item's meta.
+    """
+    evidence: dict[str, Any] = {}
+    if item.anchors:
+        evidence["anchors"] = [
+            {
+                "source_id": anchor.source_id,
+                "quote": anchor.quote,
+                "grade": anchor.grade,
+                "page_hint": anchor.page_hint,
+                "occurrence": anchor.occurrence,
+            }
+            for anchor in item.anchors
+        ]
+    if item.gold:
+        evidence["gold"] = [
+            {
+                "source_id": gold.span.source_id,
+                "start": gold.span.start,
+                "end": gold.span.end,
+                "grade": gold.grade,
+            }
+            for gold in item.gold
+        ]
+    meta = dict(item.meta)
+    documents = _gold_documents(meta.get("gold_documents"))
+    if documents is not None:
+        evidence["gold_documents"] = documents
+        del meta["gold_documents"]
+    if item.qtype != QuestionType.FACTOID:
+        evidence["qtype"] = str(item.qtype)
+    if meta:
+        evidence["meta"] = meta
+    return evidence
+
+
+def _has_evidence(evidence: dict[str, Any]) -> bool:
+    return bool(evidence.get("anchors") or evidence.get("gold") or evidence.get("gold_documents"))
+
+
+def _field_label(path: DocPath) -> str:
+    # ("tasks", 3, "prompt") -> "question": the problem's line or row already says which item,
+    # and the eval set calls the fields by its own names.
+    if len(path) > 2 and path[0] == "tasks":
+        rest = path[2:]
+        names = {"prompt": "question", "expected": "answer"}
+        if isinstance(rest[0], str) and rest[0] in names:
+            return field_path((names[rest[0]], *rest[1:]))
+        return field_path(rest)
+    return field_path(path)
+
+
+class _ItemLocator:
+    """Where each item stands in the file, worked out only when a problem needs it."""
+
+    def __init__(self, places: Callable[[], list[tuple[int | None, int | None]]]) -> None:
+        self._places = places
+        self._known: list[tuple[int | None, int | None]] | None = None
+
+    def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
+        if self._known is None:
+            self._known = self._places()
+        index = path[1] if len(path) >= 2 and path[0] == "tasks" else None
+        if isinstance(index, int) and 0 <= index < len(self._known):
+            return self._known[index]
+        return (None, None)
+
+
+def _granularity_words(granularity: str) -> str:
+    return {
+        "document": "document-level gold",
+        "span": "character-span gold",
+        "quote": "quoted evidence",
+        "none": "no evidence",
+    }.get(granularity, f"{granularity} evidence")
+
+
+def _parsed(
+    evalset: EvalSet,
+    *,
+    fmt: str,
+    file_name: str,
+    source: str,
+    places: Callable[[], list[tuple[int | None, int | None]]],
+    problem_file: str | None = None,
+) -> Parsed:
+    """The eval set as the canonical document, with the preview's words and cautions."""
+    facts = assess(evalset)
+    count = len(evalset)
+    detected = (
+        f"contextgrid eval set ({source}), {count} question{'s' if count != 1 else ''}, "
+        f"{_granularity_words(facts.granularity)}"
+    )
+    problem_file = problem_file or file_name
+    locate = _ItemLocator(places)
+    notes: list[str] = []
+    if facts.granularity == "document":
+        notes.append(BEIR_NOTE)
+    # What the library skipped, in its own words (describe_skipped reads evalset.meta).
+    skipped = describe_skipped(evalset)
+    if skipped != NOTHING_SKIPPED:
+        notes.append(skipped)
+    if not count:
+        problem = NO_QUESTIONS.at(
+            problem_file, skipped="" if skipped == NOTHING_SKIPPED else f" {skipped}"
+        )
+        return Parsed(fmt, detected, file_name, None, locate, problems=[problem], notes=notes)
+
+    tasks: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    graded_by_retrieval = 0
+    for index, item in enumerate(evalset):
+        evidence = evidence_of(item)
+        task: dict[str, Any] = {
+            "id": item.id,
+            "name": _short_name(item.question),
+            "prompt": item.question,
+        }
+        if item.answer is not None and item.answer.strip():
+            task["expected"] = {"text": item.answer}
+        elif _has_evidence(evidence):
+            task["criteria"] = [
+                {"id": RETRIEVAL_CRITERION_ID, "criterion": RETRIEVAL_CRITERION_TEXT, "weight": 1}
+            ]
+            graded_by_retrieval += 1
+        else:
+            # Said here in the eval set's words; the task is left out so that the validator
+            # does not say it again in the dataset's.
+            row, line = locate(("tasks", index))
+            problems.append(
+                NOTHING_TO_GRADE.at(problem_file, row=row, line=line, item=repr(item.id))
+            )
+            continue
+        if evidence:
+            task["evidence"] = evidence
+        tasks.append(task)
+    if graded_by_retrieval:
+        notes.append(NOTE_RETRIEVAL_CRITERION.format(count=graded_by_retrieval, total=count))
+    # The tasks' indexes must stay the items' for `locate`: with any left out, the file is
+    # refused anyway, and only these problems are reported.
+    document = {"name": evalset.id, "tasks": tasks} if not problems else None
+    return Parsed(
+        fmt,
+        detected,
+        file_name,
+        document,
+        locate,
+        problems=problems,
+        notes=notes,
+        field_label=_field_label,
+    )
+
+
+def _jsonl_lines(text: str, count: int) -> list[tuple[int | None, int | None]]:
+    # The usual layout is one value per line; then the item lines are the non-blank lines
+    # after the header. Anything else (values spread over lines) leaves the lines unknown.
+    lines = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if lines and _is_header(lines[0][1]):
+        lines = lines[1:]
+    return [(None, number) for number, _ in lines] if len(lines) == count else []
+
+
+def _is_header(line: str) -> bool:
+    first = _first_json_value(line)
+    return isinstance(first, dict) and "_evalset" in first
+
+
+def _csv_rows(text: str, count: int) -> list[tuple[int | None, int | None]]:
+    # Rows as a spreadsheet numbers them (the header is row 1), skipping what the library
+    # skips: blank rows and rows with no question.
+    delimiter, header = _csv_header(text)
+    question = next(header.index(name) for name in CSV_COLUMN_ALIASES["question"] if name in header)
+    rows: list[tuple[int | None, int | None]] = []
+    records = csv.reader(io.StringIO(text.lstrip("\r\n"), newline=""), delimiter=delimiter)
+    try:
+        for number, cells in enumerate(records, 1):
+            if number > 1 and question < len(cells) and cells[question].strip():
+                rows.append((number, None))
+    except csv.Error:
+        return []
+    return rows if len(rows) == count else []
+
+
+def read(data: bytes, file_name: str, kind: str) -> Parsed:
+    """Read an eval set (`kind` from `detect`: "jsonl", "csv" or "legalbench") for checking."""
+    fmt = {"jsonl": "jsonl", "csv": "csv", "legalbench": "json"}[kind]
+    text, encoding, problems = _decoded(data, file_name, fmt)
+    if text is None:
+        detected = f"contextgrid eval set, {encoding}"
+        return Parsed(fmt, detected, file_name, None, _nowhere, problems=problems)
+    try:
+        if kind == "jsonl":
+            evalset = parse_jsonl_text(text, name=file_name)
+            header = _is_header(text.lstrip().split("\n", 1)[0])
+            source = "JSONL" + (f", eval set {evalset.id!r}" if header else "")
+            parsed = _parsed(
+                evalset,
+                fmt=fmt,
+                file_name=file_name,
+                source=source,
+                places=lambda: _jsonl_lines(text, len(evalset)),
+            )
+        elif kind == "csv":
+            evalset = parse_csv_text(text, name=file_name)
+            parsed = _parsed(
+                evalset,
+                fmt=fmt,
+                file_name=file_name,
+                source="CSV",
+                places=lambda: _csv_rows(text, len(evalset)),
+            )
+        else:
+            evalset = parse_legalbench_rag_text(text, name=file_name)
+            parsed = _parsed(
+                evalset,
+                fmt=fmt,
+                file_name=file_name,
+                source="LegalBench-RAG",
+                places=lambda: _legalbench_lines(text),
+            )
+    except EvalSetError as exc:
+        detected = (
+            f"contextgrid eval set ({'LegalBench-RAG' if kind == 'legalbench' else kind.upper()})"
+        )
+        problem = error_problem(
+            exc, [file_name], file_name, test_line=lambda index: _test_line(text, index)
+        )
+        return Parsed(fmt, detected, file_name, None, _nowhere, problems=[problem])
+    if fmt != "csv":
+        parsed.problems.extend(
+            NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)
+        )
+    return parsed
+
+
+def _test_line(text: str, index: int) -> int | None:
+    """The line LegalBench-RAG's test `index` starts on ({"tests": [...]} or a bare list)."""
+    locator = JsonLocator(text)
+    prefix: tuple[str, ...] = ("tests",) if text.lstrip().startswith("{") else ()
+    try:
+        return locator((*prefix, index))[1]
+    except ValueError:  # text that is not JSON at all: no line to give
+        return None
+
+
+def _legalbench_lines(text: str) -> list[tuple[int | None, int | None]]:
+    # Items are the tests that have a query, in order; the JSON locator finds each one's line.
+    payload = json.loads(text)
+    tests = payload["tests"] if isinstance(payload, dict) else payload
+    prefix: tuple[str, ...] = ("tests",) if isinstance(payload, dict) else ()
+    paths = [
+        (*prefix, index)
+        for index, test in enumerate(tests)
+        if isinstance(test.get("query"), str) and test["query"].strip()
+    ]
+    found = JsonLocator(text).many(paths)
+    return [found[path] for path in paths]
+
+
+def _nowhere(path: DocPath) -> tuple[int | None, int | None]:
+    return (None, None)
+
+
+# --- BEIR in a zip -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BeirMembers:
+    """The members of a zip that make a BEIR eval set, and those it leaves unread."""
+
+    queries: str
+    qrels: str | None
+    qrels_candidates: tuple[str, ...] = ()
+    not_read: tuple[str, ...] = field(default_factory=tuple)
+
+
+def find_beir_members(names: Iterable[str], folder: str = "") -> BeirMembers | None:
+    """A BEIR benchmark as published, or None: the zip is then an ordinary dataset zip.
+
+    BEIR: one `queries*.jsonl` at the top of `folder`, at least one `.tsv` under it (BEIR
+    puts them in `qrels/`), and no other file a dataset zip would take as its dataset file,
+    except `corpus*.jsonl` (which is not read: gold is judged by document id). Of several
+    qrels files, `test.tsv` is the one BEIR evaluates on; without it the choice is the
+    person's (`qrels` is None and `qrels_candidates` lists them).
+    """
+    names = [name for name in names if name.startswith(folder) and not name.endswith("/")]
+    top = [name for name in names if "/" not in name[len(folder) :]]
+
+    def stem(name: str) -> str:
+        return posixpath.splitext(posixpath.basename(name))[0].lower()
+
+    def suffix(name: str) -> str:
+        return posixpath.splitext(name)[1].lower()
+
+    dataset_like = [name for name in top if suffix(name) in (".csv", ".json", ".jsonl", ".xlsx")]
+    queries = [n for n in dataset_like if suffix(n) == ".jsonl" and stem(n).startswith("queries")]
+    corpus = [n for n in dataset_like if suffix(n) == ".jsonl" and stem(n).startswith("corpus")]
+    qrels = sorted(name for name in names if suffix(name) == ".tsv")
+    if len(queries) != 1 or not qrels or len(dataset_like) != len(queries) + len(corpus):
+        return None
+    tests = [name for name in qrels if posixpath.basename(name).lower() == "test.tsv"]
+    chosen = tests[0] if len(tests) == 1 else qrels[0] if len(qrels) == 1 else None
+    not_read = tuple(corpus) + tuple(name for name in qrels if chosen and name != chosen)
+    return BeirMembers(queries[0], chosen, tuple(qrels), not_read)
+
+
+def several_qrels_problem(members: BeirMembers, zip_name: str) -> Problem:
+    """The problem for a BEIR zip whose qrels file cannot be chosen (`members.qrels` None)."""
+    found = ", ".join(members.qrels_candidates)
+    return SEVERAL_QRELS.at(zip_name, count=len(members.qrels_candidates), found=found)
+
+
+def read_beir(
+    queries: bytes,
+    queries_name: str,
+    qrels: bytes,
+    qrels_name: str,
+    *,
+    not_read: Iterable[str] = (),
+) -> Parsed:
+    """Read a BEIR queries file and qrels file (zip members) for checking."""
+    texts = []
+    for data, name in ((queries, queries_name), (qrels, qrels_name)):
+        text, _encoding, problems = decode(data, name)
+        if text is None:
+            return Parsed("zip", "BEIR eval set", queries_name, None, _nowhere, problems=problems)
+        texts.append(text)
+    queries_text, qrels_text = texts
+    try:
+        evalset = parse_beir(
+            queries_text,
+            qrels_text,
+            evalset_id=posixpath.basename(posixpath.dirname(queries_name)) or "beir",
+            queries_name=queries_name,
+            qrels_name=qrels_name,
+        )
+    except EvalSetError as exc:
+        problem = error_problem(exc, [queries_name, qrels_name], queries_name)
+        return Parsed("zip", "BEIR eval set", queries_name, None, _nowhere, problems=[problem])
+    parsed = _parsed(
+        evalset,
+        fmt="zip",
+        file_name=queries_name,
+        source=f"BEIR, {queries_name} + {qrels_name}",
+        places=lambda: _beir_lines(queries_text, evalset),
+    )
+    parsed.problems.extend(
+        NUL_CHARACTER.at(queries_name, line=line) for line in escaped_nul_lines(queries_text)
+    )
+    if not_read := list(not_read):
+        parsed.notes.append(NOTE_NOT_READ.format(names=", ".join(not_read)))
+    return parsed
+
+
+def _beir_lines(text: str, evalset: EvalSet) -> list[tuple[int | None, int | None]]:
+    line_of: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # blank, or queries glued on one line: those items stay unplaced
+        if isinstance(record, dict):
+            query_id = record.get("_id", record.get("id"))
+            line_of.setdefault(str(query_id), number)
+    return [(None, line_of.get(item.id)) for item in evalset]
+
+
+# --- Writing -----------------------------------------------------------------------------
+
+
+def _item_json(task: TaskSpec, evidence: dict[str, Any]) -> dict[str, Any]:
+    """The task as contextgrid's JSONL item (the inverse of `evidence_of`)."""
+    meta = dict(evidence.get("meta") or {})
+    if "gold_documents" in evidence:
+        meta = {"gold_documents": evidence["gold_documents"], **meta}
+    return {
+        "id": task.id,
+        "question": task.prompt,
+        "gold": [
+            {
+                "span": {
+                    "source_id": g.get("source_id"),
+                    "start": g.get("start"),
+                    "end": g.get("end"),
+                },
+                "grade": g.get("grade", 2),
+            }
+            if isinstance(g, dict)
+            else g
+            for g in evidence.get("gold") or []
+        ],
+        "anchors": evidence.get("anchors") or [],
+        "qtype": evidence.get("qtype"),
+        "answer": task.expected_text or None,
+        "meta": meta,
+    }
+
+
+def _spec_items(spec: DatasetSpec) -> tuple[list[EvalItem], list[str]]:
+    items, warnings = [], []
+    for task in spec.tasks:
+        try:
+            line = json.dumps(_item_json(task, task.evidence or {}), ensure_ascii=False)
+            item = parse_jsonl_text(line, name=task.id).items[0]
+        except (EvalSetError, TypeError, ValueError) as exc:
+            detail = str(exc).removeprefix(f"{task.id}, line 1: ")
+            warnings.append(MSG_EXPORT_BAD_EVIDENCE.format(task=task.id, detail=detail))
+            line = json.dumps(_item_json(task, {}), ensure_ascii=False)
+            item = parse_jsonl_text(line, name=task.id).items[0]
+        items.append(item)
+    return items, warnings
+
+
+def spec_to_evalset(spec: DatasetSpec) -> EvalSet:
+    """The dataset as a contextgrid eval set: one item per task (see `evidence_of`)."""
+    items, _ = _spec_items(spec)
+    meta: dict[str, Any] = {}
+    if items and all(
+        item.meta.get("gold_documents") and not (item.anchors or item.gold) for item in items
+    ):
+        # Keep the caution with the file: document-level gold cannot compare chunkers.
+        meta = {"granularity": "document", "note": BEIR_NOTE}
+    return EvalSet(
+        id=spec.name.strip() or "dataset", source="context-evals", meta=meta, items=tuple(items)
+    )
+
+
+def write(spec: DatasetSpec) -> bytes:
+    """The dataset as a contextgrid JSONL eval set (UTF-8), which imports back the same."""
+    return evalset_to_jsonl_text(spec_to_evalset(spec)).encode("utf-8")
+
+
+def export_warnings(spec: DatasetSpec) -> list[str]:
+    """What an eval-set export leaves out, so the export page can say it before download."""
+    warnings = []
+    graded = sum(
+        1
+        for task in spec.tasks
+        if any(criterion.id != RETRIEVAL_CRITERION_ID for criterion in task.criteria)
+    )
+    if graded:
+        warnings.append(MSG_EXPORT_CRITERIA.format(count=graded))
+    if spec.criteria:
+        warnings.append(MSG_EXPORT_SHARED)
+    with_files = sum(1 for task in spec.tasks if task.input_files or task.expected_files)
+    if with_files:
+        warnings.append(MSG_EXPORT_FILES.format(count=with_files))
+    verifiers = sum(1 for task in spec.tasks if task.expected_verifier is not None)
+    if verifiers:
+        warnings.append(MSG_EXPORT_VERIFIERS.format(count=verifiers))
+    warnings.extend(_spec_items(spec)[1])
+    return warnings
