@@ -7,6 +7,10 @@ as a version, runs), then importing a dataset file (keep the upload, check it, i
 from __future__ import annotations
 
 import hashlib
+import posixpath
+import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,11 +173,54 @@ def upload_create(
     return upload
 
 
-def _check(upload: Upload) -> CheckResult:
+# How often a running check or import writes its progress to the upload's row: often
+# enough for a dialog that polls every second, rarely enough to cost nothing.
+PROGRESS_EVERY_SECONDS = 0.5
+
+
+class _ProgressWriter:
+    """Keeps (done, total) on the upload's row, at most every PROGRESS_EVERY_SECONDS.
+
+    One cheap UPDATE in autocommit, never inside the import's transaction: a person polling
+    the dialog reads it from the database, so it survives a closed tab and a worker restart.
+    """
+
+    def __init__(self, upload: Upload) -> None:
+        self._pk = upload.pk
+        self._last = float("-inf")
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._last < PROGRESS_EVERY_SECONDS:
+            return
+        self._last = now
+        Upload.objects.filter(pk=self._pk).update(progress_done=done, progress_total=total)
+
+
+def _check(
+    upload: Upload,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    measured: dict[str, tuple[int, str]] | None = None,
+) -> CheckResult:
     with upload.file.open("rb") as fileobj:
         return checker.check_file(
-            fileobj, upload.original_name, options=selectors.checker_options()
+            fileobj,
+            upload.original_name,
+            options=selectors.checker_options(),
+            progress=progress,
+            measured=measured,
         )
+
+
+def _measured_members(plan: DatasetSpec) -> dict[str, list[Any]]:
+    """{zip member: [size, sha256]} of the files a checked zip's tasks attach."""
+    return {
+        f.path: [f.size, f.sha256]
+        for task in plan.tasks
+        for f in (*task.input_files, *task.expected_files)
+        if f.path and f.size is not None and f.sha256
+    }
 
 
 def _snapshot_tasks(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -205,11 +252,17 @@ def replace_diff(*, dataset: Dataset, plan: DatasetSpec) -> dict[str, list[str]]
 
 
 def upload_check(*, upload: Upload) -> Upload:
-    """Check the upload's file and keep the outcome on the upload (writes nothing else)."""
-    result = _check(upload)
+    """Check the upload's file and keep the outcome on the upload (writes nothing else).
+
+    A zip's check reports its progress on the upload's row as it reads the attached files.
+    """
+    result = _check(upload, progress=_ProgressWriter(upload))
     stored = checker.result_to_json(result)
     stored["notes"] = list(result.notes)
     if result.plan is not None:
+        # The import proves the file unchanged by its SHA-256 and then need not read every
+        # attached file twice more: storing verifies each against these measurements.
+        stored["members"] = _measured_members(result.plan)
         stored["dataset"] = {
             "name": result.plan.name,
             "description": result.plan.description,
@@ -232,23 +285,43 @@ class ImportOutcome:
     next_version: int
 
 
-def _store_files(upload: Upload, plan: DatasetSpec, stored: list[str]) -> dict[str, str]:
+def _stored_paths(plan: DatasetSpec) -> set[str]:
+    return {
+        f.path for task in plan.tasks for f in (*task.input_files, *task.expected_files) if f.path
+    }
+
+
+def task_files_folder(upload: Upload) -> str:
+    """Where an upload's imports store the files its tasks attach (one folder per run)."""
+    return f"task-files/{upload.key}"
+
+
+def _store_files(
+    upload: Upload, plan: DatasetSpec, stored: list[str], progress: Callable[[int, int], None]
+) -> dict[str, str]:
     """Stream each zip member a task attaches to the storage, once; returns path -> name.
 
-    `stored` collects the storage names as they are written, so that the caller can remove
-    them if anything later fails.
+    Members go through the storage API in chunks, never whole, each verified against the
+    size and SHA-256 of the check as it streams. Each run writes to its own folder, so a
+    run that a dead worker left half done never mixes with the rerun. `stored` collects
+    the storage names as they are written, so that the caller can remove them if anything
+    later fails.
     """
     placed: dict[str, str] = {}
-    if not any(f.path for task in plan.tasks for f in (*task.input_files, *task.expected_files)):
+    total = len(_stored_paths(plan))
+    progress(0, total)
+    if not total:
         return placed
+    folder = f"{task_files_folder(upload)}/{uuid.uuid4().hex}"
     with upload.file.open("rb") as zip_file:
         for spec, stream in zip_format.iter_attachments(zip_file, plan):
             name = default_storage.save(
-                f"task-files/{upload.key}/{len(placed)}/{get_valid_filename(spec.name)}",
+                f"{folder}/{len(placed)}/{get_valid_filename(spec.name) or 'file'}",
                 File(stream, name=spec.name),
             )
             stored.append(name)
             placed[spec.path] = name
+            progress(len(placed), total)
     return placed
 
 
@@ -345,7 +418,11 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
     The file is checked again (it is the commit's own check, and the stored file may have
     changed); files are streamed to the storage first and removed again if anything fails;
     the rows go in one transaction under a lock on the dataset, so that two imports into one
-    dataset land one after the other. Running it again for an imported upload does nothing.
+    dataset land one after the other. Running it again for an imported upload does
+    nothing: the upload's row is locked and its state read again inside the transaction,
+    so a redelivered Celery task (or a second click) imports once. Progress ("3 of 12
+    files stored") is kept on the upload's row as the files are stored, before the
+    transaction opens.
     """
     if upload.state == Upload.State.IMPORTED:
         raise ImportRefused(UPLOAD_ALREADY_IMPORTED)
@@ -358,13 +435,14 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
         upload.save(update_fields=["sha256", "size"])
         upload_check(upload=upload)
         raise ImportRefused(UPLOAD_CHANGED)
-    result = _check(upload)
+    members = (upload.result or {}).get("members") or {}
+    result = _check(upload, measured={path: tuple(m) for path, m in members.items()})
     if not result.ok:
         raise ImportRefused(UPLOAD_HAS_PROBLEMS)
     plan = result.plan
     stored: list[str] = []
     try:
-        placed = _store_files(upload, plan, stored)
+        placed = _store_files(upload, plan, stored, _ProgressWriter(upload))
         with transaction.atomic():
             locked = Upload.objects.select_for_update().get(pk=upload.pk)
             if locked.state == Upload.State.IMPORTED:
@@ -491,14 +569,43 @@ def dataset_settings_update(
 
 
 def uploads_delete_expired() -> int:
-    """Remove uploads past their expiry, with their files; returns how many went."""
+    """Remove uploads past their expiry, with their files; returns how many went.
+
+    Also removes what imports killed mid-way left behind: the folders under the upload's
+    `task-files/<key>/` that no task file points to (a dead worker cannot clean up after
+    itself, and an import never runs on an expired upload, so nothing is still writing).
+    """
     count = 0
     for upload in Upload.objects.filter(expires_at__lte=timezone.now()).iterator():
+        _delete_unreferenced_runs(upload)
         if upload.file:
             default_storage.delete(upload.file.name)
         upload.delete()
         count += 1
     return count
+
+
+def _delete_unreferenced_runs(upload: Upload) -> None:
+    folder = task_files_folder(upload)
+    try:
+        runs, _files = default_storage.listdir(folder)
+    except FileNotFoundError:
+        return
+    for run in runs:
+        prefix = f"{folder}/{run}/"
+        if TaskFile.objects.filter(file__startswith=prefix).exists():
+            continue
+        _delete_tree(prefix.rstrip("/"))
+
+
+def _delete_tree(folder: str) -> None:
+    folders, files = default_storage.listdir(folder)
+    for name in files:
+        default_storage.delete(posixpath.join(folder, name))
+    for name in folders:
+        _delete_tree(posixpath.join(folder, name))
+    # A local folder stays behind empty; object storage has no folders to remove.
+    default_storage.delete(folder)
 
 
 def upload_problems_csv(*, upload: Upload) -> bytes:

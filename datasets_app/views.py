@@ -150,10 +150,13 @@ def _upload_for(request: HttpRequest, key: str, dataset: Dataset | None = None) 
 
 @require_GET
 def import_status(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
-    """The checked upload's preview or problems for a mode; polled while it is checking."""
+    """The checked upload's preview or problems for a mode; polled every second while it is
+    being checked or imported (the progress is on the upload's row, so the dialog can be
+    closed and opened again), and the dataset page once the import is done."""
     dataset = selectors.dataset_for(request.user, pk)
     upload = _upload_for(request, key, dataset)
     if upload.state == Upload.State.IMPORTED:
+        messages.success(request, selectors.imported_message(upload))
         return _redirect(request, dataset.get_absolute_url())
     return _render_import(request, dataset, upload, _mode(request.GET.get("mode") or upload.mode))
 
@@ -364,7 +367,10 @@ def task_file_download(request: HtmxHttpRequest, pk: int, task_pk: int, file_pk:
         return redirect(task_file.url)
     if not task_file.file:
         raise Http404
+    # FileResponse names the type from the file's name (application/octet-stream when it
+    # can't); attachment + nosniff + a sandbox keep a browser from ever rendering it here.
     response = FileResponse(task_file.file.open("rb"), as_attachment=True, filename=task_file.name)
+    response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response
 
