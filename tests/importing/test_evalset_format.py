@@ -258,6 +258,15 @@ def test_real_question_answer_csvs_still_import_as_datasets():
         assert "contextgrid" not in result.detected, path
 
 
+@needs_realdata
+def test_an_inspect_ai_question_answer_jsonl_imports_as_an_eval_set():
+    # Its lines carry question/answer, not prompt/expected: the eval-set rule for .jsonl.
+    result = check_file((REALDATA / "inspect_ai" / "biology_qa.jsonl").read_bytes(), "bio.jsonl")
+    plan = ok(result)
+    assert result.detected.startswith("contextgrid eval set (JSONL), 20 questions")
+    assert all(task.expected_text and not task.criteria for task in plan.tasks)
+
+
 # --- Routing -------------------------------------------------------------------------------
 
 
