@@ -1,0 +1,218 @@
+"""`manage.py import_dataset_file PATH --dataset NAME_OR_ID [--mode add|replace] [--new]`.
+
+Imports a dataset file from the command line through the import dialog's own steps: keep
+the file as an upload, check it (the `check_upload` task), import it (the `import_upload`
+task). With no broker the tasks run in this process; with CELERY_BROKER_URL set they run
+on the workers, and this command waits for them with a progress bar on stderr. Prints the
+problems as `check_dataset_file` does and exits 1, or prints what was imported.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files import File
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from datasets_app import selectors, services, tasks
+from datasets_app.importing.spec import Problem
+from datasets_app.models import Dataset, ImportMode, Upload
+
+EXIT_PROBLEMS = 1
+EXIT_UNREADABLE = 2
+POLL_SECONDS = 0.2
+BAR_WIDTH = 30
+
+NO_SUCH_DATASET = "There is no dataset named or numbered {value!r}."
+SEVERAL_DATASETS = "{count} datasets are named {value!r}; give the id of the one you mean."
+NO_SUCH_USER = "There is no user named {value!r}."
+NO_SUPERUSER = "There is no superuser to own the import; name a user with --user."
+DATASET_REQUIRED = "Name the dataset with --dataset, or create one with --new."
+
+
+def _problem(data: dict[str, Any]) -> Problem:
+    return Problem(
+        code=data.get("code", ""),
+        message=data["message"],
+        file=data.get("file") or "",
+        row=data.get("row"),
+        line=data.get("line"),
+        field=data.get("field"),
+    )
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+class Command(BaseCommand):
+    help = "Import a dataset file (.json, .jsonl, .csv, .xlsx or .zip) into a dataset."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", help="The dataset file to import.")
+        parser.add_argument(
+            "--dataset",
+            default="",
+            help="The dataset's id or name; with --new, the new dataset's name.",
+        )
+        parser.add_argument(
+            "--mode", choices=ImportMode.values, default=ImportMode.ADD, help="add or replace."
+        )
+        parser.add_argument(
+            "--new",
+            action="store_true",
+            help="Create the dataset (named by --dataset, else by the file).",
+        )
+        parser.add_argument(
+            "--user",
+            default="",
+            help="Who imports (and owns a new dataset); default: the first superuser.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["path"])
+        owner = self._owner(options["user"])
+        dataset = None
+        if not options["new"]:
+            if not options["dataset"]:
+                raise CommandError(DATASET_REQUIRED)
+            dataset = self._dataset(options["dataset"])
+        mode = ImportMode.ADD if options["new"] else options["mode"]
+        try:
+            with path.open("rb") as source:
+                upload = services.upload_create(
+                    owner=owner,
+                    dataset=dataset,
+                    uploaded_file=File(source, name=path.name),
+                    mode=mode,
+                )
+        except OSError as exc:
+            raise CommandError(
+                f"Cannot read {path}: {exc.strerror or exc}", returncode=EXIT_UNREADABLE
+            ) from exc
+
+        tasks.check_upload.delay(upload.pk)
+        upload = self._wait(upload, Upload.State.CHECKING, "Checking…", "tasks")
+        if upload.state == Upload.State.FAILED:
+            self.stderr.write(upload.error)
+            raise SystemExit(EXIT_PROBLEMS)
+        if options["new"]:
+            upload.dataset = dataset = self._new_dataset(upload, owner, options["dataset"])
+            upload.save(update_fields=["dataset"])
+        if not self._print_check(upload, mode):
+            self._forget(upload, options["new"])
+            raise SystemExit(EXIT_PROBLEMS)
+
+        Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
+            state=Upload.State.IMPORTING, mode=mode, error=""
+        )
+        tasks.import_upload.delay(upload.pk, mode)
+        upload = self._wait(upload, Upload.State.IMPORTING, "Importing…", "files stored")
+        if upload.state != Upload.State.IMPORTED:
+            self.stderr.write(upload.error or tasks.IMPORT_FAILED)
+            self._forget(upload, options["new"])
+            raise SystemExit(EXIT_PROBLEMS)
+        count = upload.result.get("task_count", 0)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {_plural(count, 'task')} into {dataset.name} (id {dataset.pk}) as "
+                f"drafts. Save as {selectors.next_version_label(dataset)} to put them in a "
+                "version."
+            )
+        )
+
+    # --- Who and where ----------------------------------------------------------------
+
+    def _owner(self, username: str):
+        users = get_user_model().objects
+        if username:
+            user = users.filter(username=username).first()
+            if user is None:
+                raise CommandError(NO_SUCH_USER.format(value=username))
+            return user
+        user = users.filter(is_superuser=True).order_by("pk").first()
+        if user is None:
+            raise CommandError(NO_SUPERUSER)
+        return user
+
+    def _dataset(self, value: str) -> Dataset:
+        if value.isdigit() and (dataset := Dataset.objects.filter(pk=int(value)).first()):
+            return dataset
+        named = list(Dataset.objects.filter(name=value)[:2])
+        if not named:
+            raise CommandError(NO_SUCH_DATASET.format(value=value))
+        if len(named) > 1:
+            count = Dataset.objects.filter(name=value).count()
+            raise CommandError(SEVERAL_DATASETS.format(count=count, value=value))
+        return named[0]
+
+    def _new_dataset(self, upload: Upload, owner, name: str) -> Dataset:
+        from_file = (upload.result or {}).get("dataset") or {}
+        return services.dataset_create(
+            owner=owner,
+            name=name or from_file.get("name") or Path(upload.original_name).stem,
+            description=from_file.get("description") or "",
+        )
+
+    def _forget(self, upload: Upload, created: bool) -> None:
+        # A dataset this command created for a file that did not import goes again, so a
+        # failed `--new` leaves nothing behind.
+        if created and upload.dataset_id is not None:
+            Dataset.objects.filter(pk=upload.dataset_id, tasks__isnull=True).delete()
+
+    # --- Waiting and printing ---------------------------------------------------------
+
+    def _wait(self, upload: Upload, state: str, label: str, unit: str) -> Upload:
+        """Poll the upload's row until it leaves `state` (at once when tasks run eagerly)."""
+        show = bool(settings.CELERY_BROKER_URL)
+        while True:
+            upload.refresh_from_db()
+            if show:
+                self._bar(label, upload.progress_done, upload.progress_total, unit)
+            if upload.state != state:
+                if show:
+                    self.stderr.write("")
+                return upload
+            time.sleep(POLL_SECONDS)
+
+    def _bar(self, label: str, done: int, total: int, unit: str) -> None:
+        filled = BAR_WIDTH * done // total if total else 0
+        counts = f" {done:,} of {total:,} {unit}" if total else ""
+        bar = "#" * filled + "-" * (BAR_WIDTH - filled)
+        self.stderr.write(f"\r{label} [{bar}]{counts}", ending="")
+        sys.stderr.flush()
+
+    def _print_check(self, upload: Upload, mode: str) -> bool:
+        """Print what `check_dataset_file` prints (plus Add's id clashes); True if it can
+        be imported."""
+        result = upload.result or {}
+        problems = [_problem(p) for p in result.get("problems", [])]
+        if mode == ImportMode.ADD and upload.dataset is not None and result.get("ok"):
+            conflicts = selectors.add_conflicts(dataset=upload.dataset, upload=upload)
+            problems += [_problem(p) for p in conflicts]
+        self.stdout.write(result.get("detected", ""))
+        if problems or not result.get("ok"):
+            count = len(problems)
+            self.stdout.write(
+                f"{count} problem{'s' if count != 1 else ''}; nothing can be imported:"
+            )
+            for problem in problems:
+                self.stdout.write(f"{problem.where}: {problem.message}")
+            return False
+        for task in result.get("tasks", []):
+            scored_by = "criteria" if task["scored_by"] == "criteria" else "expected answer"
+            self.stdout.write(
+                f"  {task['id']}  {task['name']}  scored by {scored_by}  "
+                f"{task['criteria']} criteria  total weight {task['total_weight']:g}"
+            )
+        for warning in result.get("warnings", []):
+            warning = _problem(warning)
+            self.stdout.write(f"Warning: {warning.where}: {warning.message}")
+        for note in result.get("notes", []):
+            self.stdout.write(f"Note: {note}")
+        return True

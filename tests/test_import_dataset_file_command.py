@@ -1,0 +1,72 @@
+"""`manage.py import_dataset_file`: the import dialog's steps from the command line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from datasets_app.models import Dataset, Upload
+from tests.conftest import FILES
+
+pytestmark = pytest.mark.django_db
+
+EXPECTED = FILES / "json" / "expected_answers_template.json"
+
+
+def run(*args: str) -> tuple[str, int]:
+    out = io.StringIO()
+    try:
+        call_command("import_dataset_file", *args, stdout=out, stderr=io.StringIO())
+    except SystemExit as exc:
+        return out.getvalue(), int(exc.code)
+    return out.getvalue(), 0
+
+
+def test_it_imports_into_a_dataset_named_by_id_or_name(make_dataset, admin_user):
+    dataset = make_dataset(tasks=1)
+    out, code = run(str(EXPECTED), "--dataset", str(dataset.pk))
+    assert code == 0
+    assert "Imported 2 tasks into Finance QA" in out and "Save as v1" in out
+    assert [t.task_id for t in dataset.tasks.all()] == ["t1", "yoy-growth", "q3-end-date"]
+    assert Upload.objects.get().owner == admin_user
+
+    out, code = run(str(EXPECTED), "--dataset", "Finance QA", "--mode", "replace")
+    assert code == 0
+    assert [t.task_id for t in dataset.tasks.live()] == ["yoy-growth", "q3-end-date"]
+
+
+def test_problems_are_printed_like_check_dataset_file_and_exit_1(make_dataset, admin_user):
+    dataset = make_dataset()
+    run(str(EXPECTED), "--dataset", str(dataset.pk))
+    out, code = run(str(EXPECTED), "--dataset", str(dataset.pk))
+    assert code == 1
+    assert "2 problems; nothing can be imported:" in out
+    assert "Task id 'yoy-growth' is already one of this dataset's tasks" in out
+    assert dataset.tasks.count() == 2
+
+
+def test_new_creates_the_dataset_from_the_file_and_a_bad_file_creates_nothing(
+    tmp_path: Path, admin_user
+):
+    out, code = run(str(EXPECTED), "--new")
+    assert code == 0
+    assert Dataset.objects.get().name == "Finance QA (expected answers)"
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a"}\n')
+    out, code = run(str(bad), "--new", "--dataset", "Never")
+    assert code == 1 and "nothing can be imported" in out
+    assert not Dataset.objects.filter(name="Never").exists()
+
+
+def test_an_owner_is_needed(make_dataset):
+    dataset = make_dataset()
+    with pytest.raises(CommandError, match="no superuser"):
+        run(str(EXPECTED), "--dataset", str(dataset.pk))
+    with pytest.raises(CommandError, match="no user named 'zed'"):
+        run(str(EXPECTED), "--dataset", str(dataset.pk), "--user", "zed")
+    with pytest.raises(CommandError, match="no dataset named or numbered 'Nope'"):
+        run(str(EXPECTED), "--dataset", "Nope", "--user", "ada")
