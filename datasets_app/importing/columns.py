@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from datasets_app.importing.document import ReaderDocument
 from datasets_app.importing.spec import (
     CriterionSpec,
     DatasetSpec,
@@ -249,6 +250,9 @@ class _Builder:
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
         self.places: dict[tuple[str | int, ...], int] = {}
+        # Where each value stands is worked out only when a problem asks (`locate`): a
+        # valid file of thousands of rows never needs it.
+        self._rows: tuple[list[tuple[int, dict[str, str]]], list[_Task]] | None = None
 
     def problem(
         self, code: str, message: str, *, row: int | None, field: str | None = None
@@ -258,6 +262,9 @@ class _Builder:
     def locate(self, path: tuple[str | int, ...]) -> tuple[int | None, int | None]:
         # The most specific place known: a criterion's weight lives on the criterion's row,
         # a task's missing expected answer on the task's first row.
+        if self._rows is not None:
+            self._map_places(*self._rows)
+            self._rows = None
         for end in range(len(path), 0, -1):
             row = self.places.get(tuple(path[:end]))
             if row is not None:
@@ -344,7 +351,12 @@ class _Builder:
         global_criteria: list[tuple[int, dict[str, str]]] = []
         tasks: list[_Task] = []
         has_task_ids = "task_id" in columns
+        # Header → column index once; each row then reads only its task's and its
+        # criterion's cells (in header order, which `_merge` reports conflicts in).
         plan = [(key, index, COLUMNS_BY_KEY[key].text) for key, index in columns.items()]
+        task_plan = [entry for entry in plan if entry[0] in TASK_KEYS]
+        criterion_plan = [entry for entry in plan if entry[0] in CRITERION_KEYS]
+        id_plan = [entry for entry in plan if entry[0] == "task_id"]
         for row_number, cells in self.table.rows:
             if len(cells) > len(header) and any(c.strip() for c in cells[len(header) :]):
                 self.problem(
@@ -365,7 +377,7 @@ class _Builder:
                     row=row_number,
                 )
                 continue
-            values = _row_values(cells, plan)
+            values = _row_values(cells, task_plan)
             if promptfoo and _is_promptfoo_assertion(values.get("expected", "")):
                 self.problem(
                     PROMPTFOO_ASSERTION,
@@ -378,8 +390,8 @@ class _Builder:
                     field=expected_column,
                 )
                 continue
-            task_id = values.pop("task_id", None)
-            criterion = {k: values.pop(k) for k in CRITERION_KEYS if k in values}
+            task_id = _row_values(cells, id_plan).get("task_id") if id_plan else None
+            criterion = _row_values(cells, criterion_plan)
             if task_id is None and not values and not criterion:
                 continue  # only columns this format does not read (the warning names them)
             current = tasks[-1] if tasks else None
@@ -463,30 +475,32 @@ class _Builder:
         criteria_ids = _IdMaker(
             "c", [c["criterion_id"] for _, c in global_criteria if "criterion_id" in c]
         )
-        document_criteria = []
-        for index, (row, values) in enumerate(global_criteria):
-            self.places[("criteria", index)] = row
-            document_criteria.append(_criterion(values, criteria_ids))
-
+        document_criteria = [_criterion(values, criteria_ids) for _, values in global_criteria]
         task_ids = _IdMaker("task-", [t.explicit_id for t in tasks if t.explicit_id])
-        document_tasks = []
+        document_tasks = [self._task(task, task_ids, criteria_ids) for task in tasks]
+        self._rows = (global_criteria, tasks)
+        return ReaderDocument(
+            name=self.dataset_name,
+            description="",
+            settings={},
+            criteria=document_criteria,
+            tasks=document_tasks,
+        )
+
+    def _map_places(
+        self, global_criteria: list[tuple[int, dict[str, str]]], tasks: list[_Task]
+    ) -> None:
+        for index, (row, _) in enumerate(global_criteria):
+            self.places[("criteria", index)] = row
         for index, task in enumerate(tasks):
             self.places[("tasks", index)] = task.row
             for key, row in task.rows_of.items():
                 for path in _TASK_PATHS[key]:
                     self.places[("tasks", index, *path)] = row
-            document_tasks.append(self._task(index, task, task_ids, criteria_ids))
-        return {
-            "name": self.dataset_name,
-            "description": "",
-            "settings": {},
-            "criteria": document_criteria,
-            "tasks": document_tasks,
-        }
+            for number, (row, _) in enumerate(task.criteria):
+                self.places[("tasks", index, "criteria", number)] = row
 
-    def _task(
-        self, index: int, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker
-    ) -> dict[str, Any]:
+    def _task(self, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker) -> dict[str, Any]:
         values = task.values
         document: dict[str, Any] = {"id": task.explicit_id or task_ids.next()}
         name = values.get("name") or _name_from_prompt(values.get("prompt", ""))
@@ -507,10 +521,7 @@ class _Builder:
             [c["criterion_id"] for _, c in task.criteria if "criterion_id" in c],
             taken=global_ids.used,
         )
-        criteria = []
-        for number, (row, criterion) in enumerate(task.criteria):
-            self.places[("tasks", index, "criteria", number)] = row
-            criteria.append(_criterion(criterion, own_ids))
+        criteria = [_criterion(criterion, own_ids) for _, criterion in task.criteria]
         if criteria:
             document["criteria"] = criteria
         for key, document_key in (

@@ -476,6 +476,12 @@ class _Findings:
             return
         self.warnings.append(_Finding(rule, path, params, missing))
 
+    def count(self) -> int:
+        """How many problems and warnings have been found so far, dropped ones included."""
+        return (
+            len(self.problems) + len(self.warnings) + self.dropped_problems + self.dropped_warnings
+        )
+
     def resolve(
         self, file_name: str, locate: Locate, field_label: Callable[[DocPath], str]
     ) -> tuple[list[Problem], list[Problem]]:
@@ -507,6 +513,26 @@ class _Findings:
 
 def _where(finding: _Finding) -> DocPath:
     return finding.path[:-1] if finding.missing else finding.path
+
+
+# --- Building the plan's frozen dataclasses.
+#
+# A frozen dataclass's generated __init__ sets each field through object.__setattr__, which
+# costs about 1 µs per TaskSpec: as much as the rest of a task's checks. `_new` fills the
+# instance's __dict__ at once, as pydantic-core does for the criteria it builds, and as
+# pickle does. It is only used for the plan's types, which have no __post_init__, no
+# __slots__ and no field that computes a default (asserted below), and always with every
+# field given, so the instance equals the one the constructor would build (a test checks).
+
+_NEW_OK = (TaskSpec, CriterionSpec, Verifier)
+assert all(not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__") for cls in _NEW_OK)
+
+
+def _new(cls: type[Any], values: dict[str, Any]) -> Any:
+    """An instance of one of `_NEW_OK` with exactly `values` as its fields."""
+    instance = object.__new__(cls)
+    object.__setattr__(instance, "__dict__", values)
+    return instance
 
 
 # --- The rules.
@@ -542,6 +568,11 @@ class _Validator:
         # A file repeats the same code many times: parse each one once.
         self._code_problems: dict[str, tuple[Rule, dict[str, Any]] | None] = {}
         self._expected_criteria: dict[Verifier, CriterionSpec] = {}
+        # Most tasks share one expected-answer verifier (the file's): skip hashing it.
+        self._last_expected: tuple[Verifier, CriterionSpec] | None = None
+        # Verifiers already checked without a finding; a criterion list whose verifiers
+        # are all among them needs no look value by value.
+        self._clean_verifiers: set[Verifier] = set()
 
     def dataset(self, data: dict[str, Any]) -> DatasetSpec:
         fmt = data.get("format")
@@ -673,27 +704,40 @@ class _Validator:
         input_files = doc.get("inputFiles")
         expected_files = doc.get("expectedFiles")
         evidence = doc.get("evidence")
-        return TaskSpec(
-            task_id,
-            doc.get("name") or task_id,
-            prompt,
-            expected_text,
-            expected_verifier,
-            criteria,
-            self.files(input_files, ("tasks", index, "inputFiles"), task_id, "input files")
-            if input_files
-            else (),
-            self.files(expected_files, ("tasks", index, "expectedFiles"), task_id, "expected files")
-            if expected_files
-            else (),
-            self.evidence(evidence, ("tasks", index, "evidence"), task_id) if evidence else {},
+        return _new(
+            TaskSpec,
+            {
+                "id": task_id,
+                "name": doc.get("name") or task_id,
+                "prompt": prompt,
+                "expected_text": expected_text,
+                "expected_verifier": expected_verifier,
+                "criteria": criteria,
+                "input_files": self.files(
+                    input_files, ("tasks", index, "inputFiles"), task_id, "input files"
+                )
+                if input_files
+                else (),
+                "expected_files": self.files(
+                    expected_files, ("tasks", index, "expectedFiles"), task_id, "expected files"
+                )
+                if expected_files
+                else (),
+                "evidence": self.evidence(evidence, ("tasks", index, "evidence"), task_id)
+                if evidence
+                else {},
+            },
         )
 
     def expected_criterion(self, verifier: Verifier) -> CriterionSpec:
         # Criteria are immutable, so the tasks graded the same way share one.
+        last = self._last_expected
+        if last is not None and last[0] is verifier:
+            return last[1]
         criterion = self._expected_criteria.get(verifier)
         if criterion is None:
             criterion = self._expected_criteria[verifier] = expected_answer_criterion(verifier)
+        self._last_expected = (verifier, criterion)
         return criterion
 
     def evidence(self, evidence: dict[str, Any], path: DocPath, task_id: str) -> dict[str, Any]:
@@ -713,11 +757,25 @@ class _Validator:
         ids = {criterion.id for criterion in criteria}
         usual = None not in ids and len(ids) == len(criteria)
         if usual:
+            clean = self._clean_verifiers
+            with_verifier = False
             for criterion in criteria:
                 text = criterion.criterion
-                if criterion.verifier is not None or not text or text.isspace():
+                if not text or text.isspace():
                     usual = False
                     break
+                verifier = criterion.verifier
+                if verifier is not None:
+                    if verifier not in clean:
+                        usual = False
+                        break
+                    with_verifier = True
+            # Looked at one by one, a blank id becomes `criterion-<n>`; the list below
+            # keeps it only when no criterion has a verifier (as it always has). A list
+            # with verifiers already checked clean, and no blank id, is exactly what the
+            # one-by-one look would return.
+            if usual and with_verifier:
+                usual = not any(not id_ or id_.isspace() for id_ in ids)
         if usual:
             return tuple(criteria), ids
         where = "the criteria for every task" if task_id is None else f"task {_shown(task_id)}"
@@ -769,6 +827,7 @@ class _Validator:
         if verifier.kind is None:
             self.findings.problem(MISSING_VERIFIER_KIND, (*path, "kind"), missing=True)
             return None
+        found_before = self.findings.count()
         if verifier.kind == "llm_judge" and verifier.instructions:
             for name in _PLACEHOLDER.findall(verifier.instructions):
                 if name.strip() not in LLM_JUDGE_PLACEHOLDERS:
@@ -779,6 +838,8 @@ class _Validator:
                     )
         if verifier.kind == "code_verifier":
             self.code(verifier.code, path, subject)
+        if self.findings.count() == found_before:
+            self._clean_verifiers.add(verifier)
         return verifier
 
     def code(self, code: str | None, path: DocPath, subject: Callable[[], str]) -> None:
@@ -959,6 +1020,179 @@ def _trie(paths: list[DocPath]) -> dict[Any, Any]:
     return root
 
 
+class ReaderDocument(dict):  # type: ignore[type-arg]
+    """A canonical document a reader built itself from text cells (the CSV and XLSX readers).
+
+    It is a plain dict to everything else. To `validate_document` it says the document
+    likely holds only the shapes a spreadsheet reader writes: known keys, text values, a
+    weight as a number or text, files as a list of text. For such a document the validator
+    builds what pydantic would build directly (`_reader_data`) and runs the same rules;
+    when that finds anything at all, or the document holds any other shape, the document
+    takes the full pydantic path, so problems, warnings and plan are the same either way.
+    """
+
+
+def _reader_verifier(value: Any, cache: dict[tuple[Any, ...], Verifier]) -> Verifier | None:
+    """What the verifier schema builds from a dict of text values, or None to refuse."""
+    if type(value) is not dict or not _VERIFIER_KEYS.issuperset(value):
+        return None
+    key = (value.get("kind"), value.get("outputType"), value.get("instructions"), value.get("code"))
+    verifier = cache.get(key) if all(type(part) in _TEXT_OR_NONE for part in key) else None
+    if verifier is not None:
+        return verifier
+    kind, output_type, instructions, code = key
+    if (
+        any(type(part) not in _TEXT_OR_NONE for part in key)
+        or (kind is not None and kind not in VERIFIER_KINDS)
+        or (output_type is not None and output_type not in OUTPUT_TYPES)
+    ):
+        return None
+    # One object per distinct verifier: the same one on 5,000 rows is checked once.
+    verifier = cache[key] = Verifier(kind, output_type, instructions, code)
+    return verifier
+
+
+_TEXT_OR_NONE = (str, type(None))
+
+
+class _Refused(Exception):
+    """A value of a `ReaderDocument` outside the shapes `_reader_data` builds directly."""
+
+
+def _reader_data(document: dict[str, Any], max_tasks: int) -> dict[str, Any] | None:
+    """What `_models("ignore", max_tasks)` returns for a reader-built document, or None.
+
+    None whenever any value is not one the reader writes and the schema accepts as it is
+    (text, a finite positive weight, a known verifier kind and output type, lists within
+    their limits): then pydantic must check it. The values built are the schema's own
+    (a weight as float, a file as {"path"} or {"url"}, a missing weight as 1.0), which the
+    test comparing both paths on generated documents holds to.
+    """
+    verifiers: dict[tuple[Any, ...], Verifier] = {}
+
+    def text(value: Any) -> Any:
+        if type(value) is not str:
+            raise _Refused
+        return value
+
+    def criteria(value: Any) -> list[CriterionSpec]:
+        if type(value) is not list or len(value) > MAX_CRITERIA_PER_LIST:
+            raise _Refused
+        built = []
+        for item in value:
+            if type(item) is not dict or not _CRITERION_KEYS.issuperset(item):
+                raise _Refused
+            weight = item.get("weight", 1.0)
+            kind = type(weight)
+            if kind is int or kind is float:
+                try:
+                    weight = float(weight)
+                except OverflowError:
+                    raise _Refused from None
+                if not (weight > 0 and math.isfinite(weight)):
+                    raise _Refused
+            elif kind is str:
+                try:
+                    weight = _weight_from_other(weight)
+                except ValueError:
+                    raise _Refused from None
+            else:
+                raise _Refused
+            verifier = None
+            if "verifier" in item:
+                verifier = _reader_verifier(item["verifier"], verifiers)
+                if verifier is None:
+                    raise _Refused
+            criterion_id = item.get("id")
+            criterion_text = item.get("criterion")
+            if (criterion_id is not None and type(criterion_id) is not str) or (
+                criterion_text is not None and type(criterion_text) is not str
+            ):
+                raise _Refused
+            built.append(
+                _new(
+                    CriterionSpec,
+                    {
+                        "id": criterion_id,
+                        "criterion": criterion_text,
+                        "weight": weight,
+                        "verifier": verifier,
+                    },
+                )
+            )
+        return built
+
+    def files(value: Any) -> list[dict[str, str]]:
+        if type(value) is not list or len(value) > MAX_FILES_PER_KIND:
+            raise _Refused
+        return [_file_shorthand(text(item)) for item in value]
+
+    def task(doc: Any) -> dict[str, Any]:
+        if type(doc) is not dict or not _READER_TASK_KEYS.issuperset(doc):
+            raise _Refused
+        built: dict[str, Any] = {}
+        for key, value in doc.items():
+            if key == "criteria":
+                built[key] = criteria(value)
+            elif key == "expected":
+                if type(value) is not dict or not _EXPECTED_KEYS.issuperset(value):
+                    raise _Refused
+                expected: dict[str, Any] = {}
+                if "text" in value:
+                    expected["text"] = text(value["text"])
+                if "verifier" in value:
+                    verifier = _reader_verifier(value["verifier"], verifiers)
+                    if verifier is None:
+                        raise _Refused
+                    expected["verifier"] = verifier
+                built[key] = expected
+            elif key in ("inputFiles", "expectedFiles"):
+                built[key] = files(value)
+            else:
+                built[key] = text(value)
+        return built
+
+    if not _READER_DATASET_KEYS.issuperset(document):
+        return None
+    try:
+        data: dict[str, Any] = {}
+        for key, value in document.items():
+            if key == "settings":
+                if value != {} or type(value) is not dict:
+                    raise _Refused
+                data[key] = {}
+            elif key == "criteria":
+                data[key] = criteria(value)
+            elif key == "tasks":
+                if type(value) is not list or len(value) > max_tasks:
+                    raise _Refused
+                data[key] = [task(doc) for doc in value]
+            else:
+                data[key] = text(value)
+    except _Refused:
+        return None
+    return data
+
+
+# What a spreadsheet reader writes (no format, version, evidence: those need pydantic).
+_READER_DATASET_KEYS = frozenset({"name", "description", "settings", "criteria", "tasks"})
+_READER_TASK_KEYS = _TASK_KEYS - {"evidence"}
+
+
+def _validate_reader_document(
+    document: ReaderDocument,
+    options: CheckOptions,
+    zip_members: Mapping[str, int] | None,
+) -> DatasetSpec | None:
+    """The plan of a reader-built document that is all good, or None to take the full path."""
+    data = _reader_data(document, options.max_tasks)
+    if data is None:
+        return None
+    findings = _Findings()
+    plan = _Validator(findings, options, zip_members).dataset(data)
+    return None if findings.count() else plan
+
+
 def validate_document(
     document: Any,
     *,
@@ -978,8 +1212,12 @@ def validate_document(
     found in this document's text, so that they are not looked for twice. Never raises for
     anything the document holds.
     """
+    if isinstance(document, ReaderDocument):
+        plan = _validate_reader_document(document, options, zip_members)
+        if plan is not None:
+            return plan, [], []
     findings = _Findings()
-    plan: DatasetSpec | None = None
+    plan = None
     if not isinstance(document, dict):
         findings.problem(NOT_AN_OBJECT, ())
     else:
