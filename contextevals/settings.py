@@ -50,6 +50,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "csp",
+    "django_ratelimit",
     "datasets_app",
 ]
 
@@ -63,6 +65,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -148,6 +151,11 @@ STORAGES = {
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(512 * 1024 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "datasets_app.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 # Forms here have a handful of fields; a task form with criteria stays well below this.
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 2000
 
@@ -190,6 +198,35 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# Content-Security-Policy: only our own scripts and styles, nothing inline, no framing. htmx's
+# own inline indicator style is switched off in base.html (our stylesheet has the rule).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'none'"],
+        "object-src": ["'none'"],
+    }
+}
+
+# Checks and imports per person per minute (django-ratelimit, counted in the cache: set
+# CACHE_URL to a shared Redis when several web processes serve the app).
+RATELIMIT_CHECKS = os.environ.get("RATELIMIT_CHECKS", "30/m")
+RATELIMIT_IMPORTS = os.environ.get("RATELIMIT_IMPORTS", "20/m")
+# django-ratelimit only knows the memcached and django-redis backends; Django's own
+# RedisCache increments atomically too, so its "not officially supported" warning is noise.
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+if not os.environ.get("CACHE_URL"):
+    # One process with its own memory cache counts per process, which is what a single
+    # `make run` needs; the README says to set CACHE_URL when several processes serve.
+    SILENCED_SYSTEM_CHECKS.append("django_ratelimit.E003")
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 

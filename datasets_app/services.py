@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -617,3 +618,36 @@ def upload_problems_csv(*, upload: Upload) -> bytes:
         with upload.file.open("rb") as fileobj:
             data = fileobj.read(MAX_FILE_BYTES + 1)
     return problems_csv.problems_csv(result, data)
+
+
+# --- Sharing --------------------------------------------------------------------------------
+
+
+class ShareRefused(Exception):
+    """The share list could not be changed as asked; the message says why."""
+
+
+NO_SUCH_USER = "There is nobody with the user name {username!r}."
+ONLY_THE_OWNER = "Only the dataset's owner can change who it is shared with."
+
+
+def dataset_share(*, dataset: Dataset, by: AbstractBaseUser, username: str) -> AbstractBaseUser:
+    """Share the dataset with another person (the owner or staff may)."""
+    if not can_manage_sharing(dataset, by):
+        raise ShareRefused(ONLY_THE_OWNER)
+    person = get_user_model().objects.filter(username=username.strip()).first()
+    if person is None:
+        raise ShareRefused(NO_SUCH_USER.format(username=username.strip()))
+    if person.pk != dataset.owner_id:
+        dataset.shared_with.add(person)
+    return person
+
+
+def dataset_unshare(*, dataset: Dataset, by: AbstractBaseUser, user_id: int) -> None:
+    if not can_manage_sharing(dataset, by):
+        raise ShareRefused(ONLY_THE_OWNER)
+    dataset.shared_with.remove(user_id)
+
+
+def can_manage_sharing(dataset: Dataset, user: AbstractBaseUser) -> bool:
+    return user.is_staff or dataset.owner_id == user.pk

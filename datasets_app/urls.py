@@ -10,6 +10,7 @@ urlpatterns = [
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
     path("datasets/<int:pk>/settings/", views.dataset_settings, name="dataset_settings"),
     path("datasets/<int:pk>/save/", views.version_save, name="version_save"),
+    path("datasets/<int:pk>/sharing/", views.dataset_sharing, name="dataset_sharing"),
     path("datasets/<int:pk>/export/", views.dataset_export, name="dataset_export_page"),
     path("datasets/<int:pk>/export/<slug:fmt>/", views.dataset_export, name="dataset_export"),
     # Add tasks > Import from a file

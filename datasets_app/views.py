@@ -12,10 +12,12 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
+from django_ratelimit.decorators import ratelimit
 
 from datasets_app import exporting, selectors, services, tasks
 from datasets_app.forms import (
@@ -39,11 +41,16 @@ def _redirect(request: HtmxHttpRequest, url: str) -> HttpResponse:
 
 
 def _body_too_large(request: HttpRequest) -> bool:
-    # Refuse an oversized upload from its Content-Length, before Django reads the body.
+    # Refuse an oversized upload from its Content-Length, before Django reads the body; a
+    # body without one is cut off by LimitedUploadHandler, which sets upload_too_large.
     try:
-        return int(request.META.get("CONTENT_LENGTH") or 0) > settings.MAX_UPLOAD_BYTES
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        return False
+        declared = 0
+    if declared > settings.MAX_UPLOAD_BYTES:
+        return True
+    request.FILES  # noqa: B018 - parse now, so the handler can say it stopped
+    return getattr(request, "upload_too_large", False)
 
 
 # --- Datasets -------------------------------------------------------------------------------
@@ -116,10 +123,30 @@ def import_dialog(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return _render_import(request, dataset, None, ImportMode.ADD)
 
 
+def _rate(setting: str):
+    # Read at request time, so that settings (and tests) can change the rate.
+    return lambda group, request: getattr(settings, setting)
+
+
+check_rate_limit = ratelimit(key="user", rate=_rate("RATELIMIT_CHECKS"), method="POST", block=False)
+import_rate_limit = ratelimit(
+    key="user", rate=_rate("RATELIMIT_IMPORTS"), method="POST", block=False
+)
+TOO_MANY_CHECKS = "You have chosen many files in a short time. Wait a minute, then try again."
+TOO_MANY_IMPORTS = "You have imported many files in a short time. Wait a minute, then try again."
+
+
 @require_POST
+@check_rate_limit
 def import_check(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Keep the chosen file and check it; writes nothing but the upload."""
     dataset = selectors.dataset_for(request.user, pk)
+    if getattr(request, "limited", False):
+        response = _render_import(
+            request, dataset, None, ImportMode.ADD, file_errors=[TOO_MANY_CHECKS]
+        )
+        response.status_code = 429
+        return response
     if _body_too_large(request):
         error = file_too_large_message(settings.MAX_UPLOAD_BYTES)
         return _render_import(request, dataset, None, ImportMode.ADD, file_errors=[error])
@@ -162,11 +189,16 @@ def import_status(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
 
 
 @require_POST
+@import_rate_limit
 def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     """Import tasks: the checked upload, all or nothing, then back to the dataset."""
     dataset = selectors.dataset_for(request.user, pk)
     upload = _upload_for(request, key, dataset)
     mode = _mode(request.POST.get("mode"))
+    if getattr(request, "limited", False):
+        response = _render_import(request, dataset, upload, mode, file_errors=[TOO_MANY_IMPORTS])
+        response.status_code = 429
+        return response
     claimed = Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
         state=Upload.State.IMPORTING, mode=mode, error=""
     )
@@ -253,8 +285,12 @@ def _only_name_missing(form: NewDatasetForm) -> bool:
 
 
 @require_POST
+@check_rate_limit
 def dataset_create_check(request: HtmxHttpRequest) -> HttpResponse:
     """New dataset page: check the chosen file at once and show its preview or problems."""
+    if getattr(request, "limited", False):
+        context = {"file_errors": [TOO_MANY_CHECKS]}
+        return render(request, "datasets_app/dataset_create.html#check", context, status=429)
     if _body_too_large(request):
         errors = [file_too_large_message(settings.MAX_UPLOAD_BYTES)]
         return render(request, "datasets_app/dataset_create.html#check", {"file_errors": errors})
@@ -429,3 +465,33 @@ def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResp
 def help_files(request: HtmxHttpRequest) -> HttpResponse:
     """What a dataset file holds: formats, CSV columns and their accepted spellings."""
     return render(request, "datasets_app/help_files.html", {"columns": columns.COLUMNS})
+
+
+# --- Sharing --------------------------------------------------------------------------------
+
+
+def dataset_sharing(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Who the dataset is shared with; its owner adds and removes people by user name."""
+    dataset = selectors.dataset_for(request.user, pk)
+    can_manage = services.can_manage_sharing(dataset, request.user)
+    if request.method == "POST":
+        try:
+            if request.POST.get("remove"):
+                services.dataset_unshare(
+                    dataset=dataset, by=request.user, user_id=int(request.POST["remove"])
+                )
+                messages.success(request, "Stopped sharing with them.")
+            else:
+                person = services.dataset_share(
+                    dataset=dataset, by=request.user, username=request.POST.get("username", "")
+                )
+                messages.success(request, f"Shared with {person.get_username()}.")
+        except (services.ShareRefused, ValueError) as exc:
+            messages.error(request, str(exc))
+        return _redirect(request, reverse("datasets_app:dataset_sharing", args=[dataset.pk]))
+    context = {
+        "dataset": dataset,
+        "can_manage": can_manage,
+        "people": dataset.shared_with.order_by("username"),
+    }
+    return render(request, "datasets_app/dataset_sharing.html", context)

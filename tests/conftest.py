@@ -79,3 +79,11 @@ def media_in_tmp(settings, tmp_path):
         **settings.STORAGES,
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     }
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Rate-limit counts live in the cache; each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
