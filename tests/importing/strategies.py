@@ -53,7 +53,8 @@ def verifiers(draw: st.DrawFn) -> Verifier:
     instructions = None
     code = None
     if kind in ("llm_judge", "agent_judge"):
-        words = draw(st.none() | text.filter(lambda value: "{{" not in value))
+        # Whitespace-only instructions read back as none from a spreadsheet cell.
+        words = draw(st.none() | non_blank_text.filter(lambda value: "{{" not in value))
         if words is not None:
             placeholder = draw(st.sampled_from(["", " {{criterion}}", " {{output}}"]))
             instructions = words + placeholder
