@@ -173,7 +173,9 @@ def expect(ok: bool, kind: str, response: Response) -> None:
 HTMX = {"HX-Request": "true"}
 
 
-def person(base: str, username: str, data: bytes, deadline: float, stats: Stats) -> None:
+def person(
+    base: str, username: str, data: bytes, deadline: float, think: float, stats: Stats
+) -> None:
     browser = Browser(base)
     try:
         page = stats.timed("login_page", browser.request, "GET", "/accounts/login/")
@@ -194,12 +196,12 @@ def person(base: str, username: str, data: bytes, deadline: float, stats: Stats)
     while time.monotonic() < deadline:
         cycle += 1
         try:
-            import_one(browser, f"{username} set {cycle}", data, stats)
+            import_one(browser, f"{username} set {cycle}", data, think, stats)
         except (Failed, OSError) as exc:
             stats.error(f"{username}: {exc}")
 
 
-def import_one(browser: Browser, name: str, data: bytes, stats: Stats) -> None:
+def import_one(browser: Browser, name: str, data: bytes, think: float, stats: Stats) -> None:
     created = stats.timed("create", browser.post_form, "/datasets/new/", {"name": name})
     location = created.headers.get("Location", "")
     match = DATASET_URL.match(urllib.parse.urlsplit(location).path)
@@ -220,6 +222,7 @@ def import_one(browser: Browser, name: str, data: bytes, stats: Stats) -> None:
         checked = stats.timed("status", browser.request, "GET", status_url, headers=HTMX)
         expect(checked.status == 200, "status", checked)
     expect(f"Import {TASKS_PER_FILE} tasks" in checked.body, "check", checked)
+    time.sleep(think)  # reading the preview before pressing Import
 
     imported = stats.timed(
         "import", browser.post_form, status_url + "import/", {"mode": "add"}, **HTMX
@@ -267,6 +270,10 @@ def server_environment(database_url: str, media_root: Path) -> dict[str, str]:
         MEDIA_ROOT=str(media_root),
         DJANGO_SETTINGS_MODULE="contextevals.settings",
         LOG_LEVEL="WARNING",
+        # The per-person limits guard against one person flooding the server; 20 simulated
+        # people looping without a pause would trip them and measure nothing else.
+        RATELIMIT_CHECKS="100000/m",
+        RATELIMIT_IMPORTS="100000/m",
     )
     return env
 
@@ -453,6 +460,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60, help="how long people keep going")
     parser.add_argument("--users", type=int, default=20, help="people at once")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="seconds a person reads the preview before importing (default 0: no pause)",
+    )
     args = parser.parse_args()
 
     data = bench_dataset_file(broken_last_task=False)
@@ -473,7 +486,7 @@ def main() -> int:
             people = [
                 threading.Thread(
                     target=person,
-                    args=(f"http://127.0.0.1:{port}", name, data, deadline, stats),
+                    args=(f"http://127.0.0.1:{port}", name, data, deadline, args.think, stats),
                     daemon=True,
                 )
                 for name in usernames
@@ -482,7 +495,7 @@ def main() -> int:
                 thread.start()
             # Hard bound: a cycle started just before the deadline has three requests left,
             # each bounded by REQUEST_TIMEOUT.
-            hard_deadline = deadline + 3 * REQUEST_TIMEOUT + 5
+            hard_deadline = deadline + 3 * REQUEST_TIMEOUT + args.think + 5
             for thread in people:
                 thread.join(max(0.0, hard_deadline - time.monotonic()))
             elapsed = time.monotonic() - started
