@@ -159,7 +159,8 @@ class CriterionForm(forms.Form):
         return {
             "criterion_id": criterion.criterion_id,
             "text": criterion.text,
-            "weight": criterion.weight,
+            # 10, not 10.0: weights are usually whole numbers.
+            "weight": int(criterion.weight) if criterion.weight.is_integer() else criterion.weight,
             **verifier_initial(criterion.verifier, "verifier"),
         }
 

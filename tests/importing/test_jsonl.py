@@ -74,12 +74,5 @@ def test_a_line_nested_too_deep_is_named():
     assert (problem.code, problem.line) == (json_format.TOO_DEEP.code, 2)
 
 
-def test_an_inspect_ai_dataset_is_refused_line_by_line():
-    # A real third-party file: its lines hold question/answer, not prompt/expected.
-    data = (REALDATA / "biology_qa.jsonl").read_bytes()
-    result = check_file(data, "biology_qa.jsonl")
-
-    lines = data.decode().count("\n")
-    assert not result.ok
-    assert {p.line for p in result.problems} == set(range(1, lines + 1))
-    assert {w.field for w in result.warnings} == {"question", "answer"}
+# Inspect AI's question/answer .jsonl imports as a contextgrid eval set: see
+# test_evalset_format.test_an_inspect_ai_question_answer_jsonl_imports_as_an_eval_set.
