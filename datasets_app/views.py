@@ -200,7 +200,7 @@ def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
         response.status_code = 429
         return response
     claimed = Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
-        state=Upload.State.IMPORTING, mode=mode, error=""
+        state=Upload.State.IMPORTING, mode=mode, error="", progress_done=0, progress_total=0
     )
     if claimed:
         transaction.on_commit(lambda: tasks.import_upload.delay(upload.pk, mode))

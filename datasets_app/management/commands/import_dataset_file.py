@@ -109,7 +109,7 @@ class Command(BaseCommand):
             raise SystemExit(EXIT_PROBLEMS)
 
         Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
-            state=Upload.State.IMPORTING, mode=mode, error=""
+            state=Upload.State.IMPORTING, mode=mode, error="", progress_done=0, progress_total=0
         )
         tasks.import_upload.delay(upload.pk, mode)
         upload = self._wait(upload, Upload.State.IMPORTING, "Importing…", "files stored")

@@ -1,0 +1,15 @@
+"""Settings for the Celery worker the worker tests start: the app's own, plus a storage that
+takes 0.2 s per file, so that a test can kill the worker while it is storing files."""
+
+from contextevals.settings import *  # noqa: F403
+
+STORAGES = {
+    **STORAGES,  # noqa: F405
+    "default": {"BACKEND": "tests.worker_storage.SlowStorage"},
+}
+# A message a killed worker held comes back after 2 s, checked on every poll.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 2,
+    "unacked_restore_interval": 1,
+    "unacked_restore_throttle": 1,
+}
