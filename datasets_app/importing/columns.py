@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, compress, repeat, zip_longest
+from operator import and_, eq, gt, itemgetter, ne, not_, or_
 from typing import Any
 
 from datasets_app.importing.document import ReaderDocument
@@ -253,6 +255,9 @@ class _Builder:
         # Where each value stands is worked out only when a problem asks (`locate`): a
         # valid file of thousands of rows never needs it.
         self._rows: tuple[list[tuple[int, dict[str, str]]], list[_Task]] | None = None
+        # Set when the document was built column by column: the columns to replay the
+        # row-by-row build with, for `locate`, when a problem first asks where it is.
+        self._replay: dict[str, int] | None = None
 
     def problem(
         self, code: str, message: str, *, row: int | None, field: str | None = None
@@ -262,6 +267,10 @@ class _Builder:
     def locate(self, path: tuple[str | int, ...]) -> tuple[int | None, int | None]:
         # The most specific place known: a criterion's weight lives on the criterion's row,
         # a task's missing expected answer on the task's first row.
+        if self._replay is not None:
+            replay = _Builder(self.table, file_name=self.file_name, dataset_name=self.dataset_name)
+            replay.build_rows(self._replay)
+            self._rows, self._replay = replay._rows, None
         if self._rows is not None:
             self._map_places(*self._rows)
             self._rows = None
@@ -342,6 +351,19 @@ class _Builder:
         columns = self.map_columns()
         if columns is None:
             return None
+        document = _document_by_columns(self.table, columns, self.dataset_name)
+        if document is not None:
+            # Same document as the row-by-row look, which `locate` replays if ever asked.
+            self._replay = columns
+            return document
+        return self.build_rows(columns)
+
+    def build_rows(self, columns: dict[str, int]) -> dict[str, Any] | None:
+        """The document (or problems), looking at the table row by row: the reference.
+
+        Every problem about the sheet's shape comes from here; `_document_by_columns` only
+        builds the documents this would build without finding anything.
+        """
         header = self.table.header
         nameless = [i for i, name in enumerate(header) if not name.strip()]
         expected_column = header[columns["expected"]].strip() if "expected" in columns else ""
@@ -501,36 +523,42 @@ class _Builder:
                 self.places[("tasks", index, "criteria", number)] = row
 
     def _task(self, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker) -> dict[str, Any]:
-        values = task.values
-        document: dict[str, Any] = {"id": task.explicit_id or task_ids.next()}
-        name = values.get("name") or _name_from_prompt(values.get("prompt", ""))
-        if name:
-            document["name"] = name
-        if "prompt" in values:
-            document["prompt"] = values["prompt"]
-        expected: dict[str, Any] = {}
-        if "expected" in values:
-            expected["text"] = values["expected"]
-        verifier = _verifier(values, "expected_verifier")
-        if verifier is not None:
-            expected["verifier"] = verifier
-        if expected:
-            document["expected"] = expected
         own_ids = _IdMaker(
             "c",
             [c["criterion_id"] for _, c in task.criteria if "criterion_id" in c],
             taken=global_ids.used,
         )
         criteria = [_criterion(criterion, own_ids) for _, criterion in task.criteria]
-        if criteria:
-            document["criteria"] = criteria
-        for key, document_key in (
-            ("input_files", "inputFiles"),
-            ("expected_files", "expectedFiles"),
-        ):
-            if key in values:
-                document[document_key] = _file_list(values[key])
-        return document
+        return _task_document(task.explicit_id or task_ids.next(), task.values, criteria)
+
+
+def _task_document(
+    task_id: str, values: dict[str, str], criteria: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A task of the canonical document from its merged cells and its criteria."""
+    document: dict[str, Any] = {"id": task_id}
+    name = values.get("name") or _name_from_prompt(values.get("prompt", ""))
+    if name:
+        document["name"] = name
+    if "prompt" in values:
+        document["prompt"] = values["prompt"]
+    expected: dict[str, Any] = {}
+    if "expected" in values:
+        expected["text"] = values["expected"]
+    verifier = _verifier(values, "expected_verifier")
+    if verifier is not None:
+        expected["verifier"] = verifier
+    if expected:
+        document["expected"] = expected
+    if criteria:
+        document["criteria"] = criteria
+    for key, document_key in (
+        ("input_files", "inputFiles"),
+        ("expected_files", "expectedFiles"),
+    ):
+        if key in values:
+            document[document_key] = _file_list(values[key])
+    return document
 
 
 # Where each column's value lands in a task of the canonical document, for `locate`.
@@ -679,6 +707,190 @@ def _row_values(cells: list[str], plan: list[tuple[str, int, bool]]) -> dict[str
             cell = unneutralize_formula(cell)
         values[key] = cell if text else cell.strip()
     return values
+
+
+def _document_by_columns(
+    table: Table, columns: dict[str, int], dataset_name: str
+) -> ReaderDocument | None:
+    """The document `_Builder.build_rows` would build for a sheet it finds nothing wrong with,
+    worked out a column at a time; None when the sheet is anything but the usual shape.
+
+    The usual shape is a rubric export's: a `task_id` on every row (after any criteria for
+    every task), a task's later rows either blank in its task columns or repeating the row
+    above, each adding a criterion. Whole columns are checked at once (in C, through `map`,
+    `compress` and `any`), so that a 5,000-row file costs a Python step per task rather
+    than several per row. Anything else (a `'`-neutralised cell that would strip to
+    nothing, stray cells, rows without a task, conflicting values, repeated rows, a
+    promptfoo column) returns None, and the row-by-row build reports it as it always has.
+    The test comparing both builds on generated sheets holds this to the same document.
+    """
+    rows = table.rows
+    header = table.header
+    if not rows or "task_id" not in columns:
+        return None
+    if "expected" in columns and header[columns["expected"]].strip().startswith("__"):
+        return None  # a promptfoo sheet: its assertions are looked at row by row
+    records = list(map(itemgetter(1), rows))
+    count = len(records)
+    lengths = set(map(len, records))
+    if max(lengths) > len(header):
+        return None  # cells past the header: maybe stray, the row-by-row look decides
+    transposed = list(
+        zip(*records, strict=True) if len(lengths) == 1 else zip_longest(*records, fillvalue="")
+    )
+    blank_column = ("",) * count
+
+    def cells(index: int) -> tuple[str, ...]:
+        return transposed[index] if index < len(transposed) else blank_column
+
+    for index, name in enumerate(header):
+        if not name.strip() and any(map(str.strip, cells(index))):
+            return None  # a value under no header
+
+    # Each mapped column as the row-by-row look reads its cells, "" for a blank one.
+    values: dict[str, Sequence[str]] = {}
+    for key, index in columns.items():
+        column = _column_values(cells(index), COLUMNS_BY_KEY[key].text)
+        if column is None:
+            return None
+        values[key] = column
+
+    ids = values.pop("task_id")
+    lead = next((number for number, task_id in enumerate(ids) if task_id), count)
+    if lead == count or "" in ids[lead:]:
+        return None  # a row after the first task without a task_id: row by row
+    task_keys = [key for key in values if key in TASK_KEYS]
+    criterion_keys = [key for key in values if key in CRITERION_KEYS]
+    task_rows = list(zip(*(values[key] for key in task_keys), strict=True))
+    criterion_rows = (
+        list(zip(*(values[key] for key in criterion_keys), strict=True))
+        if criterion_keys
+        else [()] * count
+    )
+    blank_task = ("",) * len(task_keys)
+    has_criterion = list(map(ne, criterion_rows, repeat(("",) * len(criterion_keys))))
+
+    # Rows before the first task_id are criteria for every task, and nothing else.
+    if lead and (
+        any(map(ne, task_rows[:lead], repeat(blank_task))) or not all(has_criterion[:lead])
+    ):
+        return None
+    # A row continues the task above when it repeats its task_id. It adds nothing to the
+    # task's own cells when they are blank or the same as the row above; then it must add
+    # a criterion (else it is a repeated task row). Other continuing rows merge, below.
+    continues = [False] * (lead + 1) + list(map(eq, ids[lead + 1 :], ids[lead:-1]))
+    unchanged = list(
+        map(
+            or_,
+            map(eq, task_rows, repeat(blank_task)),
+            [False, *map(eq, task_rows[1:], task_rows[:-1])],
+        )
+    )
+    quiet = list(map(and_, continues, unchanged))
+    if any(map(gt, quiet, has_criterion)):
+        return None
+    merging = iter(compress(range(count), map(gt, continues, unchanged)))
+    starts = list(compress(range(lead, count), map(not_, continues[lead:])))
+
+    criteria = _criteria_by_columns(
+        {key: list(compress(values[key], has_criterion)) for key in criterion_keys},
+        sum(has_criterion),
+    )
+    first_of = list(accumulate(has_criterion, initial=0))
+    generate = any(not criterion["id"] for criterion in criteria)
+
+    global_criteria = criteria[: first_of[lead]]
+    global_ids = _IdMaker("c", [c["id"] for c in global_criteria if c["id"]])
+    if generate:
+        for criterion in global_criteria:
+            if not criterion["id"]:
+                criterion["id"] = global_ids.next()
+
+    tasks = []
+    next_merge = next(merging, count)
+    for start, end in zip(starts, [*starts[1:], count], strict=True):
+        merged = {
+            key: value for key, value in zip(task_keys, task_rows[start], strict=True) if value
+        }
+        while next_merge < end:
+            added = False
+            for key, value in zip(task_keys, task_rows[next_merge], strict=True):
+                if value:
+                    if key not in merged:
+                        merged[key] = value
+                        added = True
+                    elif merged[key] != value:
+                        return None  # a conflicting task field
+            if not added and not has_criterion[next_merge]:
+                return None  # a repeated task row
+            next_merge = next(merging, count)
+        own = criteria[first_of[start] : first_of[end]]
+        if generate and not all(criterion["id"] for criterion in own):
+            own_ids = _IdMaker("c", [c["id"] for c in own if c["id"]], taken=global_ids.used)
+            for criterion in own:
+                if not criterion["id"]:
+                    criterion["id"] = own_ids.next()
+        tasks.append(_task_document(ids[start], merged, own))
+    return ReaderDocument(
+        name=dataset_name, description="", settings={}, criteria=global_criteria, tasks=tasks
+    )
+
+
+def _column_values(column: Sequence[str], text: bool) -> Sequence[str] | None:
+    """A column's cells as `_row_values` reads them, "" where blank; None if that can't say."""
+    if any(map(str.startswith, column, repeat("'"))):
+        read = [_cell_value(cell, text) for cell in column]
+        # A `'` cell that reads as "" would be a value "" here and a blank there.
+        return None if None in read else read  # type: ignore[return-value]
+    if not text:
+        return list(map(str.strip, column))
+    if any(map(str.isspace, column)):
+        return ["" if cell.isspace() else cell for cell in column]
+    return column
+
+
+def _cell_value(cell: str, text: bool) -> str | None:
+    """One cell as `_row_values` reads it ("" when blank), or None when it reads as ""."""
+    if not cell or cell.isspace():
+        return ""
+    if cell[0] == "'":
+        cell = unneutralize_formula(cell)
+    value = cell if text else cell.strip()
+    return value or None
+
+
+def _criteria_by_columns(columns: dict[str, list[str]], count: int) -> list[dict[str, Any]]:
+    """Each criterion row's `_criterion` at once; a blank "id" is left for the caller to fill."""
+    keys = ["id"]
+    parts: list[Sequence[Any]] = [columns.get("criterion_id", [""] * count)]
+    if "criterion" in columns:
+        keys.append("criterion")
+        parts.append(columns["criterion"])
+    if "weight" in columns:
+        # A file has few distinct weights: read each once.
+        numbers = {text: _number(text) for text in set(columns["weight"])}
+        keys.append("weight")
+        parts.append(list(map(numbers.__getitem__, columns["weight"])))
+    criteria: list[dict[str, Any]] = list(
+        map(dict, map(zip, repeat(keys), zip(*parts, strict=True)))
+    )
+    for key in ("criterion", "weight"):
+        if key in columns:
+            for criterion in compress(criteria, map(not_, columns[key])):
+                del criterion[key]
+    verifier_columns = [
+        (column, key) for column, key in _VERIFIER_COLUMNS["verifier"] if column in columns
+    ]
+    if verifier_columns:
+        verifier_rows = list(zip(*(columns[column] for column, _ in verifier_columns), strict=True))
+        given = list(map(ne, verifier_rows, repeat(("",) * len(verifier_columns))))
+        for criterion, cells in zip(
+            compress(criteria, given), compress(verifier_rows, given), strict=True
+        ):
+            criterion["verifier"] = {
+                key: value for (_, key), value in zip(verifier_columns, cells, strict=True) if value
+            }
+    return criteria
 
 
 # promptfoo's `__expected` cells are assertions, `type:value` (`icontains:bonjour`,
