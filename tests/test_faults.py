@@ -196,7 +196,7 @@ def test_a_full_disk_leaves_no_half_written_file_behind(
 
 
 @pytest.fixture
-def broker_down(settings):
+def broker_down(settings, monkeypatch):
     """A broker URL nothing listens on (port 1 on the loopback refuses at once), not eager."""
     url = "redis://127.0.0.1:1/0"
     # The Celery app reads Django's settings once, on first use: keep what it has now (that
@@ -208,11 +208,13 @@ def broker_down(settings):
     settings.CELERY_BROKER_URL = url
     settings.CELERY_TASK_ALWAYS_EAGER = False
     celery_app.conf.update(broker_url=url, task_always_eager=False, broker_connection_timeout=1)
-    # close() drops the connection pool, so the next one is made for the URL now configured.
-    celery_app.close()
+    # The app keeps its connection and producer pools, made for the URL of their first use;
+    # start without them, and afterwards put back what was there, so that no later test
+    # sends to this dead broker (app.close() leaves an empty producer pool in place).
+    monkeypatch.setattr(celery_app, "_pool", None)
+    monkeypatch.setattr(celery_app.amqp, "_producer_pool", None)
     yield
     celery_app.conf.update(saved)
-    celery_app.close()
 
 
 @pytest.mark.django_db
