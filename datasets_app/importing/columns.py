@@ -657,7 +657,15 @@ _VERIFIER_COLUMNS = {
 }
 
 
+_VERIFIER_KEYS = {
+    prefix: frozenset(column for column, _ in columns)
+    for prefix, columns in _VERIFIER_COLUMNS.items()
+}
+
+
 def _verifier(values: dict[str, str], prefix: str) -> dict[str, Any] | None:
+    if _VERIFIER_KEYS[prefix].isdisjoint(values):
+        return None
     verifier = {
         key: values[column] for column, key in _VERIFIER_COLUMNS[prefix] if column in values
     }
@@ -792,12 +800,11 @@ def _document_by_columns(
     merging = iter(compress(range(count), map(gt, continues, unchanged)))
     starts = list(compress(range(lead, count), map(not_, continues[lead:])))
 
-    criteria = _criteria_by_columns(
-        {key: list(compress(values[key], has_criterion)) for key in criterion_keys},
-        sum(has_criterion),
-    )
+    criterion_values = {key: list(compress(values[key], has_criterion)) for key in criterion_keys}
+    criteria = _criteria_by_columns(criterion_values, sum(has_criterion))
     first_of = list(accumulate(has_criterion, initial=0))
-    generate = any(not criterion["id"] for criterion in criteria)
+    # Rows without a criterion_id get `c1`, `c2`, … as `_criterion` numbers them.
+    generate = "" in criterion_values.get("criterion_id", ("",))
 
     global_criteria = criteria[: first_of[lead]]
     global_ids = _IdMaker("c", [c["id"] for c in global_criteria if c["id"]])
@@ -809,9 +816,8 @@ def _document_by_columns(
     tasks = []
     next_merge = next(merging, count)
     for start, end in zip(starts, [*starts[1:], count], strict=True):
-        merged = {
-            key: value for key, value in zip(task_keys, task_rows[start], strict=True) if value
-        }
+        cells = task_rows[start]
+        merged = dict(compress(zip(task_keys, cells, strict=True), cells))
         while next_merge < end:
             added = False
             for key, value in zip(task_keys, task_rows[next_merge], strict=True):
@@ -838,7 +844,9 @@ def _document_by_columns(
 
 def _column_values(column: Sequence[str], text: bool) -> Sequence[str] | None:
     """A column's cells as `_row_values` reads them, "" where blank; None if that can't say."""
-    if any(map(str.startswith, column, repeat("'"))):
+    # One search of the joined column finds every cell that starts with `'` (and perhaps a
+    # line inside a cell that does, which the exact look below then passes over).
+    if column and (column[0].startswith("'") or "\n'" in "\n".join(column)):
         read = [_cell_value(cell, text) for cell in column]
         # A `'` cell that reads as "" would be a value "" here and a blank there.
         return None if None in read else read  # type: ignore[return-value]
@@ -861,35 +869,39 @@ def _cell_value(cell: str, text: bool) -> str | None:
 
 def _criteria_by_columns(columns: dict[str, list[str]], count: int) -> list[dict[str, Any]]:
     """Each criterion row's `_criterion` at once; a blank "id" is left for the caller to fill."""
-    keys = ["id"]
-    parts: list[Sequence[Any]] = [columns.get("criterion_id", [""] * count)]
-    if "criterion" in columns:
-        keys.append("criterion")
-        parts.append(columns["criterion"])
-    if "weight" in columns:
-        # A file has few distinct weights: read each once.
-        numbers = {text: _number(text) for text in set(columns["weight"])}
-        keys.append("weight")
-        parts.append(list(map(numbers.__getitem__, columns["weight"])))
-    criteria: list[dict[str, Any]] = list(
-        map(dict, map(zip, repeat(keys), zip(*parts, strict=True)))
-    )
+    blank = [""] * count
+    weights = columns.get("weight", blank)
+    # A file has few distinct weights: read each once.
+    numbers = {text: _number(text) for text in set(weights)}
+    criteria: list[dict[str, Any]] = [
+        {"id": criterion_id, "criterion": text, "weight": weight}
+        for criterion_id, text, weight in zip(
+            columns.get("criterion_id", blank),
+            columns.get("criterion", blank),
+            map(numbers.__getitem__, weights),
+            strict=True,
+        )
+    ]
     for key in ("criterion", "weight"):
-        if key in columns:
-            for criterion in compress(criteria, map(not_, columns[key])):
-                del criterion[key]
+        for criterion in compress(criteria, map(not_, columns.get(key, blank))):
+            del criterion[key]
     verifier_columns = [
         (column, key) for column, key in _VERIFIER_COLUMNS["verifier"] if column in columns
     ]
     if verifier_columns:
         verifier_rows = list(zip(*(columns[column] for column, _ in verifier_columns), strict=True))
         given = list(map(ne, verifier_rows, repeat(("",) * len(verifier_columns))))
+        # Few distinct verifiers in a file: build each once, and a copy per criterion.
+        verifiers = {
+            cells: {
+                key: value for (_, key), value in zip(verifier_columns, cells, strict=True) if value
+            }
+            for cells in set(compress(verifier_rows, given))
+        }
         for criterion, cells in zip(
             compress(criteria, given), compress(verifier_rows, given), strict=True
         ):
-            criterion["verifier"] = {
-                key: value for (_, key), value in zip(verifier_columns, cells, strict=True) if value
-            }
+            criterion["verifier"] = verifiers[cells].copy()
     return criteria
 
 

@@ -132,8 +132,8 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
     records: list[list[str]] = []
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
-        for record in reader:
-            records.append(record)
+        # extend keeps the records read before an error, which numbers the bad row.
+        records.extend(reader)
     except csv.Error as exc:
         row = len(records) + 1
         if "field larger than field limit" in str(exc):

@@ -31,9 +31,11 @@ import json
 import math
 import posixpath
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
+from itertools import accumulate, chain, pairwise, repeat
+from operator import attrgetter
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
@@ -535,6 +537,14 @@ def _new(cls: type[Any], values: dict[str, Any]) -> Any:
     return instance
 
 
+def _new_many(cls: type[Any], values: list[dict[str, Any]]) -> list[Any]:
+    """`[_new(cls, fields) for fields in values]`, with no Python call per instance."""
+    instances = list(map(object.__new__, repeat(cls, len(values))))
+    for _ in map(object.__setattr__, instances, repeat("__dict__"), values):
+        pass
+    return instances
+
+
 # --- The rules.
 
 _PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
@@ -573,6 +583,10 @@ class _Validator:
         # Verifiers already checked without a finding; a criterion list whose verifiers
         # are all among them needs no look value by value.
         self._clean_verifiers: set[Verifier] = set()
+        # Set when every criterion of the document is known to have a non-blank id and
+        # text and a clean verifier or none (`_validate_reader_document` checks the whole
+        # file's at once): then a list only needs its ids to be unique.
+        self.criteria_checked = False
 
     def dataset(self, data: dict[str, Any]) -> DatasetSpec:
         fmt = data.get("format")
@@ -754,6 +768,10 @@ class _Validator:
         """A task's criteria (or, with no task_id, the file's for every task) and their ids."""
         if not criteria:
             return (), set()
+        if self.criteria_checked:
+            ids = set(map(_ID_OF, criteria))
+            if len(ids) == len(criteria):
+                return tuple(criteria), ids
         ids = {criterion.id for criterion in criteria}
         usual = None not in ids and len(ids) == len(criteria)
         if usual:
@@ -1059,68 +1077,25 @@ class _Refused(Exception):
     """A value of a `ReaderDocument` outside the shapes `_reader_data` builds directly."""
 
 
-def _reader_data(document: dict[str, Any], max_tasks: int) -> dict[str, Any] | None:
+def _reader_data(
+    document: dict[str, Any], max_tasks: int, verifiers: dict[tuple[Any, ...], Verifier]
+) -> dict[str, Any] | None:
     """What `_models("ignore", max_tasks)` returns for a reader-built document, or None.
 
     None whenever any value is not one the reader writes and the schema accepts as it is
     (text, a finite positive weight, a known verifier kind and output type, lists within
     their limits): then pydantic must check it. The values built are the schema's own
     (a weight as float, a file as {"path"} or {"url"}, a missing weight as 1.0), which the
-    test comparing both paths on generated documents holds to.
+    test comparing both paths on generated documents holds to. `verifiers` gathers each
+    distinct verifier built.
     """
-    verifiers: dict[tuple[Any, ...], Verifier] = {}
+    # The criteria lists, converted all at once when the walk is done (see `_reader_criteria`).
+    pending: list[tuple[dict[str, Any], list[Any]]] = []
 
     def text(value: Any) -> Any:
         if type(value) is not str:
             raise _Refused
         return value
-
-    def criteria(value: Any) -> list[CriterionSpec]:
-        if type(value) is not list or len(value) > MAX_CRITERIA_PER_LIST:
-            raise _Refused
-        built = []
-        for item in value:
-            if type(item) is not dict or not _CRITERION_KEYS.issuperset(item):
-                raise _Refused
-            weight = item.get("weight", 1.0)
-            kind = type(weight)
-            if kind is int or kind is float:
-                try:
-                    weight = float(weight)
-                except OverflowError:
-                    raise _Refused from None
-                if not (weight > 0 and math.isfinite(weight)):
-                    raise _Refused
-            elif kind is str:
-                try:
-                    weight = _weight_from_other(weight)
-                except ValueError:
-                    raise _Refused from None
-            else:
-                raise _Refused
-            verifier = None
-            if "verifier" in item:
-                verifier = _reader_verifier(item["verifier"], verifiers)
-                if verifier is None:
-                    raise _Refused
-            criterion_id = item.get("id")
-            criterion_text = item.get("criterion")
-            if (criterion_id is not None and type(criterion_id) is not str) or (
-                criterion_text is not None and type(criterion_text) is not str
-            ):
-                raise _Refused
-            built.append(
-                _new(
-                    CriterionSpec,
-                    {
-                        "id": criterion_id,
-                        "criterion": criterion_text,
-                        "weight": weight,
-                        "verifier": verifier,
-                    },
-                )
-            )
-        return built
 
     def files(value: Any) -> list[dict[str, str]]:
         if type(value) is not list or len(value) > MAX_FILES_PER_KIND:
@@ -1133,7 +1108,8 @@ def _reader_data(document: dict[str, Any], max_tasks: int) -> dict[str, Any] | N
         built: dict[str, Any] = {}
         for key, value in doc.items():
             if key == "criteria":
-                built[key] = criteria(value)
+                pending.append((built, value))
+                built[key] = value
             elif key == "expected":
                 if type(value) is not dict or not _EXPECTED_KEYS.issuperset(value):
                     raise _Refused
@@ -1162,16 +1138,110 @@ def _reader_data(document: dict[str, Any], max_tasks: int) -> dict[str, Any] | N
                     raise _Refused
                 data[key] = {}
             elif key == "criteria":
-                data[key] = criteria(value)
+                pending.append((data, value))
+                data[key] = value
             elif key == "tasks":
                 if type(value) is not list or len(value) > max_tasks:
                     raise _Refused
                 data[key] = [task(doc) for doc in value]
             else:
                 data[key] = text(value)
+        converted = _reader_criteria([value for _, value in pending], verifiers)
     except _Refused:
         return None
+    for (owner, _), criteria in zip(pending, converted, strict=True):
+        owner["criteria"] = criteria
     return data
+
+
+_ID_OF = attrgetter("id")
+_ABSENT = object()
+_WEIGHT_TYPES = frozenset({int, float, str})
+_TEXT_OR_NONE_TYPES = frozenset(_TEXT_OR_NONE)
+
+
+def _reader_criteria(
+    lists: list[Any], verifiers: dict[tuple[Any, ...], Verifier]
+) -> list[list[CriterionSpec]]:
+    """Every criteria list of a reader-built document as the schema builds them, at once.
+
+    Criteria are most of a large file, so each check runs over all of the file's at once
+    (in C, through `map`), and the distinct weights and verifiers are read once each.
+    Raises `_Refused` for anything but what the reader writes, as the walk does.
+    """
+    if set(map(type, lists)) - {list} or max(map(len, lists), default=0) > MAX_CRITERIA_PER_LIST:
+        raise _Refused
+    items = list(chain.from_iterable(lists))
+    if set(map(type, items)) - {dict} or not _CRITERION_KEYS.issuperset(chain.from_iterable(items)):
+        raise _Refused
+    ids = list(map(dict.get, items, repeat("id")))
+    texts = list(map(dict.get, items, repeat("criterion")))
+    weights = list(map(dict.get, items, repeat("weight"), repeat(1.0)))
+    given = list(map(dict.get, items, repeat("verifier"), repeat(_ABSENT)))
+    if not (
+        _TEXT_OR_NONE_TYPES.issuperset(map(type, ids))
+        and _TEXT_OR_NONE_TYPES.issuperset(map(type, texts))
+        and _WEIGHT_TYPES.issuperset(map(type, weights))
+    ):
+        raise _Refused
+    numbers = {weight: _reader_weight(weight) for weight in set(weights)}
+    built_verifiers = [
+        None if value is _ABSENT else _reader_verifier(value, verifiers) for value in given
+    ]
+    if built_verifiers.count(None) != given.count(_ABSENT):
+        raise _Refused  # a given verifier the reader does not write: the schema must look
+    specs = _new_many(
+        CriterionSpec,
+        [
+            {"id": criterion_id, "criterion": text, "weight": weight, "verifier": verifier}
+            for criterion_id, text, weight, verifier in zip(
+                ids, texts, map(numbers.__getitem__, weights), built_verifiers, strict=True
+            )
+        ],
+    )
+    bounds = accumulate(map(len, lists), initial=0)
+    return [specs[start:end] for start, end in pairwise(bounds)]
+
+
+def _reader_weight(weight: int | float | str) -> float:
+    """What the weight schema builds from a weight the reader wrote, or `_Refused`."""
+    if type(weight) is str:
+        try:
+            return _weight_from_other(weight)
+        except ValueError:
+            raise _Refused from None
+    try:
+        number = float(weight)
+    except OverflowError:
+        raise _Refused from None
+    if not (number > 0 and math.isfinite(number)):
+        raise _Refused
+    return number
+
+
+def _reader_criteria_checked(
+    data: dict[str, Any], validator: _Validator, verifiers: Iterable[Verifier]
+) -> bool:
+    """Whether every criterion of `data` passes the validator's per-criterion checks.
+
+    True when every id and text is non-blank and every verifier is clean (each distinct
+    one is checked once here, as the validator would check it anyway), so that the
+    validator need only look at each list's ids. False leaves it all to the validator.
+    """
+    lists = [data.get("criteria") or []]
+    lists += [task.get("criteria") or [] for task in data.get("tasks") or []]
+    criteria = list(chain.from_iterable(lists))
+    for values in (list(map(_ID_OF, criteria)), list(map(_TEXT_OF, criteria))):
+        if not all(values) or any(map(str.isspace, values)):
+            return False
+    for verifier in verifiers:
+        if verifier == _BLANK_VERIFIER:
+            return False
+        validator.verifier(verifier, (), str)
+    return True
+
+
+_TEXT_OF = attrgetter("criterion")
 
 
 # What a spreadsheet reader writes (no format, version, evidence: those need pydantic).
@@ -1185,11 +1255,16 @@ def _validate_reader_document(
     zip_members: Mapping[str, int] | None,
 ) -> DatasetSpec | None:
     """The plan of a reader-built document that is all good, or None to take the full path."""
-    data = _reader_data(document, options.max_tasks)
+    verifiers: dict[tuple[Any, ...], Verifier] = {}
+    data = _reader_data(document, options.max_tasks, verifiers)
     if data is None:
         return None
     findings = _Findings()
-    plan = _Validator(findings, options, zip_members).dataset(data)
+    validator = _Validator(findings, options, zip_members)
+    validator.criteria_checked = _reader_criteria_checked(data, validator, verifiers.values())
+    if findings.count():
+        return None
+    plan = validator.dataset(data)
     return None if findings.count() else plan
 
 
