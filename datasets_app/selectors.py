@@ -189,12 +189,11 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
     """Problems that only Add has: ids the file shares with the dataset's live tasks."""
     result = upload.result
     file_ids = [task["id"] for task in result.get("tasks", [])]
-    taken = set(dataset.tasks.live().filter(task_id__in=file_ids).values_list("task_id", flat=True))
+    # The dataset's ids, intersected here: cheaper than an IN clause of 1,000 file ids.
+    taken = live_task_ids(dataset).intersection(file_ids)
     shared = set(result.get("dataset", {}).get("criteria", []))
-    taken_criteria = set(
-        dataset.criteria.filter(
-            task__isnull=True, archived=False, criterion_id__in=shared
-        ).values_list("criterion_id", flat=True)
+    taken_criteria = shared.intersection(
+        dataset_criteria(dataset).values_list("criterion_id", flat=True)
     )
     problems = [
         {

@@ -241,7 +241,10 @@ def _snapshot_tasks(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def replace_diff(*, dataset: Dataset, plan: DatasetSpec) -> dict[str, list[str]]:
     """What Replace would change against the dataset's latest version, by task id."""
     version = selectors.latest_version(dataset)
-    before = _snapshot_tasks(version.snapshot) if version else {}
+    if version is None:
+        # Nothing saved yet: every task of the file is new, and nothing needs comparing.
+        return {"added": [task.id for task in plan.tasks], "removed": [], "changed": []}
+    before = _snapshot_tasks(version.snapshot)
     after = _snapshot_tasks(json_format.to_document(plan))
     return {
         "added": [task_id for task_id in after if task_id not in before],
@@ -316,11 +319,14 @@ def _store_files(
     folder = f"{task_files_folder(upload)}/{uuid.uuid4().hex}"
     with upload.file.open("rb") as zip_file:
         for spec, stream in zip_format.iter_attachments(zip_file, plan):
-            name = default_storage.save(
-                f"{folder}/{len(placed)}/{get_valid_filename(spec.name) or 'file'}",
-                File(stream, name=spec.name),
-            )
-            stored.append(name)
+            target = f"{folder}/{len(placed)}/{get_valid_filename(spec.name) or 'file'}"
+            # Noted before the save: a save that fails half way (a full disk) leaves a partial
+            # file under this name, and the clean-up must find it. The folder is new to this
+            # run, so the storage keeps the name as given.
+            stored.append(target)
+            name = default_storage.save(target, File(stream, name=spec.name))
+            if name != target:
+                stored[-1] = name
             placed[spec.path] = name
             progress(len(placed), total)
     return placed

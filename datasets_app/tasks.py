@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
+from kombu.exceptions import OperationalError
 
 from datasets_app import services
 from datasets_app.models import Upload
@@ -55,3 +56,16 @@ def import_upload(upload_id: int, mode: str) -> None:
 def delete_expired_uploads() -> int:
     """Remove uploads older than a day, with their files (hourly, from Celery beat)."""
     return services.uploads_delete_expired()
+
+
+def enqueue(task: Task, *args: object) -> None:
+    """Hand `task` to the workers; when the broker cannot be reached, run it here and now.
+
+    A person who chose a file should see it checked even while Redis is down: the work is
+    the same either way, only where it runs differs. Eager mode (no broker) runs it here too.
+    """
+    try:
+        task.delay(*args)
+    except OperationalError:
+        logger.warning("The broker did not answer; running %s in this process", task.name)
+        task.apply(args=args)

@@ -158,7 +158,7 @@ def import_check(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     upload = services.upload_create(
         owner=request.user, dataset=dataset, uploaded_file=form.cleaned_data["file"], mode=mode
     )
-    transaction.on_commit(lambda: tasks.check_upload.delay(upload.pk))
+    transaction.on_commit(lambda: tasks.enqueue(tasks.check_upload, upload.pk))
     upload.refresh_from_db()
     return _render_import(request, dataset, upload, mode)
 
@@ -203,7 +203,7 @@ def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
         state=Upload.State.IMPORTING, mode=mode, error="", progress_done=0, progress_total=0
     )
     if claimed:
-        transaction.on_commit(lambda: tasks.import_upload.delay(upload.pk, mode))
+        transaction.on_commit(lambda: tasks.enqueue(tasks.import_upload, upload.pk, mode))
     upload.refresh_from_db()
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))

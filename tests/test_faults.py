@@ -174,11 +174,6 @@ def test_a_full_disk_mid_import_removes_the_files_already_stored_and_changes_not
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="The half-written file of the failed save stays: the storage chose its name and "
-    "raised before returning it, so import_run's clean-up never learns it.",
-)
 def test_a_full_disk_leaves_no_half_written_file_behind(
     auth_client, make_dataset, settings, full_disk
 ):
@@ -218,11 +213,6 @@ def broker_down(settings, monkeypatch):
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="Enqueuing the check raises kombu's OperationalError out of the view (a 500); the "
-    "fallback that checks in-process when the broker is down is not implemented yet.",
-)
 def test_with_the_broker_down_choosing_a_file_still_checks_it(
     auth_client, make_dataset, broker_down
 ):

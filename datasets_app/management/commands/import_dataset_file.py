@@ -96,7 +96,7 @@ class Command(BaseCommand):
                 f"Cannot read {path}: {exc.strerror or exc}", returncode=EXIT_UNREADABLE
             ) from exc
 
-        tasks.check_upload.delay(upload.pk)
+        tasks.enqueue(tasks.check_upload, upload.pk)
         upload = self._wait(upload, Upload.State.CHECKING, "Checking…", "tasks")
         if upload.state == Upload.State.FAILED:
             self.stderr.write(upload.error)
@@ -111,7 +111,7 @@ class Command(BaseCommand):
         Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
             state=Upload.State.IMPORTING, mode=mode, error="", progress_done=0, progress_total=0
         )
-        tasks.import_upload.delay(upload.pk, mode)
+        tasks.enqueue(tasks.import_upload, upload.pk, mode)
         upload = self._wait(upload, Upload.State.IMPORTING, "Importing…", "files stored")
         if upload.state != Upload.State.IMPORTED:
             self.stderr.write(upload.error or tasks.IMPORT_FAILED)
