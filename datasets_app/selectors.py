@@ -318,3 +318,8 @@ def effective_settings(dataset: Dataset) -> dict[str, dict[str, Any]]:
         or DEFAULT_EXPECTED_ANSWER_VERIFIER,
         "defaultVerifier": settings.get("defaultVerifier") or DEFAULT_CRITERION_VERIFIER,
     }
+
+
+def imports_in_progress(dataset: Dataset) -> QuerySet[Upload]:
+    """Imports into the dataset that a worker is running now (the dataset page says so)."""
+    return dataset.uploads.filter(state=Upload.State.IMPORTING).order_by("created_at")

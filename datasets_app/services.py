@@ -270,6 +270,7 @@ def upload_check(*, upload: Upload) -> Upload:
         stored["dataset"] = {
             "name": result.plan.name,
             "description": result.plan.description,
+            "settings": result.plan.settings,
             "criteria": [c.id for c in result.plan.criteria],
         }
         if upload.dataset is not None:
@@ -476,24 +477,35 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
     )
 
 
-def dataset_create_from_upload(
+@transaction.atomic
+def dataset_create_for_upload(
     *, owner: AbstractBaseUser, upload: Upload, name: str = "", description: str = ""
-) -> ImportOutcome:
-    """New dataset with a file: the file's name, description and settings unless typed."""
-    result = _check(upload)
-    if not result.ok:
+) -> Dataset:
+    """New dataset with a checked file: the file's name, description and settings unless the
+    person typed their own. The upload is claimed for importing in the same transaction;
+    the caller enqueues the import (which checks the file again, all or nothing)."""
+    claimed = Upload.objects.filter(
+        pk=upload.pk, owner=owner, dataset__isnull=True, state=Upload.State.CHECKED
+    ).select_for_update()
+    if not claimed.exists() or not upload.result.get("ok"):
         raise ImportRefused(UPLOAD_HAS_PROBLEMS)
-    plan = result.plan
-    with transaction.atomic():
-        dataset = dataset_create(
-            owner=owner,
-            name=name or plan.name or Path(upload.original_name).stem,
-            description=description or plan.description,
-            settings=dict(plan.settings),
-        )
-        upload.dataset = dataset
-        upload.save(update_fields=["dataset"])
-        return import_run(upload=upload, mode=ImportMode.ADD)
+    about = upload.result.get("dataset", {})
+    dataset = dataset_create(
+        owner=owner,
+        name=(name or about.get("name") or Path(upload.original_name).stem)[:200],
+        description=description or about.get("description", ""),
+        settings=dict(about.get("settings") or {}),
+    )
+    claimed.update(
+        dataset=dataset,
+        state=Upload.State.IMPORTING,
+        mode=ImportMode.ADD,
+        error="",
+        progress_done=0,
+        progress_total=0,
+    )
+    upload.refresh_from_db()
+    return dataset
 
 
 # --- Editing tasks and settings by hand -----------------------------------------------------

@@ -72,6 +72,7 @@ def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "shared_criteria": selectors.dataset_criteria(dataset),
         "versions": selectors.versions_of(dataset),
         "runs": selectors.runs_of(dataset),
+        "imports_in_progress": selectors.imports_in_progress(dataset),
     }
     return render(request, "datasets_app/dataset_detail.html", context)
 
@@ -185,6 +186,10 @@ def import_status(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
         return _redirect(request, dataset.get_absolute_url())
+    if request.GET.get("banner") and request.htmx:
+        # The dataset page's line about an import running on a worker.
+        context = {"upload": upload}
+        return render(request, "datasets_app/dataset_detail.html#import_progress", context)
     return _render_import(request, dataset, upload, _mode(request.GET.get("mode") or upload.mode))
 
 
@@ -237,46 +242,69 @@ def starter_download(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
-    """New dataset; with a file, its tasks are imported as drafts in the same step."""
+    """New dataset; with a file, its tasks are imported as drafts once it is created.
+
+    The file is checked and imported by the same Celery tasks as the import dialog's: with
+    JavaScript it was checked when chosen (its upload key comes with the form); without, it
+    is checked now. A file still being checked, or with problems, shows the form again.
+    """
     if request.method == "POST" and _body_too_large(request):
         form = NewDatasetForm()
         form.add_error(None, file_too_large_message(settings.MAX_UPLOAD_BYTES))
         return render(request, "datasets_app/dataset_create.html", {"form": form})
     form = NewDatasetForm(request.POST or None, request.FILES or None)
-    upload = None
-    if request.method == "POST" and request.POST.get("upload"):
-        upload = _upload_for(request, request.POST["upload"])
-        if upload.dataset_id is not None:
-            raise Http404
-    if request.method == "POST" and (form.is_valid() or (upload and _only_name_missing(form))):
-        data = form.cleaned_data
-        if upload is None and data.get("file"):
-            upload = services.upload_create(
-                owner=request.user, dataset=None, uploaded_file=data["file"]
-            )
-            services.upload_check(upload=upload)
-        if upload is None:
-            dataset = services.dataset_create(
-                owner=request.user, name=data["name"], description=data.get("description", "")
-            )
-            messages.success(request, f"Created {dataset.name}.")
-            return _redirect(request, dataset.get_absolute_url())
-        try:
-            outcome = services.dataset_create_from_upload(
-                owner=request.user,
-                upload=upload,
-                name=data.get("name", ""),
-                description=data.get("description", ""),
-            )
-        except services.ImportRefused:
-            context = {"form": form, "upload": upload} | selectors.import_preview(
-                upload=upload, mode=ImportMode.ADD
-            )
-            return render(request, "datasets_app/dataset_create.html", context)
+    upload = _new_dataset_upload(request) if request.method == "POST" else None
+    if request.method != "POST" or not (form.is_valid() or (upload and _only_name_missing(form))):
+        return _render_new_dataset(request, form, upload)
+    data = form.cleaned_data
+    if upload is None and data.get("file"):
+        upload = services.upload_create(
+            owner=request.user, dataset=None, uploaded_file=data["file"]
+        )
+        tasks.enqueue(tasks.check_upload, upload.pk)
         upload.refresh_from_db()
+    if upload is None:
+        dataset = services.dataset_create(
+            owner=request.user, name=data["name"], description=data.get("description", "")
+        )
+        messages.success(request, f"Created {dataset.name}.")
+        return _redirect(request, dataset.get_absolute_url())
+    try:
+        dataset = services.dataset_create_for_upload(
+            owner=request.user,
+            upload=upload,
+            name=data.get("name", ""),
+            description=data.get("description", ""),
+        )
+    except services.ImportRefused:
+        return _render_new_dataset(request, form, upload)
+    transaction.on_commit(lambda: tasks.enqueue(tasks.import_upload, upload.pk, ImportMode.ADD))
+    upload.refresh_from_db()
+    if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
-        return _redirect(request, outcome.dataset.get_absolute_url())
-    return render(request, "datasets_app/dataset_create.html", {"form": form, "upload": upload})
+    else:
+        messages.info(request, f"Created {dataset.name}. Its tasks are being imported.")
+    return _redirect(request, dataset.get_absolute_url())
+
+
+def _new_dataset_upload(request: HtmxHttpRequest) -> Upload | None:
+    """The upload the New dataset form names: this person's, and not in a dataset yet."""
+    key = request.POST.get("upload")
+    if not key:
+        return None
+    upload = _upload_for(request, key)
+    if upload.dataset_id is not None:
+        raise Http404
+    return upload
+
+
+def _render_new_dataset(request, form, upload: Upload | None, **extra) -> HttpResponse:
+    context = {"form": form, "upload": upload, **extra}
+    if upload is not None and upload.state != Upload.State.CHECKING:
+        context |= selectors.import_preview(upload=upload, mode=ImportMode.ADD)
+    if request.htmx and form is None:
+        return render(request, "datasets_app/dataset_create.html#check", context)
+    return render(request, "datasets_app/dataset_create.html", context)
 
 
 def _only_name_missing(form: NewDatasetForm) -> bool:
@@ -301,9 +329,20 @@ def dataset_create_check(request: HtmxHttpRequest) -> HttpResponse:
     upload = services.upload_create(
         owner=request.user, dataset=None, uploaded_file=form.cleaned_data["file"]
     )
-    services.upload_check(upload=upload)
-    context = {"upload": upload} | selectors.import_preview(upload=upload, mode=ImportMode.ADD)
-    return render(request, "datasets_app/dataset_create.html#check", context)
+    transaction.on_commit(lambda: tasks.enqueue(tasks.check_upload, upload.pk))
+    upload.refresh_from_db()
+    return _render_new_dataset(request, None, upload)
+
+
+@require_GET
+def dataset_create_status(request: HtmxHttpRequest, key: str) -> HttpResponse:
+    """New dataset page: the chosen file's check, polled while it runs on a worker."""
+    upload = _upload_for(request, key)
+    if upload.dataset_id is not None:
+        raise Http404
+    if request.htmx:
+        return _render_new_dataset(request, None, upload)
+    return _render_new_dataset(request, NewDatasetForm(), upload)
 
 
 # --- Settings -------------------------------------------------------------------------------

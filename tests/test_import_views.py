@@ -301,3 +301,41 @@ def test_new_dataset_with_a_bad_file_creates_nothing(auth_client):
     ).content.decode()
     assert "line 1" in page
     assert not Dataset.objects.exists()
+
+
+def test_new_dataset_with_a_file_uses_the_workers_and_shows_their_progress(
+    auth_client, monkeypatch
+):
+    """With a broker, the check and the import run on workers: the pages wait for them."""
+    from datasets_app import tasks
+    from datasets_app.models import Dataset
+
+    queued: list[tuple] = []
+    monkeypatch.setattr(tasks, "enqueue", lambda task, *args: queued.append((task, args)))
+
+    page = auth_client.post(
+        reverse("datasets_app:dataset_create_check"),
+        {"file": upload_file("qa.json", EXPECTED)},
+        **HTMX,
+    ).content.decode()
+    upload = Upload.objects.get()
+    assert "Checking…" in page and upload.state == Upload.State.CHECKING
+    create = reverse("datasets_app:dataset_create")
+    page = auth_client.post(create, {"name": "", "upload": str(upload.key)}).content.decode()
+    assert "Checking…" in page and not Dataset.objects.exists()
+
+    services.upload_check(upload=upload)  # the worker's check
+    response = auth_client.post(create, {"name": "", "upload": str(upload.key)})
+    dataset = Dataset.objects.get()
+    assert response.url == dataset.get_absolute_url()
+    assert dataset.name == "Finance QA (expected answers)"
+    page = auth_client.get(dataset.get_absolute_url()).content.decode()
+    assert "Importing qa.json…" in page
+
+    services.import_run(upload=Upload.objects.get(), mode="add")  # the worker's import
+    banner = reverse("datasets_app:import_status", args=[dataset.pk, upload.key]) + "?banner=1"
+    response = auth_client.get(banner, **HTMX)
+    assert response["HX-Redirect"] == dataset.get_absolute_url()
+    page = auth_client.get(dataset.get_absolute_url()).content.decode()
+    assert "Imported 2 tasks as drafts. Check them, then Save as v1." in page
+    assert [task for task, _ in queued] == [tasks.check_upload, tasks.import_upload]
