@@ -11,8 +11,10 @@ import zipfile
 
 import pytest
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.core.files.storage import FileSystemStorage, default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
@@ -245,3 +247,17 @@ def test_the_task_page_serves_stored_files_as_downloads_with_their_type(
     assert response["Content-Type"] == content_type
     assert response["X-Content-Type-Options"] == "nosniff"
     assert b"".join(response.streaming_content) == data
+
+
+@pytest.mark.django_db
+def test_the_clean_up_command_removes_expired_uploads_and_their_files(user):
+    upload = Upload(owner=user, original_name="old.json", size=2, sha256="0" * 64)
+    upload.file.save("old.json", ContentFile(b"{}"), save=False)
+    upload.expires_at = timezone.now()
+    upload.save()
+    stored = upload.file.name
+    out = io.StringIO()
+    call_command("delete_expired_uploads", stdout=out)
+    assert out.getvalue().strip() == "Deleted 1 expired upload."
+    assert not Upload.objects.exists()
+    assert not default_storage.exists(stored)
