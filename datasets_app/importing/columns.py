@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, compress, repeat, zip_longest
-from operator import and_, eq, gt, itemgetter, ne, not_, or_
+from itertools import accumulate, compress, zip_longest
+from operator import and_, eq, gt, itemgetter, not_, or_
 from typing import Any
 
 from datasets_app.importing.document import ReaderDocument
@@ -769,36 +769,33 @@ def _document_by_columns(
         return None  # a row after the first task without a task_id: row by row
     task_keys = [key for key in values if key in TASK_KEYS]
     criterion_keys = [key for key in values if key in CRITERION_KEYS]
-    task_rows = list(zip(*(values[key] for key in task_keys), strict=True))
-    criterion_rows = (
-        list(zip(*(values[key] for key in criterion_keys), strict=True))
-        if criterion_keys
-        else [()] * count
-    )
-    blank_task = ("",) * len(task_keys)
-    has_criterion = list(map(ne, criterion_rows, repeat(("",) * len(criterion_keys))))
+    has_criterion = _any_value([values[key] for key in criterion_keys], count)
 
     # Rows before the first task_id are criteria for every task, and nothing else.
     if lead and (
-        any(map(ne, task_rows[:lead], repeat(blank_task))) or not all(has_criterion[:lead])
+        any(any(values[key][:lead]) for key in task_keys) or not all(has_criterion[:lead])
     ):
         return None
     # A row continues the task above when it repeats its task_id. It adds nothing to the
-    # task's own cells when they are blank or the same as the row above; then it must add
-    # a criterion (else it is a repeated task row). Other continuing rows merge, below.
+    # task when each of its task cells is blank or the same as the row above (which the
+    # task already holds); then it must add a criterion, else it is a repeated task row.
+    # Other continuing rows are merged one by one, below.
     continues = [False] * (lead + 1) + list(map(eq, ids[lead + 1 :], ids[lead:-1]))
-    unchanged = list(
-        map(
-            or_,
-            map(eq, task_rows, repeat(blank_task)),
-            [False, *map(eq, task_rows[1:], task_rows[:-1])],
-        )
-    )
-    quiet = list(map(and_, continues, unchanged))
-    if any(map(gt, quiet, has_criterion)):
+    unchanged = continues
+    for key in task_keys:
+        column = values[key]
+        if not any(compress(column, continues)):
+            continue  # blank on every continuing row
+        same = map(or_, map(not_, column), map(eq, column, [None, *column[:-1]]))
+        unchanged = list(map(and_, unchanged, same))
+    if any(map(gt, unchanged, has_criterion)):
         return None
     merging = iter(compress(range(count), map(gt, continues, unchanged)))
-    starts = list(compress(range(lead, count), map(not_, continues[lead:])))
+    is_start = [False] * lead + list(map(not_, continues[lead:]))
+    starts = list(compress(range(count), is_start))
+    start_cells = list(
+        zip(*(compress(values[key], is_start) for key in task_keys), strict=True)
+    ) or [()] * len(starts)
 
     criterion_values = {key: list(compress(values[key], has_criterion)) for key in criterion_keys}
     criteria = _criteria_by_columns(criterion_values, sum(has_criterion))
@@ -815,12 +812,12 @@ def _document_by_columns(
 
     tasks = []
     next_merge = next(merging, count)
-    for start, end in zip(starts, [*starts[1:], count], strict=True):
-        cells = task_rows[start]
+    for start, end, cells in zip(starts, [*starts[1:], count], start_cells, strict=True):
         merged = dict(compress(zip(task_keys, cells, strict=True), cells))
         while next_merge < end:
             added = False
-            for key, value in zip(task_keys, task_rows[next_merge], strict=True):
+            for key in task_keys:
+                value = values[key][next_merge]
                 if value:
                     if key not in merged:
                         merged[key] = value
@@ -840,6 +837,21 @@ def _document_by_columns(
     return ReaderDocument(
         name=dataset_name, description="", settings={}, criteria=global_criteria, tasks=tasks
     )
+
+
+def _any_value(columns: list[Sequence[str]], count: int) -> list[bool]:
+    """Per row, whether any of `columns` has a value there (no tuple per row built)."""
+    if not columns:
+        return [False] * count
+    # Most often one column (a criterion's text, its id) is filled on every row that has
+    # anything: then that column alone answers.
+    columns = sorted(columns, key=lambda column: column.count(""))
+    found = list(map(bool, columns[0]))
+    for column in columns[1:]:
+        if all(found):
+            break
+        found = list(map(or_, found, map(bool, column)))
+    return found
 
 
 def _column_values(column: Sequence[str], text: bool) -> Sequence[str] | None:
@@ -889,18 +901,18 @@ def _criteria_by_columns(columns: dict[str, list[str]], count: int) -> list[dict
         (column, key) for column, key in _VERIFIER_COLUMNS["verifier"] if column in columns
     ]
     if verifier_columns:
-        verifier_rows = list(zip(*(columns[column] for column, _ in verifier_columns), strict=True))
-        given = list(map(ne, verifier_rows, repeat(("",) * len(verifier_columns))))
+        given = _any_value([columns[column] for column, _ in verifier_columns], count)
+        verifier_rows = list(
+            zip(*(compress(columns[column], given) for column, _ in verifier_columns), strict=True)
+        )
         # Few distinct verifiers in a file: build each once, and a copy per criterion.
         verifiers = {
             cells: {
                 key: value for (_, key), value in zip(verifier_columns, cells, strict=True) if value
             }
-            for cells in set(compress(verifier_rows, given))
+            for cells in set(verifier_rows)
         }
-        for criterion, cells in zip(
-            compress(criteria, given), compress(verifier_rows, given), strict=True
-        ):
+        for criterion, cells in zip(compress(criteria, given), verifier_rows, strict=True):
             criterion["verifier"] = verifiers[cells].copy()
     return criteria
 

@@ -34,8 +34,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
-from itertools import accumulate, chain, pairwise, repeat
-from operator import attrgetter
+from itertools import accumulate, chain, compress, pairwise, repeat
+from operator import attrgetter, is_not
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
@@ -1102,30 +1102,39 @@ def _reader_data(
             raise _Refused
         return [_file_shorthand(text(item)) for item in value]
 
-    def task(doc: Any) -> dict[str, Any]:
-        if type(doc) is not dict or not _READER_TASK_KEYS.issuperset(doc):
+    def expected(value: Any) -> dict[str, Any]:
+        if type(value) is not dict or not _EXPECTED_KEYS.issuperset(value):
             raise _Refused
         built: dict[str, Any] = {}
-        for key, value in doc.items():
-            if key == "criteria":
-                pending.append((built, value))
-                built[key] = value
-            elif key == "expected":
-                if type(value) is not dict or not _EXPECTED_KEYS.issuperset(value):
-                    raise _Refused
-                expected: dict[str, Any] = {}
-                if "text" in value:
-                    expected["text"] = text(value["text"])
-                if "verifier" in value:
-                    verifier = _reader_verifier(value["verifier"], verifiers)
-                    if verifier is None:
-                        raise _Refused
-                    expected["verifier"] = verifier
-                built[key] = expected
-            elif key in ("inputFiles", "expectedFiles"):
-                built[key] = files(value)
-            else:
-                built[key] = text(value)
+        if "text" in value:
+            built["text"] = text(value["text"])
+        if "verifier" in value:
+            verifier = _reader_verifier(value["verifier"], verifiers)
+            if verifier is None:
+                raise _Refused
+            built["verifier"] = verifier
+        return built
+
+    def tasks(docs: list[Any]) -> list[dict[str, Any]]:
+        # Checked a key at a time over all tasks; only the few keys whose values are not
+        # text are then rebuilt task by task.
+        if set(map(type, docs)) - {dict} or not _READER_TASK_KEYS.issuperset(
+            chain.from_iterable(docs)
+        ):
+            raise _Refused
+        for key in ("id", "name", "prompt"):
+            if set(map(type, map(dict.get, docs, repeat(key), repeat("")))) - {str}:
+                raise _Refused
+        built = list(map(dict.copy, docs))
+        for key, convert in (
+            ("expected", expected),
+            ("inputFiles", files),
+            ("expectedFiles", files),
+        ):
+            for doc in compress(built, map(dict.__contains__, built, repeat(key))):
+                doc[key] = convert(doc[key])
+        for doc in compress(built, map(dict.__contains__, built, repeat("criteria"))):
+            pending.append((doc, doc["criteria"]))
         return built
 
     if not _READER_DATASET_KEYS.issuperset(document):
@@ -1143,7 +1152,7 @@ def _reader_data(
             elif key == "tasks":
                 if type(value) is not list or len(value) > max_tasks:
                     raise _Refused
-                data[key] = [task(doc) for doc in value]
+                data[key] = tasks(value)
             else:
                 data[key] = text(value)
         converted = _reader_criteria([value for _, value in pending], verifiers)
@@ -1185,11 +1194,14 @@ def _reader_criteria(
     ):
         raise _Refused
     numbers = {weight: _reader_weight(weight) for weight in set(weights)}
-    built_verifiers = [
-        None if value is _ABSENT else _reader_verifier(value, verifiers) for value in given
-    ]
-    if built_verifiers.count(None) != given.count(_ABSENT):
-        raise _Refused  # a given verifier the reader does not write: the schema must look
+    built_verifiers: list[Verifier | None] = [None] * len(items)
+    present = list(map(is_not, given, repeat(_ABSENT)))
+    for index, verifier in zip(
+        compress(range(len(items)), present),
+        _reader_verifiers(list(compress(given, present)), verifiers),
+        strict=True,
+    ):
+        built_verifiers[index] = verifier
     specs = _new_many(
         CriterionSpec,
         [
@@ -1201,6 +1213,30 @@ def _reader_criteria(
     )
     bounds = accumulate(map(len, lists), initial=0)
     return [specs[start:end] for start, end in pairwise(bounds)]
+
+
+_VERIFIER_FIELDS = ("kind", "outputType", "instructions", "code")
+
+
+def _reader_verifiers(values: list[Any], cache: dict[tuple[Any, ...], Verifier]) -> list[Verifier]:
+    """`_reader_verifier` of each of `values` at once, or `_Refused` if any is refused."""
+    if set(map(type, values)) - {dict} or not _VERIFIER_KEYS.issuperset(
+        chain.from_iterable(values)
+    ):
+        raise _Refused
+    keys = list(
+        zip(*(map(dict.get, values, repeat(field)) for field in _VERIFIER_FIELDS), strict=True)
+    )
+    if not _TEXT_OR_NONE_TYPES.issuperset(map(type, chain.from_iterable(keys))):
+        raise _Refused
+    for kind, output_type, instructions, code in set(keys) - cache.keys():
+        verifier = _reader_verifier(
+            {"kind": kind, "outputType": output_type, "instructions": instructions, "code": code},
+            cache,
+        )
+        if verifier is None:
+            raise _Refused
+    return list(map(cache.__getitem__, keys))
 
 
 def _reader_weight(weight: int | float | str) -> float:
