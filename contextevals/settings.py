@@ -137,6 +137,9 @@ if STORAGE_BUCKET:
             "default_acl": "private",
             "querystring_auth": True,
             "file_overwrite": False,
+            # An opened object spools to a temporary file past 2 MiB instead of being held
+            # whole in memory (django-storages' default, 0, never spools).
+            "max_memory_size": 2 * 1024 * 1024,
         },
     }
 else:
