@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, compress, zip_longest
+from itertools import accumulate, compress, pairwise, repeat, zip_longest
 from operator import and_, eq, gt, itemgetter, not_, or_
 from typing import Any
 
@@ -552,12 +552,10 @@ def _task_document(
         document["expected"] = expected
     if criteria:
         document["criteria"] = criteria
-    for key, document_key in (
-        ("input_files", "inputFiles"),
-        ("expected_files", "expectedFiles"),
-    ):
-        if key in values:
-            document[document_key] = _file_list(values[key])
+    if "input_files" in values:
+        document["inputFiles"] = _file_list(values["input_files"])
+    if "expected_files" in values:
+        document["expectedFiles"] = _file_list(values["expected_files"])
     return document
 
 
@@ -793,9 +791,14 @@ def _document_by_columns(
     merging = iter(compress(range(count), map(gt, continues, unchanged)))
     is_start = [False] * lead + list(map(not_, continues[lead:]))
     starts = list(compress(range(count), is_start))
-    start_cells = list(
-        zip(*(compress(values[key], is_start) for key in task_keys), strict=True)
-    ) or [()] * len(starts)
+    # Each task's cells from its first row, then the blank ones taken out again.
+    start_values = {key: list(compress(values[key], is_start)) for key in task_keys}
+    merged_values: list[dict[str, str]] = list(
+        map(dict, map(zip, repeat(task_keys), zip(*start_values.values(), strict=True)))
+    ) or [{} for _ in starts]
+    for key, column in start_values.items():
+        for merged in compress(merged_values, map(not_, column)):
+            del merged[key]
 
     criterion_values = {key: list(compress(values[key], has_criterion)) for key in criterion_keys}
     criteria = _criteria_by_columns(criterion_values, sum(has_criterion))
@@ -810,30 +813,33 @@ def _document_by_columns(
             if not criterion["id"]:
                 criterion["id"] = global_ids.next()
 
-    tasks = []
     next_merge = next(merging, count)
-    for start, end, cells in zip(starts, [*starts[1:], count], start_cells, strict=True):
-        merged = dict(compress(zip(task_keys, cells, strict=True), cells))
-        while next_merge < end:
-            added = False
-            for key in task_keys:
-                value = values[key][next_merge]
-                if value:
-                    if key not in merged:
-                        merged[key] = value
-                        added = True
-                    elif merged[key] != value:
-                        return None  # a conflicting task field
-            if not added and not has_criterion[next_merge]:
-                return None  # a repeated task row
-            next_merge = next(merging, count)
-        own = criteria[first_of[start] : first_of[end]]
-        if generate and not all(criterion["id"] for criterion in own):
-            own_ids = _IdMaker("c", [c["id"] for c in own if c["id"]], taken=global_ids.used)
-            for criterion in own:
-                if not criterion["id"]:
-                    criterion["id"] = own_ids.next()
-        tasks.append(_task_document(ids[start], merged, own))
+    if next_merge < count:
+        # Rows that add to their task's cells, merged as `_merge` would merge them.
+        for merged, end in zip(merged_values, [*starts[1:], count], strict=True):
+            while next_merge < end:
+                added = False
+                for key in task_keys:
+                    value = values[key][next_merge]
+                    if value:
+                        if key not in merged:
+                            merged[key] = value
+                            added = True
+                        elif merged[key] != value:
+                            return None  # a conflicting task field
+                if not added and not has_criterion[next_merge]:
+                    return None  # a repeated task row
+                next_merge = next(merging, count)
+    bounds = list(map(first_of.__getitem__, [*starts, count]))
+    own_criteria = [criteria[first:end] for first, end in pairwise(bounds)]
+    if generate:
+        for own in own_criteria:
+            if not all(criterion["id"] for criterion in own):
+                own_ids = _IdMaker("c", [c["id"] for c in own if c["id"]], taken=global_ids.used)
+                for criterion in own:
+                    if not criterion["id"]:
+                        criterion["id"] = own_ids.next()
+    tasks = list(map(_task_document, compress(ids, is_start), merged_values, own_criteria))
     return ReaderDocument(
         name=dataset_name, description="", settings={}, criteria=global_criteria, tasks=tasks
     )
