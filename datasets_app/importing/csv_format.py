@@ -15,6 +15,8 @@ import codecs
 import csv
 import io
 from dataclasses import dataclass
+from itertools import count
+from operator import itemgetter
 from pathlib import PurePath
 
 from datasets_app.importing.columns import (
@@ -148,7 +150,11 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
 
     # Wholly blank records are skipped but keep their number. (Cells keep their formula
     # `'`: `columns` takes it off the cells it reads.)
-    rows = [(number, record) for number, record in enumerate(records, 1) if "".join(record).strip()]
+    if all(records) and all(map(str.strip, map(itemgetter(0), records))):
+        # Every record starts with a value (as a task_id column makes it): none is blank.
+        rows = list(zip(count(1), records))
+    else:
+        rows = [(n, record) for n, record in enumerate(records, 1) if "".join(record).strip()]
     if not rows:
         return DecodedCsv(None, detected, [Problem(EMPTY_FILE, MSG_EMPTY_FILE, file_name)], records)
     header_row, header = rows[0]
