@@ -98,3 +98,18 @@ def test_the_pages_are_readable_on_a_small_screen(logged_in, live_server, screen
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 375, "nothing forces sideways scrolling at 375 px"
     screenshot(page, "import-dialog-375px")
+
+
+def test_a_new_dataset_from_a_file(logged_in, live_server, screenshot):
+    page = logged_in
+    page.get_by_role("link", name="New dataset").click()
+    page.get_by_label("Import from a file (optional)").set_input_files(str(EXPECTED))
+    expect(page.get_by_text("yoy-growth")).to_be_visible()
+    expect(page.get_by_text("Detected: JSON dataset")).to_be_visible()
+    screenshot(page, "new-dataset-with-file")
+    page.get_by_role("button", name="Create dataset and import 2 tasks").click()
+    expect(page.get_by_role("heading", name="Finance QA (expected answers)")).to_be_visible()
+    expect(
+        page.get_by_text("Imported 2 tasks as drafts. Check them, then Save as v1.")
+    ).to_be_visible()
+    assert Dataset.objects.get().tasks.count() == 2
