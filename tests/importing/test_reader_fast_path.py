@@ -205,3 +205,67 @@ def test_a_rubric_export_is_built_by_columns():
             },
         ],
     }
+
+
+# --- Reader documents with values no reader writes: the fast path must hand them over.
+
+_ODD_VALUES = st.sampled_from(
+    [None, "", " ", "x", "c1", 0, 1, -1, 2.5, float("nan"), float("inf"), True, 10**400, "2"]
+)
+_ODD_VALUES |= st.sampled_from(["0,5", "-1", [], {}, ["a"]])
+
+
+def _criterion_docs(value: st.SearchStrategy, verifier_kinds: tuple) -> st.SearchStrategy:
+    verifiers = st.fixed_dictionaries(
+        {},
+        optional={
+            "kind": st.sampled_from(verifier_kinds),
+            "outputType": st.sampled_from(("float", "boolean", "int", None)),
+            "instructions": st.sampled_from(("Judge {{output}}", "{{oops}}", " ", None)),
+            "code": st.sampled_from(("def verify(task, output):\n    return 1\n", "x(")),
+        },
+    )
+    return st.fixed_dictionaries(
+        {"id": value, "criterion": value},
+        optional={"weight": value, "verifier": verifiers},
+    )
+
+
+@st.composite
+def _reader_documents(draw: st.DrawFn) -> ReaderDocument:
+    if draw(st.booleans()):
+        # Odd: any value anywhere, keys no reader writes.
+        value = _ODD_VALUES
+        kinds: tuple = ("llm_judge", "code_verifier", "nope", None, 3)
+        criterion = _ODD_VALUES | _criterion_docs(value, kinds) | st.just({"note": "?"})
+    else:
+        # Nearly what a reader writes, so that the fast path often goes to the end.
+        value = st.sampled_from(("c1", "c2", "c3", "x", "2", "0.5"))
+        kinds = ("llm_judge", "exact_match", "code_verifier")
+        criterion = _criterion_docs(value, kinds)
+    task = st.fixed_dictionaries(
+        {"id": st.sampled_from(("t1", "t2", "t3", " ")), "prompt": st.sampled_from(("p", "q"))},
+        optional={
+            "name": value,
+            "expected": st.fixed_dictionaries({"text": value}),
+            "criteria": st.lists(criterion, max_size=4),
+            "inputFiles": st.lists(st.sampled_from(("https://a.b/c", "x.txt")), max_size=2),
+        },
+    )
+    return ReaderDocument(
+        name="t",
+        description="",
+        settings={},
+        criteria=draw(st.lists(criterion, max_size=2)),
+        tasks=draw(st.lists(task | _ODD_VALUES, min_size=1, max_size=4)),
+    )
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(document=_reader_documents(), enabled=st.booleans())
+def test_fast_and_full_paths_agree_on_reader_documents_with_odd_values(document, enabled):
+    fast, full = _both(
+        document, lambda path: (None, None), field_path, CheckOptions(python_checks_enabled=enabled)
+    )
+
+    assert fast == full
