@@ -463,8 +463,12 @@ def main() -> int:
     parser.add_argument(
         "--think",
         type=float,
-        default=0.0,
-        help="seconds a person reads the preview before importing (default 0: no pause)",
+        default=5.0,
+        help=(
+            "seconds a person reads the preview before importing (default 5; 0 sends the next "
+            "request at once, which asks more of 2 cores than they have: see "
+            "docs/reliability.md)"
+        ),
     )
     args = parser.parse_args()
 
