@@ -29,6 +29,7 @@ from datasets_app.models import (
     SiteSettings,
     Task,
     TaskFile,
+    TaskState,
     Upload,
     Version,
 )
@@ -323,3 +324,27 @@ def effective_settings(dataset: Dataset) -> dict[str, dict[str, Any]]:
 def imports_in_progress(dataset: Dataset) -> QuerySet[Upload]:
     """Imports into the dataset that a worker is running now (the dataset page says so)."""
     return dataset.uploads.filter(state=Upload.State.IMPORTING).order_by("created_at")
+
+
+def unsaved_changes(dataset: Dataset) -> bool:
+    """Whether saving would make a version that differs from the latest one.
+
+    Drafts, tasks removed since the latest version, and edited settings or criteria for
+    every task all count; a dataset with nothing in it has nothing to save.
+    """
+    live = dict(dataset.tasks.live().values_list("pk", "state"))
+    if TaskState.DRAFT in live.values():
+        return True
+    version = latest_version(dataset)
+    if version is None:
+        return bool(live)
+    if set(live) != set(version.tasks.values_list("pk", flat=True)):
+        return True
+    current = json_format.to_document(
+        DatasetSpec(
+            settings=dataset.settings or {},
+            criteria=tuple(_criterion_spec(c) for c in dataset_criteria(dataset)),
+        )
+    )
+    snapshot = version.snapshot or {}
+    return any(current.get(key) != snapshot.get(key) for key in ("settings", "criteria"))

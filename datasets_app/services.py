@@ -48,7 +48,11 @@ from datasets_app.models import (
 
 
 class NothingToSave(Exception):
-    """Saving a version needs at least one draft (or a change since the last version)."""
+    """Saving a version needs a change since the last one (a draft, a removed task, edited
+    settings or criteria for every task)."""
+
+
+NOTHING_TO_SAVE = "Nothing has changed since the latest version, so there is nothing to save."
 
 
 def dataset_create(
@@ -87,11 +91,10 @@ def version_save(*, dataset: Dataset, user: AbstractBaseUser | None) -> Version:
     v2s; the unique constraint on (dataset, number) backs that up in the database.
     """
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
+    if not selectors.unsaved_changes(dataset):
+        raise NothingToSave(NOTHING_TO_SAVE)
     live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
-    has_drafts = any(task.state == TaskState.DRAFT for task in live)
     last = dataset.versions.aggregate(n=Max("number"))["n"] or 0
-    if not has_drafts and last:
-        raise NothingToSave("There are no drafts to save.")
     version = Version.objects.create(
         dataset=dataset,
         number=last + 1,

@@ -67,7 +67,7 @@ def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     context = {
         "dataset": dataset,
         "rows": rows,
-        "has_drafts": any(row.task.is_draft for row in rows),
+        "has_changes": selectors.unsaved_changes(dataset),
         "next_version": selectors.next_version_number(dataset),
         "shared_criteria": selectors.dataset_criteria(dataset),
         "versions": selectors.versions_of(dataset),

@@ -90,3 +90,9 @@ def test_two_people_saving_at_once_never_share_a_version_number(make_dataset, us
     numbers = list(Version.objects.filter(dataset=dataset).values_list("number", flat=True))
     assert sorted(numbers) == list(range(1, len(numbers) + 1))
     assert len(numbers) >= 1
+
+
+@pytest.mark.django_db
+def test_an_empty_dataset_has_nothing_to_save(make_dataset, user):
+    with pytest.raises(services.NothingToSave):
+        services.version_save(dataset=make_dataset(), user=user)

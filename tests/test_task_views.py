@@ -1,0 +1,218 @@
+"""Checking the drafts in the app: task pages, the task form, settings, versions, exports."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import zipfile
+
+import pytest
+from django.urls import reverse
+
+from datasets_app import services
+from datasets_app.importing import checker, document
+from datasets_app.models import Criterion, Task, TaskState
+
+pytestmark = pytest.mark.django_db
+
+
+def task_form(**fields) -> dict:
+    """The task form's POST: fields, then the criteria formset (one per dict)."""
+    criteria = fields.pop("criteria", [])
+    data = {
+        "task_id": "t9",
+        "name": "",
+        "prompt": "What is 2 + 2?",
+        "expected_text": "",
+        "criteria-TOTAL_FORMS": str(len(criteria)),
+        "criteria-INITIAL_FORMS": "0",
+        "criteria-MIN_NUM_FORMS": "0",
+        "criteria-MAX_NUM_FORMS": "200",
+        **fields,
+    }
+    for index, criterion in enumerate(criteria):
+        for key, value in criterion.items():
+            data[f"criteria-{index}-{key}"] = value
+    return data
+
+
+def test_the_task_page_shows_prompt_answer_criteria_and_files(auth_client, make_dataset):
+    dataset = make_dataset(tasks=2)
+    task = dataset.tasks.get(task_id="t2")
+    page = auth_client.get(task.get_absolute_url()).content.decode()
+    assert "Prompt 2" in page and "Answer 2" in page
+    assert "Is right" in page and ">2<" in page  # its criterion and weight
+    assert "Edit" in page and "Delete" in page
+
+
+def test_new_task_adds_a_draft_at_the_end(auth_client, make_dataset):
+    dataset = make_dataset(tasks=2)
+    url = reverse("datasets_app:task_create", args=[dataset.pk])
+    assert "New task" in auth_client.get(url).content.decode()
+    response = auth_client.post(
+        url, task_form(criteria=[{"text": "Says 4", "weight": "3", "verifier_kind": ""}])
+    )
+    task = dataset.tasks.get(task_id="t9")
+    assert response.url == task.get_absolute_url()
+    assert task.state == TaskState.DRAFT and task.position == 2
+    assert [(c.criterion_id, c.text, c.weight) for c in task.criteria.all()] == [
+        ("criterion-1", "Says 4", 3.0)
+    ]
+
+
+def test_the_task_form_uses_the_files_rules(auth_client, make_dataset):
+    dataset = make_dataset(tasks=1)
+    url = reverse("datasets_app:task_create", args=[dataset.pk])
+    page = auth_client.post(url, task_form()).content.decode()
+    assert html.escape(document.NOTHING_TO_GRADE.format(task='"t9"')) in page
+    page = auth_client.post(
+        url,
+        task_form(
+            criteria=[
+                {
+                    "text": "Judged",
+                    "verifier_kind": "llm_judge",
+                    "verifier_instructions": "Grade {{answer}}",
+                }
+            ]
+        ),
+    ).content.decode()
+    assert "{{answer}}" in page
+    page = auth_client.post(url, task_form(task_id="t1", expected_text="4")).content.decode()
+    assert "Another task of this dataset has this id." in page
+    assert dataset.tasks.count() == 1
+
+
+def test_editing_a_saved_task_makes_a_draft_and_the_version_keeps_the_old_one(
+    auth_client, make_dataset, user
+):
+    dataset = make_dataset(tasks=2)
+    version = services.version_save(dataset=dataset, user=user)
+    run = services.run_create(version=version, user=user, scores={"t1": 1.0})
+    saved = dataset.tasks.get(task_id="t1")
+    url = reverse("datasets_app:task_edit", args=[dataset.pk, saved.pk])
+    page = auth_client.get(url).content.decode()
+    assert "Your edit becomes a draft" in page and "Prompt 1" in page
+
+    auth_client.post(url, task_form(task_id="t1", prompt="Prompt 1, clearer", expected_text="A1"))
+    saved.refresh_from_db()
+    draft = dataset.tasks.live().get(task_id="t1")
+    assert saved.state == TaskState.ARCHIVED and saved.prompt == "Prompt 1"
+    assert draft.state == TaskState.DRAFT and draft.prompt == "Prompt 1, clearer"
+    assert draft.position == saved.position
+    assert run.results.get().task == saved
+    assert version.snapshot["tasks"][0]["prompt"] == "Prompt 1"
+    page = auth_client.get(dataset.get_absolute_url()).content.decode()
+    assert "Save as v2" in page
+
+
+def test_deleting_a_draft_and_removing_a_saved_task(auth_client, make_dataset, user):
+    dataset = make_dataset(tasks=2)
+    services.version_save(dataset=dataset, user=user)
+    draft = Task.objects.create(dataset=dataset, task_id="d", prompt="p", expected_text="x")
+    auth_client.post(reverse("datasets_app:task_delete", args=[dataset.pk, draft.pk]))
+    assert not Task.objects.filter(pk=draft.pk).exists()
+
+    saved = dataset.tasks.get(task_id="t1")
+    page = auth_client.get(dataset.get_absolute_url()).content.decode()
+    assert "Save as v2" not in page, "nothing changed since v1"
+    auth_client.post(reverse("datasets_app:task_delete", args=[dataset.pk, saved.pk]))
+    saved.refresh_from_db()
+    assert saved.state == TaskState.ARCHIVED, "a task a version holds is archived, not deleted"
+    page = auth_client.get(dataset.get_absolute_url()).content.decode()
+    assert "Save as v2" in page, "removing a saved task is a change to save"
+    v2 = services.version_save(dataset=dataset, user=user)
+    assert list(v2.tasks.values_list("task_id", flat=True)) == ["t2"]
+
+
+def test_the_settings_form_saves_verifiers_and_criteria_for_every_task(
+    auth_client, make_dataset, user
+):
+    dataset = make_dataset(tasks=1)
+    services.version_save(dataset=dataset, user=user)
+    url = reverse("datasets_app:dataset_settings", args=[dataset.pk])
+    assert "Criteria for every task" in auth_client.get(url).content.decode()
+    response = auth_client.post(
+        url,
+        {
+            "name": "Renamed",
+            "description": "About",
+            "expected_kind": "exact_match",
+            "default_kind": "",
+            "criteria-TOTAL_FORMS": "1",
+            "criteria-INITIAL_FORMS": "0",
+            "criteria-MIN_NUM_FORMS": "0",
+            "criteria-MAX_NUM_FORMS": "200",
+            "criteria-0-criterion_id": "polite",
+            "criteria-0-text": "Is polite.",
+            "criteria-0-weight": "5",
+        },
+    )
+    assert response.status_code == 302
+    dataset.refresh_from_db()
+    assert dataset.name == "Renamed"
+    assert dataset.settings == {"expectedAnswerVerifier": {"kind": "exact_match"}}
+    shared = Criterion.objects.get(dataset=dataset, task__isnull=True, archived=False)
+    assert (shared.criterion_id, shared.weight) == ("polite", 5.0)
+    assert "Save as v2" in auth_client.get(dataset.get_absolute_url()).content.decode()
+
+
+def test_settings_refuse_a_bad_weight(auth_client, make_dataset):
+    dataset = make_dataset()
+    page = auth_client.post(
+        reverse("datasets_app:dataset_settings", args=[dataset.pk]),
+        {
+            "name": "X",
+            "criteria-TOTAL_FORMS": "1",
+            "criteria-INITIAL_FORMS": "0",
+            "criteria-MIN_NUM_FORMS": "0",
+            "criteria-MAX_NUM_FORMS": "200",
+            "criteria-0-text": "Is polite.",
+            "criteria-0-weight": "-1",
+        },
+    ).content.decode()
+    assert "positive number" in page
+    assert not Criterion.objects.exists()
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "xlsx", "zip", "evalset"])
+def test_a_version_downloads_in_each_format_and_imports_back(auth_client, make_dataset, user, fmt):
+    dataset = make_dataset(tasks=3)
+    version = services.version_save(dataset=dataset, user=user)
+    page = auth_client.get(version.get_absolute_url()).content.decode()
+    assert "Finance QA v1" in page and "<code>t3</code>" in page
+    response = auth_client.get(reverse("datasets_app:version_export", args=[dataset.pk, 1, fmt]))
+    assert response["Content-Disposition"].startswith("attachment")
+    data = b"".join(response.streaming_content)
+    name = response["Content-Disposition"].split('filename="')[1].rstrip('"')
+    result = checker.check_file(data, name)
+    assert result.ok, result.problems
+    assert [t.id for t in result.plan.tasks] == ["t1", "t2", "t3"]
+    assert [t.expected_text for t in result.plan.tasks] == ["Answer 1", "Answer 2", "Answer 3"]
+
+
+def test_the_export_page_says_what_a_format_cannot_carry(auth_client, make_dataset):
+    dataset = make_dataset(tasks=1)
+    dataset.description = "A description"
+    dataset.save()
+    page = auth_client.get(reverse("datasets_app:dataset_export_page", args=[dataset.pk]))
+    assert "description" in page.content.decode().lower()
+
+
+@pytest.mark.parametrize(
+    "slug", ["rubric-criteria", "expected-answers", "files-in-and-out", "blank"]
+)
+def test_each_template_downloads(auth_client, slug):
+    response = auth_client.get(reverse("datasets_app:starter_download", args=[slug]))
+    assert response.status_code == 200
+    assert response["Content-Disposition"].startswith("attachment; filename=")
+    if slug == "files-in-and-out":
+        assert zipfile.ZipFile(io.BytesIO(response.content)).testzip() is None
+    elif slug != "blank":
+        assert json.loads(response.content)["tasks"]
+
+
+def test_the_help_page_lists_the_csv_columns(auth_client):
+    page = auth_client.get(reverse("datasets_app:help_files")).content.decode()
+    assert "goldenOutput" in page and "expected_answer" in page and "criterion_id" in page
