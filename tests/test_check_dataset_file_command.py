@@ -128,3 +128,21 @@ def test_the_exit_code_from_a_real_process(tmp_path, bad_file):
     assert json.loads(bad.stdout)["ok"] is False
     assert missing.returncode == 2
     assert "Cannot read" in missing.stderr
+
+
+def test_a_pipeline_without_a_database_still_checks_files(tmp_path):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "contextevals.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'never-migrated.sqlite3'}",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check_dataset_file", str(RUBRIC)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Ready to import 1 task." in result.stdout
+    assert "Python checks are taken as off" in result.stderr

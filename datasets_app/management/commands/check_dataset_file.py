@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from datasets_app.importing.checker import check_file, preview, result_to_json
-from datasets_app.importing.spec import CheckResult
+from datasets_app.importing.spec import CheckOptions, CheckResult
 from datasets_app.selectors import checker_options
 
 # Exit codes: a file with problems is an answer, not an error; an unreadable path is.
@@ -37,8 +38,18 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
         try:
+            settings = checker_options()
+        except DatabaseError:
+            # A pipeline may check files on a machine whose database was never migrated;
+            # the only setting read there is the administrator's, which defaults to off.
+            settings = CheckOptions()
+            self.stderr.write(
+                "The database is not set up (run 'manage.py migrate'): Python checks are "
+                "taken as off."
+            )
+        try:
             with path.open("rb") as source:
-                result = check_file(source, path.name, options=checker_options())
+                result = check_file(source, path.name, options=settings)
         except OSError as exc:
             raise CommandError(
                 f"Cannot read {path}: {exc.strerror or exc}", returncode=EXIT_UNREADABLE
