@@ -206,6 +206,9 @@ class Table:
     header: list[str]
     header_row: int
     rows: list[tuple[int, list[str]]]
+    # True when the reader knows that no cell holds a `'` at all (the CSV reader looks at
+    # the whole text at once): then no cell needs its formula `'` taken off.
+    no_apostrophe: bool = False
 
 
 @dataclass
@@ -756,7 +759,7 @@ def _document_by_columns(
     # Each mapped column as the row-by-row look reads its cells, "" for a blank one.
     values: dict[str, Sequence[str]] = {}
     for key, index in columns.items():
-        column = _column_values(cells(index), COLUMNS_BY_KEY[key].text)
+        column = _column_values(cells(index), COLUMNS_BY_KEY[key].text, table.no_apostrophe)
         if column is None:
             return None
         values[key] = column
@@ -860,11 +863,13 @@ def _any_value(columns: list[Sequence[str]], count: int) -> list[bool]:
     return found
 
 
-def _column_values(column: Sequence[str], text: bool) -> Sequence[str] | None:
+def _column_values(
+    column: Sequence[str], text: bool, no_apostrophe: bool = False
+) -> Sequence[str] | None:
     """A column's cells as `_row_values` reads them, "" where blank; None if that can't say."""
     # One search of the joined column finds every cell that starts with `'` (and perhaps a
     # line inside a cell that does, which the exact look below then passes over).
-    if column and (column[0].startswith("'") or "\n'" in "\n".join(column)):
+    if not no_apostrophe and column and (column[0].startswith("'") or "\n'" in "\n".join(column)):
         read = [_cell_value(cell, text) for cell in column]
         # A `'` cell that reads as "" would be a value "" here and a blank there.
         return None if None in read else read  # type: ignore[return-value]

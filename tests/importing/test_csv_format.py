@@ -350,3 +350,22 @@ def test_neutralised_formula_cells_read_back_as_typed():
         ("=SUM(A1)", "-5"),
         ("'hello", "'+x"),
     ]
+
+
+@pytest.mark.parametrize("other_cell", ["plain", "it's"])
+def test_neutralised_formula_cells_of_a_rubric_read_back_as_typed(other_cell):
+    # The one-search-per-file shortcut for files without any `'` must not skip these.
+    data = (
+        "task_id,prompt,criterion\n"
+        f"t1,{other_cell},'=Apologizes once\n"
+        "t1,,'-Gives the date\n"
+        "t2,Second,Plain\n"
+    ).encode()
+
+    plan, problems, _ = check_csv(data)
+
+    assert problems == []
+    assert [[c.criterion for c in task.criteria] for task in plan.tasks] == [
+        ["=Apologizes once", "-Gives the date"],
+        ["Plain"],
+    ]
