@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Max, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
 from datasets_app.importing import json_format
@@ -99,8 +99,7 @@ def runs_of(dataset: Dataset) -> QuerySet[Run]:
 
 
 def task_for(dataset: Dataset, pk: int) -> Task:
-    files = Prefetch("files")
-    return get_object_or_404(dataset.tasks.prefetch_related("criteria", files), pk=pk)
+    return get_object_or_404(dataset.tasks.prefetch_related("criteria", "files"), pk=pk)
 
 
 def version_for(dataset: Dataset, number: int) -> Version:
