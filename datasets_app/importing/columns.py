@@ -28,7 +28,7 @@ from itertools import accumulate, compress, pairwise, repeat, zip_longest
 from operator import and_, eq, gt, itemgetter, not_, or_
 from typing import Any
 
-from datasets_app.importing.document import ReaderDocument
+from datasets_app.importing.document import CriteriaColumns, ReaderDocument
 from datasets_app.importing.spec import (
     CriterionSpec,
     DatasetSpec,
@@ -804,7 +804,7 @@ def _document_by_columns(
             del merged[key]
 
     criterion_values = {key: list(compress(values[key], has_criterion)) for key in criterion_keys}
-    criteria = _criteria_by_columns(criterion_values, sum(has_criterion))
+    criteria, handed = _criteria_by_columns(criterion_values, sum(has_criterion))
     first_of = list(accumulate(has_criterion, initial=0))
     # Rows without a criterion_id get `c1`, `c2`, … as `_criterion` numbers them.
     generate = "" in criterion_values.get("criterion_id", ("",))
@@ -843,9 +843,20 @@ def _document_by_columns(
                     if not criterion["id"]:
                         criterion["id"] = own_ids.next()
     tasks = list(map(_task_document, compress(ids, is_start), merged_values, own_criteria))
-    return ReaderDocument(
+    document = ReaderDocument(
         name=dataset_name, description="", settings={}, criteria=global_criteria, tasks=tasks
     )
+    # The criteria as columns too, for the validator (`CriteriaColumns`): the document's
+    # criteria lists in its order (`_task_document` keeps a task's list only when it has
+    # criteria), and the ids as the dicts now hold them, generated ones included.
+    document.criteria_columns = CriteriaColumns(
+        lists=[global_criteria, *filter(None, own_criteria)],
+        ids=list(map(itemgetter("id"), criteria)) if generate else handed.ids,
+        texts=handed.texts,
+        weights=handed.weights,
+        verifiers=handed.verifiers,
+    )
+    return document
 
 
 def _any_value(columns: list[Sequence[str]], count: int) -> list[bool]:
@@ -890,24 +901,36 @@ def _cell_value(cell: str, text: bool) -> str | None:
     return value or None
 
 
-def _criteria_by_columns(columns: dict[str, list[str]], count: int) -> list[dict[str, Any]]:
-    """Each criterion row's `_criterion` at once; a blank "id" is left for the caller to fill."""
+def _criteria_by_columns(
+    columns: dict[str, list[str]], count: int
+) -> tuple[list[dict[str, Any]], CriteriaColumns]:
+    """Each criterion row's `_criterion` at once; a blank "id" is left for the caller to fill.
+
+    Also the same criteria a field at a time, as the dicts hold them (`CriteriaColumns`,
+    with no lists yet: the caller splits the criteria into the document's lists).
+    """
     blank = [""] * count
-    weights = columns.get("weight", blank)
+    ids = columns.get("criterion_id", blank)
+    texts = columns.get("criterion", blank)
+    weight_cells = columns.get("weight", blank)
     # A file has few distinct weights: read each once.
-    numbers = {text: _number(text) for text in set(weights)}
+    numbers = {text: _number(text) for text in set(weight_cells)}
+    weights = list(map(numbers.__getitem__, weight_cells))
     criteria: list[dict[str, Any]] = [
         {"id": criterion_id, "criterion": text, "weight": weight}
-        for criterion_id, text, weight in zip(
-            columns.get("criterion_id", blank),
-            columns.get("criterion", blank),
-            map(numbers.__getitem__, weights),
-            strict=True,
-        )
+        for criterion_id, text, weight in zip(ids, texts, weights, strict=True)
     ]
-    for key in ("criterion", "weight"):
-        for criterion in compress(criteria, map(not_, columns.get(key, blank))):
-            del criterion[key]
+    # A blank cell puts no key in the dict: `dict.get` then gives None for the text, and
+    # the validator's default 1.0 for the weight; the columns say so too.
+    if "" in texts:
+        for criterion in compress(criteria, map(not_, texts)):
+            del criterion["criterion"]
+        texts = [text or None for text in texts]
+    if "" in numbers:
+        for criterion in compress(criteria, map(not_, weight_cells)):
+            del criterion["weight"]
+        weights = list(map({**numbers, "": 1.0}.__getitem__, weight_cells))
+    verifier_keys: list[tuple[Any, ...] | None] = [None] * count
     verifier_columns = [
         (column, key) for column, key in _VERIFIER_COLUMNS["verifier"] if column in columns
     ]
@@ -923,9 +946,18 @@ def _criteria_by_columns(columns: dict[str, list[str]], count: int) -> list[dict
             }
             for cells in set(verifier_rows)
         }
+        keys = {
+            cells: tuple(map(verifier.get, ("kind", "outputType", "instructions", "code")))
+            for cells, verifier in verifiers.items()
+        }
         for criterion, cells in zip(compress(criteria, given), verifier_rows, strict=True):
             criterion["verifier"] = verifiers[cells].copy()
-    return criteria
+        for index, cells in zip(compress(range(count), given), verifier_rows, strict=True):
+            verifier_keys[index] = keys[cells]
+    handed = CriteriaColumns(
+        lists=[], ids=list(ids), texts=list(texts), weights=weights, verifiers=verifier_keys
+    )
+    return criteria, handed
 
 
 # promptfoo's `__expected` cells are assertions, `type:value` (`icontains:bonjour`,

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import attrgetter, is_not
+from operator import attrgetter, is_, is_not
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
@@ -1047,7 +1047,51 @@ class ReaderDocument(dict):  # type: ignore[type-arg]
     builds what pydantic would build directly (`_reader_data`) and runs the same rules;
     when that finds anything at all, or the document holds any other shape, the document
     takes the full pydantic path, so problems, warnings and plan are the same either way.
+
+    `criteria_columns`, when the reader sets it, is every criterion of the document a field
+    at a time (see `CriteriaColumns`), which spares reading each criterion back.
     """
+
+    criteria_columns: CriteriaColumns | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CriteriaColumns:
+    """Every criterion of a `ReaderDocument`, a field at a time, as its builder wrote them.
+
+    A builder that works column by column (`columns._document_by_columns`) knows each field
+    of every criterion before it makes the dicts; handing those columns over spares
+    `_reader_criteria` reading 5,000 dicts back and checking their keys.
+
+    Item i of each column describes the i-th criterion of `lists` taken in order (the
+    document's own `criteria`, then each task's that has a "criteria" key, as
+    `_reader_data` meets them), exactly as its dict holds it: `ids` and `texts` are what
+    `dict.get` gives for "id" and "criterion", `weights` what it gives for "weight" with
+    1.0 for none, `verifiers` the (kind, outputType, instructions, code) of its "verifier"
+    dict (None for a missing key), or None when it has no "verifier".
+
+    The builder sets it as its last step, once the dicts are final. `_reader_data` uses it
+    only while the document still holds these very lists at these lengths; anything that
+    changes a criterion dict of such a document must set `criteria_columns` to None.
+    """
+
+    lists: list[list[dict[str, Any]]]
+    ids: list[Any]
+    texts: list[Any]
+    weights: list[Any]
+    verifiers: list[tuple[Any, ...] | None]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_sizes", list(map(len, self.lists)))
+
+    def describes(self, lists: list[Any]) -> bool:
+        """Whether `lists` are still the very lists, at the same lengths, this was made for."""
+        return (
+            len(lists) == len(self.lists)
+            and all(map(is_, lists, self.lists))
+            and list(map(len, lists)) == self._sizes  # type: ignore[attr-defined]
+            and len(self.ids) == sum(self._sizes)  # type: ignore[attr-defined]
+        )
 
 
 def _reader_verifier(value: Any, cache: dict[tuple[Any, ...], Verifier]) -> Verifier | None:
@@ -1155,7 +1199,12 @@ def _reader_data(
                 data[key] = tasks(value)
             else:
                 data[key] = text(value)
-        converted = _reader_criteria([value for _, value in pending], verifiers)
+        lists = [value for _, value in pending]
+        columns = document.criteria_columns if isinstance(document, ReaderDocument) else None
+        if columns is not None and columns.describes(lists):
+            converted = _reader_criteria_from_columns(columns, verifiers)
+        else:
+            converted = _reader_criteria(lists, verifiers)
     except _Refused:
         return None
     for (owner, _), criteria in zip(pending, converted, strict=True):
@@ -1178,15 +1227,59 @@ def _reader_criteria(
     (in C, through `map`), and the distinct weights and verifiers are read once each.
     Raises `_Refused` for anything but what the reader writes, as the walk does.
     """
-    if set(map(type, lists)) - {list} or max(map(len, lists), default=0) > MAX_CRITERIA_PER_LIST:
+    if set(map(type, lists)) - {list}:
         raise _Refused
     items = list(chain.from_iterable(lists))
     if set(map(type, items)) - {dict} or not _CRITERION_KEYS.issuperset(chain.from_iterable(items)):
         raise _Refused
-    ids = list(map(dict.get, items, repeat("id")))
-    texts = list(map(dict.get, items, repeat("criterion")))
-    weights = list(map(dict.get, items, repeat("weight"), repeat(1.0)))
     given = list(map(dict.get, items, repeat("verifier"), repeat(_ABSENT)))
+    present = list(map(is_not, given, repeat(_ABSENT)))
+    return _reader_criteria_built(
+        list(map(len, lists)),
+        list(map(dict.get, items, repeat("id"))),
+        list(map(dict.get, items, repeat("criterion"))),
+        list(map(dict.get, items, repeat("weight"), repeat(1.0))),
+        present,
+        _reader_verifier_keys(list(compress(given, present))),
+        verifiers,
+    )
+
+
+def _reader_criteria_from_columns(
+    columns: CriteriaColumns, verifiers: dict[tuple[Any, ...], Verifier]
+) -> list[list[CriterionSpec]]:
+    """`_reader_criteria(columns.lists, verifiers)`, read from the columns the reader kept.
+
+    The same as reading each dict, since each column holds what `dict.get` gives for its
+    key (`CriteriaColumns`): the dicts' keys are the four criterion keys by construction,
+    and every value still goes through the same type, weight and verifier checks below.
+    """
+    present = list(map(is_not, columns.verifiers, repeat(None)))
+    return _reader_criteria_built(
+        list(map(len, columns.lists)),
+        columns.ids,
+        columns.texts,
+        columns.weights,
+        present,
+        list(compress(columns.verifiers, present)),  # type: ignore[arg-type]
+        verifiers,
+    )
+
+
+def _reader_criteria_built(
+    sizes: list[int],
+    ids: list[Any],
+    texts: list[Any],
+    weights: list[Any],
+    present: list[bool],
+    verifier_keys: list[tuple[Any, ...]],
+    verifiers: dict[tuple[Any, ...], Verifier],
+) -> list[list[CriterionSpec]]:
+    """The criteria, a field at a time: each criterion's id, text, weight (1.0 when none),
+    whether it has a verifier, and the (kind, outputType, instructions, code) of each it
+    has; split into lists of `sizes`. Raises `_Refused` as `_reader_criteria` says."""
+    if max(sizes, default=0) > MAX_CRITERIA_PER_LIST:
+        raise _Refused
     if not (
         _TEXT_OR_NONE_TYPES.issuperset(map(type, ids))
         and _TEXT_OR_NONE_TYPES.issuperset(map(type, texts))
@@ -1194,11 +1287,10 @@ def _reader_criteria(
     ):
         raise _Refused
     numbers = {weight: _reader_weight(weight) for weight in set(weights)}
-    built_verifiers: list[Verifier | None] = [None] * len(items)
-    present = list(map(is_not, given, repeat(_ABSENT)))
+    built_verifiers: list[Verifier | None] = [None] * len(ids)
     for index, verifier in zip(
-        compress(range(len(items)), present),
-        _reader_verifiers(list(compress(given, present)), verifiers),
+        compress(range(len(ids)), present),
+        _reader_verifiers_by_key(verifier_keys, verifiers),
         strict=True,
     ):
         built_verifiers[index] = verifier
@@ -1211,22 +1303,28 @@ def _reader_criteria(
             )
         ],
     )
-    bounds = accumulate(map(len, lists), initial=0)
+    bounds = accumulate(sizes, initial=0)
     return [specs[start:end] for start, end in pairwise(bounds)]
 
 
 _VERIFIER_FIELDS = ("kind", "outputType", "instructions", "code")
 
 
-def _reader_verifiers(values: list[Any], cache: dict[tuple[Any, ...], Verifier]) -> list[Verifier]:
-    """`_reader_verifier` of each of `values` at once, or `_Refused` if any is refused."""
+def _reader_verifier_keys(values: list[Any]) -> list[tuple[Any, ...]]:
+    """Each verifier dict's (kind, outputType, instructions, code), or `_Refused`."""
     if set(map(type, values)) - {dict} or not _VERIFIER_KEYS.issuperset(
         chain.from_iterable(values)
     ):
         raise _Refused
-    keys = list(
+    return list(
         zip(*(map(dict.get, values, repeat(field)) for field in _VERIFIER_FIELDS), strict=True)
     )
+
+
+def _reader_verifiers_by_key(
+    keys: list[tuple[Any, ...]], cache: dict[tuple[Any, ...], Verifier]
+) -> list[Verifier]:
+    """`_reader_verifier` of the verifier each key describes, or `_Refused` if any is refused."""
     if not _TEXT_OR_NONE_TYPES.issuperset(map(type, chain.from_iterable(keys))):
         raise _Refused
     for kind, output_type, instructions, code in set(keys) - cache.keys():

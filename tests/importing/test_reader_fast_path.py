@@ -13,7 +13,14 @@ from datasets_app.importing.columns import (
     document_from_table,
     rows_from_spec,
 )
-from datasets_app.importing.document import ReaderDocument, _new, validate_document
+from datasets_app.importing.document import (
+    ReaderDocument,
+    _new,
+    _reader_criteria,
+    _reader_criteria_from_columns,
+    _Refused,
+    validate_document,
+)
 from datasets_app.importing.spec import CheckOptions, TaskSpec, field_path
 from tests.importing.strategies import dataset_specs
 
@@ -269,3 +276,47 @@ def test_fast_and_full_paths_agree_on_reader_documents_with_odd_values(document,
     )
 
     assert fast == full
+
+
+def _criteria_read(read, *args):
+    """What reading the criteria gives: the lists and the verifiers met, or "refused"."""
+    verifiers: dict = {}
+    try:
+        lists = read(*args, verifiers)
+    except _Refused:
+        return "refused"
+    # repr, not ==: 2 == 2.0 would slip through equality.
+    return repr(lists), repr(verifiers)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(table=_tables())
+def test_the_criteria_columns_a_builder_hands_over_read_as_the_criteria_dicts_do(table: Table):
+    document = document_from_table(table, file_name="t.csv", dataset_name="t").document
+    columns = getattr(document, "criteria_columns", None)
+    if columns is None:
+        return  # built row by row: the validator reads the dicts
+    tasks = document["tasks"]
+    lists = [document["criteria"], *(task["criteria"] for task in tasks if "criteria" in task)]
+
+    assert columns.describes(lists)
+    assert _criteria_read(_reader_criteria_from_columns, columns) == _criteria_read(
+        _reader_criteria, lists
+    )
+
+
+def test_criteria_columns_no_longer_describing_the_document_are_not_used():
+    header = ["task_id", "prompt", "criterion_id", "criterion", "weight"]
+    rows = [["t1", "Say hi", "c1", "Says hi", "2"], ["t1", "", "c2", "Is kind", ""]]
+    table = Table(header=header, header_row=1, rows=[(n + 2, row) for n, row in enumerate(rows)])
+    document = document_from_table(table, file_name="t.csv", dataset_name="t").document
+    assert document.criteria_columns is not None
+    # A criterion added after the build, with a weight the validator refuses.
+    document["tasks"][0]["criteria"].append({"id": "c3", "criterion": "x", "weight": -1})
+
+    plan, problems, _ = validate_document(
+        document, file_name="t.csv", locate=lambda path: (None, None), options=CheckOptions()
+    )
+
+    assert plan is None
+    assert [problem.code for problem in problems] == ["bad_weight"]
