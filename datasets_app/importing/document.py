@@ -615,9 +615,14 @@ class _Validator:
         if not task_docs:
             self.findings.problem(NO_TASKS, ("tasks",), missing=task_docs is None)
             task_docs = []
-        tasks = tuple(
-            self.task(doc, index, bool(criteria), expected_answer_verifier)
-            for index, doc in enumerate(task_docs)
+        usual = self.usual_tasks(task_docs)
+        tasks = (
+            tuple(usual)
+            if usual is not None
+            else tuple(
+                self.task(doc, index, bool(criteria), expected_answer_verifier)
+                for index, doc in enumerate(task_docs)
+            )
         )
         self.duplicates(tasks, task_docs)
         return DatasetSpec(
@@ -657,6 +662,45 @@ class _Validator:
                     task=_shown(task.id),
                     first=_shown(first_id[task.prompt]),
                 )
+
+    def usual_tasks(self, docs: list[dict[str, Any]]) -> list[TaskSpec] | None:
+        """`self.task` of every doc when all are the usual rubric task, else None.
+
+        The usual task (a reader's, with `criteria_checked` set) has only an id, a prompt,
+        perhaps a name, and criteria, all non-blank, with unique criterion ids. For it
+        `task` finds nothing and returns exactly this: no expected answer (so no
+        expected-answer criterion either), the criteria as they are, no files, a new empty
+        evidence dict. Checked a key at a time over all tasks, in C through `map`.
+        """
+        if not (self.criteria_checked and docs and _USUAL_TASK_KEYS.issuperset(chain(*docs))):
+            return None
+        ids = list(map(dict.get, docs, repeat("id")))
+        prompts = list(map(dict.get, docs, repeat("prompt")))
+        criteria = list(map(dict.get, docs, repeat("criteria")))
+        if not (all(ids) and all(prompts) and all(criteria)):
+            return None  # a missing id, prompt or criteria: `task` numbers or reports it
+        if any(map(str.isspace, ids)) or any(map(str.isspace, prompts)):
+            return None
+        if list(map(len, map(set, map(map, repeat(_ID_OF), criteria)))) != list(map(len, criteria)):
+            return None  # a repeated criterion id: `task` reports it
+        names = map(dict.get, docs, repeat("name"))
+        return _new_many(
+            TaskSpec,
+            [
+                {
+                    "id": task_id,
+                    "name": name or task_id,
+                    "prompt": prompt,
+                    "expected_text": None,
+                    "expected_verifier": None,
+                    "criteria": tuple(own),
+                    "input_files": (),
+                    "expected_files": (),
+                    "evidence": {},
+                }
+                for task_id, name, prompt, own in zip(ids, names, prompts, criteria, strict=True)
+            ],
+        )
 
     def task(
         self,
@@ -1213,6 +1257,8 @@ def _reader_data(
 
 
 _ID_OF = attrgetter("id")
+# A usual task's keys (`_Validator.usual_tasks`): none that needs a look of its own.
+_USUAL_TASK_KEYS = frozenset({"id", "name", "prompt", "criteria"})
 _ABSENT = object()
 _WEIGHT_TYPES = frozenset({int, float, str})
 _TEXT_OR_NONE_TYPES = frozenset(_TEXT_OR_NONE)

@@ -14,11 +14,16 @@ from datasets_app.importing.columns import (
     rows_from_spec,
 )
 from datasets_app.importing.document import (
+    _DEFAULT_EXPECTED_ANSWER_VERIFIER,
     ReaderDocument,
+    _Findings,
     _new,
     _reader_criteria,
+    _reader_criteria_checked,
     _reader_criteria_from_columns,
+    _reader_data,
     _Refused,
+    _Validator,
     validate_document,
 )
 from datasets_app.importing.spec import CheckOptions, TaskSpec, field_path
@@ -320,3 +325,25 @@ def test_criteria_columns_no_longer_describing_the_document_are_not_used():
 
     assert plan is None
     assert [problem.code for problem in problems] == ["bad_weight"]
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(spec=dataset_specs())
+def test_the_usual_tasks_are_built_as_task_by_task(spec):
+    document = csv_format.read(csv_format.write(spec)[0], "t.csv").document
+    verifiers: dict = {}
+    data = _reader_data(document, 1_000, verifiers)
+    validator = _Validator(_Findings(), CheckOptions(), None)
+    validator.criteria_checked = _reader_criteria_checked(data, validator, verifiers.values())
+    usual = validator.usual_tasks(data["tasks"])
+    if usual is None:
+        return  # not all usual: `task` looks at each
+    reference = _Validator(_Findings(), CheckOptions(), None)
+    reference.criteria_checked = True
+    one_by_one = [
+        reference.task(doc, index, bool(data["criteria"]), _DEFAULT_EXPECTED_ANSWER_VERIFIER)
+        for index, doc in enumerate(data["tasks"])
+    ]
+
+    assert repr(usual) == repr(one_by_one)
+    assert not reference.findings.count()
