@@ -54,9 +54,13 @@ def dataset_zip() -> bytes:
     }
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("dataset.json", json.dumps(document))
-        archive.writestr("data/table.csv", TABLE)
-        archive.writestr("expected/summary final.bin", SUMMARY)
+        for name, data in (
+            ("dataset.json", json.dumps(document)),
+            ("data/table.csv", TABLE),
+            ("expected/summary final.bin", SUMMARY),
+        ):
+            # A fixed time stamp: the test compares two builds of this zip byte for byte.
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), data)
     return buffer.getvalue()
 
 
