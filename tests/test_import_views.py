@@ -339,3 +339,43 @@ def test_new_dataset_with_a_file_uses_the_workers_and_shows_their_progress(
     page = auth_client.get(dataset.get_absolute_url()).content.decode()
     assert "Imported 2 tasks as drafts. Check them, then Save as v1." in page
     assert [task for task, _ in queued] == [tasks.check_upload, tasks.import_upload]
+
+
+def test_a_dataset_with_files_exports_as_a_zip_that_imports_back_the_same(
+    auth_client, make_dataset
+):
+    from datasets_app.importing import checker
+
+    dataset = make_dataset()
+    buffer = io.BytesIO()
+    document = {
+        "tasks": [
+            {
+                "id": "sum",
+                "prompt": "Summarise the table.",
+                "expected": "A summary",
+                "inputFiles": ["data/table.csv", "https://example.com/notes.pdf"],
+                "expectedFiles": ["expected/summary.md"],
+            }
+        ]
+    }
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("dataset.json", json.dumps(document))
+        archive.writestr("data/table.csv", "q,revenue\nQ1,10\n")
+        archive.writestr("expected/summary.md", "# Revenue grew\n")
+    check(auth_client, dataset, "set.zip", buffer.getvalue())
+    commit(auth_client, dataset, Upload.objects.get())
+
+    response = auth_client.get(reverse("datasets_app:dataset_export", args=[dataset.pk, "zip"]))
+    exported = b"".join(response.streaming_content)
+    result = checker.check_file(exported, "export.zip")
+    assert result.ok, result.problems
+    (task,) = result.plan.tasks
+    stored = {f.name: f.sha256 for f in dataset.tasks.get().files.all() if not f.url}
+    assert {f.name: f.sha256 for f in task.input_files if f.path} == {
+        "table.csv": stored["table.csv"]
+    }
+    assert [f.url for f in task.input_files if f.url] == ["https://example.com/notes.pdf"]
+    assert [(f.name, f.sha256) for f in task.expected_files] == [
+        ("summary.md", stored["summary.md"])
+    ]

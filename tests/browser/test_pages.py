@@ -61,3 +61,25 @@ def test_every_screen_renders_without_console_errors(logged_in, live_server, scr
             assert scroll <= 375 + 1, f"{name} scrolls sideways at 375 px ({scroll})"
         screenshot(page, f"page-{name}-{width}")
     assert errors == []
+
+
+def test_the_admin_works_under_the_content_security_policy(page, live_server, django_user_model):
+    django_user_model.objects.create_superuser(username="root", password="pw-root-12345")
+    owner = django_user_model.objects.get(username="root")
+    dataset = imported_dataset(owner)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(f"{live_server.url}/admin/login/")
+    page.get_by_label("Username").fill("root")
+    page.get_by_label("Password").fill("pw-root-12345")
+    page.get_by_role("button", name="Log in").click()
+    for path in (
+        "/admin/",
+        "/admin/datasets_app/dataset/",
+        f"/admin/datasets_app/dataset/{dataset.pk}/change/",
+        "/admin/datasets_app/task/?state__exact=saved",
+        f"/admin/datasets_app/task/{dataset.tasks.first().pk}/change/",
+        "/admin/datasets_app/sitesettings/1/change/",
+    ):
+        assert page.goto(f"{live_server.url}{path}").status == 200, path
+    assert errors == []
