@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -43,6 +44,8 @@ class TaskCriterionInline(admin.TabularInline):
 
 class TaskFileInline(admin.TabularInline):
     model = TaskFile
+    # A link typed without a scheme means https (task links must be; Django 6's default).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fields = ("role", "name", "file", "url", "size", "sha256")
     readonly_fields = ("size", "sha256")
     extra = 0
