@@ -174,8 +174,17 @@ HTMX = {"HX-Request": "true"}
 
 
 def person(
-    base: str, username: str, data: bytes, deadline: float, think: float, stats: Stats
+    base: str,
+    username: str,
+    data: bytes,
+    deadline: float,
+    think: float,
+    stats: Stats,
+    arrive_after: float = 0.0,
 ) -> None:
+    # People arrive over the ramp-up, not all in the same millisecond: twenty password
+    # hashes at once (PBKDF2, ~0.6 s of CPU each) would otherwise be the whole first seconds.
+    time.sleep(arrive_after)
     browser = Browser(base)
     try:
         page = stats.timed("login_page", browser.request, "GET", "/accounts/login/")
@@ -470,6 +479,12 @@ def main() -> int:
             "docs/reliability.md)"
         ),
     )
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        default=10.0,
+        help="seconds over which the people arrive (default 10; 0: all at once)",
+    )
     args = parser.parse_args()
 
     data = bench_dataset_file(broken_last_task=False)
@@ -490,10 +505,18 @@ def main() -> int:
             people = [
                 threading.Thread(
                     target=person,
-                    args=(f"http://127.0.0.1:{port}", name, data, deadline, args.think, stats),
+                    args=(
+                        f"http://127.0.0.1:{port}",
+                        name,
+                        data,
+                        deadline,
+                        args.think,
+                        stats,
+                        args.ramp * index / max(len(usernames), 1),
+                    ),
                     daemon=True,
                 )
-                for name in usernames
+                for index, name in enumerate(usernames)
             ]
             for thread in people:
                 thread.start()
