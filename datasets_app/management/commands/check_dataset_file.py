@@ -13,8 +13,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from datasets_app.importing.checker import check_file, preview, result_to_json
+from datasets_app.importing.checker import check_file, result_to_json
 from datasets_app.importing.spec import CheckOptions, CheckResult
+from datasets_app.management.report import write_check
 from datasets_app.selectors import checker_options
 
 # Exit codes: a file with problems is an answer, not an error; an unreadable path is.
@@ -63,26 +64,9 @@ class Command(BaseCommand):
             raise SystemExit(EXIT_PROBLEMS)
 
     def _print(self, result: CheckResult) -> None:
-        self.stdout.write(result.detected)
-        if not result.ok:
-            count = len(result.problems)
+        checked = {**result_to_json(result), "notes": list(result.notes)}
+        if write_check(self.stdout.write, checked):
+            count = result.task_count
             self.stdout.write(
-                f"{count} problem{'s' if count != 1 else ''}; nothing can be imported:"
+                self.style.SUCCESS(f"Ready to import {count} task{'s' if count != 1 else ''}.")
             )
-            for problem in result.problems:
-                self.stdout.write(f"{problem.where}: {problem.message}")
-            return
-        for task in preview(result):
-            scored_by = "criteria" if task.scored_by == "criteria" else "expected answer"
-            self.stdout.write(
-                f"  {task.id}  {task.name}  scored by {scored_by}  "
-                f"{task.criteria} criteria  total weight {_weight(task.total_weight)}"
-            )
-        for warning in result.warnings:
-            self.stdout.write(f"Warning: {warning.where}: {warning.message}")
-        for note in result.notes:
-            self.stdout.write(f"Note: {note}")
-        count = result.task_count
-        self.stdout.write(
-            self.style.SUCCESS(f"Ready to import {count} task{'s' if count != 1 else ''}.")
-        )

@@ -20,7 +20,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from datasets_app import selectors, services, tasks
-from datasets_app.importing.spec import Problem
+from datasets_app.management.report import write_check
 from datasets_app.models import Dataset, ImportMode, Upload
 
 EXIT_PROBLEMS = 1
@@ -33,17 +33,6 @@ SEVERAL_DATASETS = "{count} datasets are named {value!r}; give the id of the one
 NO_SUCH_USER = "There is no user named {value!r}."
 NO_SUPERUSER = "There is no superuser to own the import; name a user with --user."
 DATASET_REQUIRED = "Name the dataset with --dataset, or create one with --new."
-
-
-def _problem(data: dict[str, Any]) -> Problem:
-    return Problem(
-        code=data.get("code", ""),
-        message=data["message"],
-        file=data.get("file") or "",
-        row=data.get("row"),
-        line=data.get("line"),
-        field=data.get("field"),
-    )
 
 
 def _plural(count: int, word: str) -> str:
@@ -191,28 +180,7 @@ class Command(BaseCommand):
         """Print what `check_dataset_file` prints (plus Add's id clashes); True if it can
         be imported."""
         result = upload.result or {}
-        problems = [_problem(p) for p in result.get("problems", [])]
+        clashes = []
         if mode == ImportMode.ADD and upload.dataset is not None and result.get("ok"):
-            conflicts = selectors.add_conflicts(dataset=upload.dataset, upload=upload)
-            problems += [_problem(p) for p in conflicts]
-        self.stdout.write(result.get("detected", ""))
-        if problems or not result.get("ok"):
-            count = len(problems)
-            self.stdout.write(
-                f"{count} problem{'s' if count != 1 else ''}; nothing can be imported:"
-            )
-            for problem in problems:
-                self.stdout.write(f"{problem.where}: {problem.message}")
-            return False
-        for task in result.get("tasks", []):
-            scored_by = "criteria" if task["scored_by"] == "criteria" else "expected answer"
-            self.stdout.write(
-                f"  {task['id']}  {task['name']}  scored by {scored_by}  "
-                f"{task['criteria']} criteria  total weight {task['total_weight']:g}"
-            )
-        for warning in result.get("warnings", []):
-            warning = _problem(warning)
-            self.stdout.write(f"Warning: {warning.where}: {warning.message}")
-        for note in result.get("notes", []):
-            self.stdout.write(f"Note: {note}")
-        return True
+            clashes = selectors.add_conflicts(dataset=upload.dataset, upload=upload)
+        return write_check(self.stdout.write, result, clashes)

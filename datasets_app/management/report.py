@@ -1,0 +1,50 @@
+"""How the commands print a checked file: the detected format, then every problem (one a
+line, starting with its location) or the preview, its warnings and notes.
+
+Both `check_dataset_file` and `import_dataset_file` print through here, from the check as
+`checker.result_to_json` writes it (the form a worker stores on the upload).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from datasets_app.importing.spec import Problem
+
+
+def _problem(data: dict[str, Any]) -> Problem:
+    return Problem(
+        code=data.get("code", ""),
+        message=data["message"],
+        file=data.get("file") or "",
+        row=data.get("row"),
+        line=data.get("line"),
+        field=data.get("field"),
+    )
+
+
+def write_check(
+    write: Callable[[str], None], result: dict[str, Any], extra_problems: list[dict] = ()
+) -> bool:
+    """Print the check; True when the file can be imported."""
+    problems = [_problem(p) for p in [*result.get("problems", []), *extra_problems]]
+    write(result.get("detected", ""))
+    if problems or not result.get("ok"):
+        count = len(problems)
+        write(f"{count} problem{'s' if count != 1 else ''}; nothing can be imported:")
+        for problem in problems:
+            write(f"{problem.where}: {problem.message}")
+        return False
+    for task in result.get("tasks", []):
+        scored_by = "criteria" if task["scored_by"] == "criteria" else "expected answer"
+        write(
+            f"  {task['id']}  {task['name']}  scored by {scored_by}  "
+            f"{task['criteria']} criteria  total weight {task['total_weight']:g}"
+        )
+    for warning in result.get("warnings", []):
+        warning = _problem(warning)
+        write(f"Warning: {warning.where}: {warning.message}")
+    for note in result.get("notes", []):
+        write(f"Note: {note}")
+    return True
