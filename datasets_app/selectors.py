@@ -152,7 +152,13 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
         "diff": result.get("diff") if mode == ImportMode.REPLACE else None,
         "can_import": bool(result.get("ok")) and not problems,
         "task_count": task_count,
-        "import_label": f"Import {task_count} task" + ("" if task_count == 1 else "s"),
+        # The page's words: the button reads "Import tasks" until a checked file gives it a
+        # count ("Import 12 tasks"); a file with problems has none to count.
+        "import_label": (
+            f"Import {task_count} task" + ("" if task_count == 1 else "s")
+            if result.get("ok")
+            else "Import tasks"
+        ),
     }
 
 
