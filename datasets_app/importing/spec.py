@@ -187,6 +187,18 @@ class Problem:
             "message": self.message,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Problem:
+        """A problem as `to_json` wrote it (the form an upload keeps its check in)."""
+        return cls(
+            code=data.get("code", ""),
+            message=data["message"],
+            file=data.get("file") or "",
+            row=data.get("row"),
+            line=data.get("line"),
+            field=data.get("field"),
+        )
+
 
 @dataclass(frozen=True)
 class Rule:

@@ -13,22 +13,11 @@ from typing import Any
 from datasets_app.importing.spec import Problem
 
 
-def _problem(data: dict[str, Any]) -> Problem:
-    return Problem(
-        code=data.get("code", ""),
-        message=data["message"],
-        file=data.get("file") or "",
-        row=data.get("row"),
-        line=data.get("line"),
-        field=data.get("field"),
-    )
-
-
 def write_check(
     write: Callable[[str], None], result: dict[str, Any], extra_problems: list[dict] = ()
 ) -> bool:
     """Print the check; True when the file can be imported."""
-    problems = [_problem(p) for p in [*result.get("problems", []), *extra_problems]]
+    problems = [Problem.from_json(p) for p in [*result.get("problems", []), *extra_problems]]
     write(result.get("detected", ""))
     if problems or not result.get("ok"):
         count = len(problems)
@@ -43,7 +32,7 @@ def write_check(
             f"{task['criteria']} criteria  total weight {task['total_weight']:g}"
         )
     for warning in result.get("warnings", []):
-        warning = _problem(warning)
+        warning = Problem.from_json(warning)
         write(f"Warning: {warning.where}: {warning.message}")
     for note in result.get("notes", []):
         write(f"Note: {note}")
