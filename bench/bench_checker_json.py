@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
+
+from timing import best_of_each
 
 from datasets_app.importing.checker import check_file
 
@@ -62,21 +62,12 @@ def dataset(*, broken_last_task: bool) -> bytes:
     return json.dumps(document, indent=2).encode()
 
 
-def best_of_each(first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
-    """Best time of each, run in turns so that both see the same machine load."""
-    times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(REPEATS):
-        for run, bucket in ((first, times[0]), (second, times[1])):
-            start = time.perf_counter()
-            run()
-            bucket.append(time.perf_counter() - start)
-    return min(times[0]), min(times[1])
-
-
 def report(name: str, data: bytes, goal: float, *, expect_ok: bool) -> None:
     result = check_file(data, "bench.json")
     assert result.ok is expect_ok, result.problems[:3]
-    parse, check = best_of_each(lambda: json.loads(data), lambda: check_file(data, "bench.json"))
+    parse, check = best_of_each(
+        lambda: json.loads(data), lambda: check_file(data, "bench.json"), repeats=REPEATS
+    )
     ratio = check / parse
     verdict = "ok" if ratio <= goal else "FAIL"
     print(f"bench {name}: {ratio:.1f}x json.loads (goal {goal:g}x) {verdict}")

@@ -14,14 +14,14 @@ import os
 import random
 import sys
 import tempfile
-import time
 import tracemalloc
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
+
+from timing import best_of_each
 
 from datasets_app.importing import json_format, zip_format
 from datasets_app.importing.spec import (
@@ -82,17 +82,6 @@ def check(path: Path) -> CheckResult:
         return zip_format.check(upload, path.name, options=CheckOptions())
 
 
-def best_of_each(*runs: Callable[[], object]) -> list[float]:
-    """The best time of each run, taking turns so that a slow moment hits all alike."""
-    times: list[list[float]] = [[] for _ in runs]
-    for _ in range(REPEATS):
-        for run, taken in zip(runs, times, strict=True):
-            start = time.perf_counter()
-            run()
-            taken.append(time.perf_counter() - start)
-    return [min(taken) for taken in times]
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bench.zip"
@@ -111,7 +100,9 @@ def main() -> None:
         verdict = "ok" if growth <= MEMORY_GOAL_MIB else "FAIL"
         print(f"bench check_zip_memory: {growth:.1f} MiB (goal {MEMORY_GOAL_MIB} MiB) {verdict}")
 
-        baseline, checking = best_of_each(lambda: read_with_zipfile(path), lambda: check(path))
+        baseline, checking = best_of_each(
+            lambda: read_with_zipfile(path), lambda: check(path), repeats=REPEATS
+        )
         ratio = checking / baseline
         verdict = "ok" if ratio <= TIME_GOAL else "FAIL"
         print(f"bench check_zip_time: {ratio:.1f}x zipfile read (goal {TIME_GOAL:g}x) {verdict}")

@@ -65,6 +65,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.urls import reverse  # noqa: E402
+from timing import best_of_each, verdict  # noqa: E402
 
 from datasets_app import selectors, services  # noqa: E402
 from datasets_app.importing import checker  # noqa: E402
@@ -74,23 +75,8 @@ REPEATS = 5
 TASKS = 1_000
 
 
-def best_of_each(first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
-    """Best time of each, run in turns so that both see the same machine load."""
-    times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(REPEATS):
-        for run, bucket in ((first, times[0]), (second, times[1])):
-            start = time.perf_counter()
-            run()
-            bucket.append(time.perf_counter() - start)
-    return min(times[0]), min(times[1])
-
-
 def best(run: Callable[[], object]) -> float:
-    return best_of_each(run, lambda: None)[0]
-
-
-def verdict(ok: bool) -> str:
-    return "ok" if ok else "FAIL"
+    return best_of_each(run, repeats=REPEATS)[0]
 
 
 def note(message: str) -> None:
@@ -126,12 +112,16 @@ def preview_render(data: bytes) -> None:
         assert f"Import {TASKS} tasks" in response.content.decode()
 
     render, check = best_of_each(
-        render_the_preview, lambda: checker.check_file(data, "bench.json", options=options)
+        render_the_preview,
+        lambda: checker.check_file(data, "bench.json", options=options),
+        repeats=REPEATS,
     )
     ratio = render / check
     print(f"bench preview_render: {ratio:.1f}x check (goal 1.5x) {verdict(ratio <= 1.5)}")
     request, check = best_of_each(
-        choose_the_file, lambda: checker.check_file(data, "bench.json", options=options)
+        choose_the_file,
+        lambda: checker.check_file(data, "bench.json", options=options),
+        repeats=REPEATS,
     )
     print(f"bench choose_file: {request / check:.1f}x check (no goal)")
 
