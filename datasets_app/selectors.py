@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
 from datasets_app.importing import json_format
 from datasets_app.importing.spec import (
@@ -353,3 +354,19 @@ def unsaved_changes(dataset: Dataset) -> bool:
     )
     snapshot = version.snapshot or {}
     return any(current.get(key) != snapshot.get(key) for key in ("settings", "criteria"))
+
+
+def unfinished_upload(*, user: AbstractBaseUser, dataset: Dataset) -> Upload | None:
+    """What the import dialog comes back to after it was closed: the person's latest file
+    for this dataset that is still being checked or imported, or checked and ready to import.
+    A file with problems is not: it has to be fixed and chosen again anyway."""
+    latest = (
+        Upload.objects.filter(owner=user, dataset=dataset, expires_at__gt=timezone.now())
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if latest is None or latest.state == Upload.State.IMPORTED:
+        return None
+    ready = latest.state == Upload.State.CHECKED and latest.result.get("ok")
+    in_progress = latest.state in (Upload.State.CHECKING, Upload.State.IMPORTING)
+    return latest if ready or in_progress else None

@@ -107,21 +107,35 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
 
 
 def _render_import(
-    request: HtmxHttpRequest, dataset: Dataset, upload: Upload | None, mode: str, **extra
+    request: HtmxHttpRequest,
+    dataset: Dataset,
+    upload: Upload | None,
+    mode: str,
+    *,
+    whole_dialog: bool = False,
+    **extra,
 ) -> HttpResponse:
-    context = _import_context(dataset, upload, mode) | extra
+    context = _import_context(dataset, upload, mode) | extra | {"whole_dialog": whole_dialog}
     template = "datasets_app/import.html"
     if request.htmx:
-        # The dialog's first load swaps in the whole dialog; later requests its result.
-        partial = "result" if upload is not None or extra.get("file_errors") else "dialog"
+        # Opening the dialog swaps in all of it; later requests swap in its result.
+        partial = "dialog" if whole_dialog else "result"
         return render(request, f"{template}#{partial}", context)
     return render(request, template, context)
 
 
 def import_dialog(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    """Add tasks > Import from a file: the dialog (htmx) or its page (no JavaScript)."""
+    """Add tasks > Import from a file: the dialog (htmx) or its page (no JavaScript).
+
+    A person who closed the dialog while a file was being checked, or before importing it,
+    comes back to that file (its state is on the upload); `?new=1` starts afresh.
+    """
     dataset = selectors.dataset_for(request.user, pk)
-    return _render_import(request, dataset, None, ImportMode.ADD)
+    upload = None
+    if not request.GET.get("new"):
+        upload = selectors.unfinished_upload(user=request.user, dataset=dataset)
+    mode = upload.mode if upload else ImportMode.ADD
+    return _render_import(request, dataset, upload, mode, whole_dialog=True)
 
 
 def _rate(setting: str):

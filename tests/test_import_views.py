@@ -379,3 +379,20 @@ def test_a_dataset_with_files_exports_as_a_zip_that_imports_back_the_same(
     assert [(f.name, f.sha256) for f in task.expected_files] == [
         ("summary.md", stored["summary.md"])
     ]
+
+
+def test_closing_the_dialog_and_opening_it_again_comes_back_to_the_file(auth_client, make_dataset):
+    dataset = make_dataset()
+    url = reverse("datasets_app:import_dialog", args=[dataset.pk])
+    check(auth_client, dataset, "qa.json", EXPECTED)
+    page = auth_client.get(url, **HTMX).content.decode()
+    assert "qa.json" in page and "Import 2 tasks" in page
+    assert "hx-swap-oob" not in page
+    fresh = auth_client.get(url + "?new=1", **HTMX).content.decode()
+    assert "Choose the file" in fresh and "qa.json" not in fresh
+
+    commit(auth_client, dataset, Upload.objects.get())
+    assert "Choose the file" in auth_client.get(url, **HTMX).content.decode()
+    check(auth_client, dataset, "bad.jsonl", b'{"id": "a"}\n')
+    page = auth_client.get(url, **HTMX).content.decode()
+    assert "Choose the file" in page, "a file with problems is chosen again, not resumed"
