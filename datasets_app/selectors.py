@@ -11,7 +11,7 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from datasets_app.importing import json_format
+from datasets_app.importing import checker, json_format
 from datasets_app.importing.spec import (
     DEFAULT_CRITERION_VERIFIER,
     DEFAULT_EXPECTED_ANSWER_VERIFIER,
@@ -202,17 +202,13 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
     taken_criteria = shared.intersection(
         dataset_criteria(dataset).values_list("criterion_id", flat=True)
     )
-    problems = [
-        {
-            "file": upload.original_name,
-            "row": None,
-            "line": None,
-            "field": "id",
-            "message": TASK_ID_TAKEN.format(id=task_id),
-        }
-        for task_id in file_ids
-        if task_id in taken
-    ]
+    clashes = [index for index, task_id in enumerate(file_ids) if task_id in taken]
+    places = _task_places(upload, clashes)
+    problems = []
+    for index in clashes:
+        file, row, line = places.get(index, (upload.original_name, None, None))
+        message = TASK_ID_TAKEN.format(id=file_ids[index])
+        problems.append({"file": file, "row": row, "line": line, "field": "id", "message": message})
     problems += [
         {
             "file": upload.original_name,
@@ -224,6 +220,16 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
         for criterion_id in sorted(taken_criteria)
     ]
     return problems
+
+
+def _task_places(
+    upload: Upload, indexes: list[int]
+) -> dict[int, tuple[str, int | None, int | None]]:
+    """Where these tasks stand in the upload's file; read only when there is a clash."""
+    if not indexes:
+        return {}
+    with upload.file.open("rb") as fileobj:
+        return checker.locate_tasks(fileobj, upload.original_name, indexes)
 
 
 # --- The dataset as the checker's plan (export, snapshots, diffs) ---------------------------

@@ -396,3 +396,17 @@ def test_closing_the_dialog_and_opening_it_again_comes_back_to_the_file(auth_cli
     check(auth_client, dataset, "bad.jsonl", b'{"id": "a"}\n')
     page = auth_client.get(url, **HTMX).content.decode()
     assert "Choose the file" in page, "a file with problems is chosen again, not resumed"
+
+
+def test_an_id_the_dataset_already_has_is_shown_on_its_row(auth_client, make_dataset):
+    dataset = make_dataset(tasks=2)  # ids t1 and t2
+    data = b"task_id,prompt,expected_answer\nnew,Fresh,yes\nt2,Again,no\n"
+    page = check(auth_client, dataset, "more.csv", data).content.decode()
+    assert "more.csv, row 3" in page
+    assert "Task id &#x27;t2&#x27; is already one of this dataset&#x27;s tasks" in page
+    replace = auth_client.get(
+        reverse("datasets_app:import_status", args=[dataset.pk, Upload.objects.get().key])
+        + "?mode=replace",
+        **HTMX,
+    ).content.decode()
+    assert "already one of this dataset" not in replace and "Import 2 tasks" in replace

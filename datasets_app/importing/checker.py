@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO
 
 from datasets_app.importing.document import check_parsed
@@ -226,3 +226,39 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
             for task in preview(result)
         ],
     }
+
+
+def locate_tasks(
+    source: bytes | BinaryIO, file_name: str, indexes: Iterable[int]
+) -> dict[int, tuple[str, int | None, int | None]]:
+    """Where tasks of a checked file stand, by position: (file, row, line), the file being
+    the dataset file inside a zip.
+
+    For problems found outside the checker, such as ids the dataset already has. It reads
+    the file again, but looks up only the tasks asked for; a file it cannot place (a BEIR
+    zip, say) gives no places.
+    """
+    extension = os.path.splitext(file_name)[1].lower()
+    fmt = FORMATS.get(extension)
+    parsed: Parsed | None = None
+    if fmt == "zip":
+        from datasets_app.importing import zip_format
+
+        parsed = zip_format.read_dataset_file(source)
+    elif fmt is not None:
+        from datasets_app.importing import evalset_format, json_format
+
+        data = _read_capped(source)
+        kind = evalset_format.detect(data, fmt)
+        if kind is not None:
+            parsed = evalset_format.read(data, file_name, kind)
+        elif fmt == "json":
+            parsed = json_format.read(data, file_name)
+        else:
+            parsed = _reader(fmt)(data, file_name)
+    if parsed is None or parsed.document is None:
+        return {}
+    paths = [("tasks", index) for index in indexes]
+    many = getattr(parsed.locate, "many", None)
+    places = many(paths) if many else {path: parsed.locate(path) for path in paths}
+    return {path[1]: (parsed.file_name, *places[path]) for path in paths}

@@ -927,3 +927,23 @@ def _top_level_listing(files: list[zipfile.ZipInfo], folder: str) -> str:
         head, slash, _ = info.filename[len(folder) :].partition("/")
         tops.setdefault(f"{folder}{head}{slash}", None)
     return _listing(list(tops)) if tops else "nothing"
+
+
+def read_dataset_file(source: BinaryIO | bytes) -> Parsed | None:
+    """The zip's dataset file, read by its format's reader (not validated), or None when the
+    zip has no single dataset file (or is a BEIR pair, or cannot be read).
+
+    For finding where a task stands after the check; `check` is what decides the zip is fine.
+    """
+    stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+    try:
+        with zipfile.ZipFile(stream) as zf:
+            files = [i for i in zf.infolist() if not i.is_dir() and not _is_junk(i.filename)]
+            folder = _dataset_folder([info.filename for info in files])
+            dataset_info, _ = _find_dataset_file(files, folder, "")
+            if dataset_info is None:
+                return None
+            data, _ = _read_dataset_file(zf, dataset_info)
+    except archive.READ_ERRORS:
+        return None
+    return None if data is None else _read_dataset(data, dataset_info.filename)

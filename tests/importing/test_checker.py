@@ -192,3 +192,25 @@ def test_a_zip_goes_to_the_zip_reader():
 
     assert result.format == "zip"
     assert result.ok, result.problems
+
+
+def test_locate_tasks_places_tasks_by_position_in_each_format():
+    import io
+    import zipfile
+
+    from datasets_app.importing.checker import locate_tasks
+
+    csv = b"id,prompt,expected_answer\na,P1,x\nb,P2,y\n"
+    jsonl = b'{"id": "a", "prompt": "p", "expected": "e"}\n{"id": "b", "prompt": "q", "expected": "e"}\n'
+    pretty = b'{\n  "tasks": [\n    {"id": "a", "prompt": "p", "expected": "e"},\n    {"id": "b", "prompt": "q", "expected": "e"}\n  ]\n}\n'
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("set/dataset.csv", csv)
+    assert locate_tasks(csv, "f.csv", [1]) == {1: ("f.csv", 3, None)}
+    assert locate_tasks(jsonl, "f.jsonl", [1]) == {1: ("f.jsonl", None, 2)}
+    assert locate_tasks(pretty, "f.json", [0, 1]) == {
+        0: ("f.json", None, 3),
+        1: ("f.json", None, 4),
+    }
+    assert locate_tasks(archive.getvalue(), "f.zip", [0]) == {0: ("set/dataset.csv", 2, None)}
+    assert locate_tasks(b"not a zip", "f.zip", [0]) == {}
