@@ -201,8 +201,10 @@ def test_locate_tasks_places_tasks_by_position_in_each_format():
     from datasets_app.importing.checker import locate_tasks
 
     csv = b"id,prompt,expected_answer\na,P1,x\nb,P2,y\n"
-    jsonl = b'{"id": "a", "prompt": "p", "expected": "e"}\n{"id": "b", "prompt": "q", "expected": "e"}\n'
-    pretty = b'{\n  "tasks": [\n    {"id": "a", "prompt": "p", "expected": "e"},\n    {"id": "b", "prompt": "q", "expected": "e"}\n  ]\n}\n'
+    task_a = b'{"id": "a", "prompt": "p", "expected": "e"}'
+    task_b = b'{"id": "b", "prompt": "q", "expected": "e"}'
+    jsonl = task_a + b"\n" + task_b + b"\n"
+    pretty = b'{\n  "tasks": [\n    ' + task_a + b",\n    " + task_b + b"\n  ]\n}\n"
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("set/dataset.csv", csv)
