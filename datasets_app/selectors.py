@@ -13,8 +13,6 @@ from django.utils import timezone
 
 from datasets_app.importing import checker, json_format
 from datasets_app.importing.spec import (
-    DEFAULT_CRITERION_VERIFIER,
-    DEFAULT_EXPECTED_ANSWER_VERIFIER,
     CheckOptions,
     CriterionSpec,
     DatasetSpec,
@@ -321,16 +319,6 @@ def live_task_ids(dataset: Dataset, *, exclude: Task | None = None) -> set[str]:
     if exclude is not None:
         tasks = tasks.exclude(pk=exclude.pk)
     return set(tasks.values_list("task_id", flat=True))
-
-
-def effective_settings(dataset: Dataset) -> dict[str, dict[str, Any]]:
-    """The verifiers that grade what names none: the dataset's, else the product defaults."""
-    settings = dataset.settings or {}
-    return {
-        "expectedAnswerVerifier": settings.get("expectedAnswerVerifier")
-        or DEFAULT_EXPECTED_ANSWER_VERIFIER,
-        "defaultVerifier": settings.get("defaultVerifier") or DEFAULT_CRITERION_VERIFIER,
-    }
 
 
 def imports_in_progress(dataset: Dataset) -> QuerySet[Upload]:

@@ -393,7 +393,6 @@ def task_detail(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse
         "dataset": dataset,
         "task": task,
         "shared_criteria": selectors.dataset_criteria(dataset),
-        "settings": selectors.effective_settings(dataset),
         "python_checks_enabled": selectors.checker_options().python_checks_enabled,
     }
     return render(request, "datasets_app/task_detail.html", context)
