@@ -480,34 +480,72 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
     )
 
 
+def _tasks():
+    # The Celery tasks call these services; the services hand work to them only once their
+    # writes commit, so the module is imported here rather than at the top.
+    from datasets_app import tasks
+
+    return tasks
+
+
+def upload_check_start(*, upload: Upload, import_mode: str | None = None) -> Upload:
+    """Hand a kept upload to a worker to check, once this transaction commits.
+
+    With `import_mode`, a file the check finds importable is then imported in that mode
+    (the API's one-step import), through the same claim as the dialog's Import button.
+    Without a broker the check runs here and now; the upload comes back as it then is.
+    """
+    tasks = _tasks()
+    transaction.on_commit(lambda: tasks.enqueue(tasks.check_upload, upload.pk, import_mode))
+    upload.refresh_from_db()
+    return upload
+
+
+def upload_import_start(*, upload: Upload, mode: str) -> bool:
+    """Claim a checked upload for importing and hand it to a worker once the claim commits.
+
+    The claim is one conditional UPDATE (checked -> importing), so a second click, a second
+    request or a second process claims nothing and starts nothing; True when this call
+    claimed it. Whether the file can be imported is the import's own decision (it checks
+    the file again, all or nothing). `upload` is refreshed from the database.
+    """
+    claimed = Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
+        state=Upload.State.IMPORTING, mode=mode, error="", progress_done=0, progress_total=0
+    )
+    if claimed:
+        tasks = _tasks()
+        transaction.on_commit(lambda: tasks.enqueue(tasks.import_upload, upload.pk, mode))
+    upload.refresh_from_db()
+    return bool(claimed)
+
+
 @transaction.atomic
-def dataset_create_for_upload(
+def dataset_create_with_file(
     *, owner: AbstractBaseUser, upload: Upload, name: str = "", description: str = ""
 ) -> Dataset:
-    """New dataset with a checked file: the file's name, description and settings unless the
-    person typed their own. The upload is claimed for importing in the same transaction;
-    the caller enqueues the import (which checks the file again, all or nothing)."""
-    claimed = Upload.objects.filter(
-        pk=upload.pk, owner=owner, dataset__isnull=True, state=Upload.State.CHECKED
-    ).select_for_update()
-    if not claimed.exists() or not upload.result.get("ok"):
+    """New dataset with a checked file of `owner`'s: the file's name, description and
+    settings unless the person typed their own; the file is then imported into it (Add).
+
+    Refused (ImportRefused) for a file still being checked, with problems, or already in a
+    dataset. The upload's row is locked while the dataset is made and the upload claimed,
+    so one file makes one dataset.
+    """
+    locked = (
+        Upload.objects.select_for_update()
+        .filter(pk=upload.pk, owner=owner, dataset__isnull=True, state=Upload.State.CHECKED)
+        .first()
+    )
+    if locked is None or not locked.result.get("ok"):
         raise ImportRefused(UPLOAD_HAS_PROBLEMS)
-    about = upload.result.get("dataset", {})
+    about = locked.result.get("dataset", {})
     dataset = dataset_create(
         owner=owner,
-        name=(name or about.get("name") or Path(upload.original_name).stem)[:200],
+        name=(name or about.get("name") or Path(locked.original_name).stem)[:200],
         description=description or about.get("description", ""),
         settings=dict(about.get("settings") or {}),
     )
-    claimed.update(
-        dataset=dataset,
-        state=Upload.State.IMPORTING,
-        mode=ImportMode.ADD,
-        error="",
-        progress_done=0,
-        progress_total=0,
-    )
-    upload.refresh_from_db()
+    Upload.objects.filter(pk=upload.pk).update(dataset=dataset)
+    upload_import_start(upload=upload, mode=ImportMode.ADD)
     return dataset
 
 

@@ -23,7 +23,9 @@ IMPORT_FAILED = "The import failed and nothing was written. Try again."
 
 
 @shared_task(acks_late=True)
-def check_upload(upload_id: int) -> None:
+def check_upload(upload_id: int, import_mode: str | None = None) -> None:
+    """Check the upload; with `import_mode`, then import a file that can be (the API's
+    one-step import), claimed as the dialog's Import button claims it."""
     upload = Upload.objects.filter(pk=upload_id).first()
     if upload is None or upload.state != Upload.State.CHECKING:
         return
@@ -32,6 +34,9 @@ def check_upload(upload_id: int) -> None:
     except Exception:
         logger.exception("Checking upload %s failed", upload_id)
         Upload.objects.filter(pk=upload_id).update(state=Upload.State.FAILED, error=CHECK_FAILED)
+        return
+    if import_mode and upload.result.get("ok"):
+        services.upload_import_start(upload=upload, mode=import_mode)
 
 
 @shared_task(acks_late=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,16 +16,14 @@ from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
-from django_ratelimit.decorators import ratelimit
 
-from datasets_app import exporting, selectors, services, tasks
+from datasets_app import exporting, guards, selectors, services
 from datasets_app.forms import (
     ImportFileForm,
     ImportModeForm,
     NewDatasetForm,
     SettingsEditor,
     TaskEditor,
-    file_too_large_message,
 )
 from datasets_app.importing import columns, starters
 from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
@@ -38,19 +35,6 @@ class HtmxHttpRequest(HttpRequest):
 
 def _redirect(request: HtmxHttpRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-
-
-def _body_too_large(request: HttpRequest) -> bool:
-    # Refuse an oversized upload from its Content-Length, before Django reads the body; a
-    # body without one is cut off by LimitedUploadHandler, which sets upload_too_large.
-    try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        declared = 0
-    if declared > settings.MAX_UPLOAD_BYTES:
-        return True
-    request.FILES  # noqa: B018 - parse now, so the handler can say it stopped
-    return getattr(request, "upload_too_large", False)
 
 
 # --- Datasets -------------------------------------------------------------------------------
@@ -138,33 +122,16 @@ def import_dialog(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return _render_import(request, dataset, upload, mode, whole_dialog=True)
 
 
-def _rate(setting: str):
-    # Read at request time, so that settings (and tests) can change the rate.
-    return lambda group, request: getattr(settings, setting)
-
-
-check_rate_limit = ratelimit(key="user", rate=_rate("RATELIMIT_CHECKS"), method="POST", block=False)
-import_rate_limit = ratelimit(
-    key="user", rate=_rate("RATELIMIT_IMPORTS"), method="POST", block=False
-)
-TOO_MANY_CHECKS = "You have chosen many files in a short time. Wait a minute, then try again."
-TOO_MANY_IMPORTS = "You have imported many files in a short time. Wait a minute, then try again."
+def _refuse_check(request: HtmxHttpRequest, message: str, pk: int) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    return _render_import(request, dataset, None, ImportMode.ADD, file_errors=[message])
 
 
 @require_POST
-@check_rate_limit
+@guards.guard_upload(rate=guards.CHECKS, refuse=_refuse_check)
 def import_check(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Keep the chosen file and check it; writes nothing but the upload."""
     dataset = selectors.dataset_for(request.user, pk)
-    if getattr(request, "limited", False):
-        response = _render_import(
-            request, dataset, None, ImportMode.ADD, file_errors=[TOO_MANY_CHECKS]
-        )
-        response.status_code = 429
-        return response
-    if _body_too_large(request):
-        error = file_too_large_message(settings.MAX_UPLOAD_BYTES)
-        return _render_import(request, dataset, None, ImportMode.ADD, file_errors=[error])
     form = ImportFileForm(request.POST, request.FILES, max_bytes=settings.MAX_UPLOAD_BYTES)
     mode = _mode(request.POST.get("mode"))
     if not form.is_valid():
@@ -173,8 +140,7 @@ def import_check(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     upload = services.upload_create(
         owner=request.user, dataset=dataset, uploaded_file=form.cleaned_data["file"], mode=mode
     )
-    transaction.on_commit(lambda: tasks.enqueue(tasks.check_upload, upload.pk))
-    upload.refresh_from_db()
+    services.upload_check_start(upload=upload)
     return _render_import(request, dataset, upload, mode)
 
 
@@ -207,23 +173,21 @@ def import_status(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     return _render_import(request, dataset, upload, _mode(request.GET.get("mode") or upload.mode))
 
 
+def _refuse_import(request: HtmxHttpRequest, message: str, pk: int, key: str) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    upload = _upload_for(request, key, dataset)
+    mode = _mode(request.POST.get("mode"))
+    return _render_import(request, dataset, upload, mode, file_errors=[message])
+
+
 @require_POST
-@import_rate_limit
+@guards.guard_upload(rate=guards.IMPORTS, check_size=False, refuse=_refuse_import)
 def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     """Import tasks: the checked upload, all or nothing, then back to the dataset."""
     dataset = selectors.dataset_for(request.user, pk)
     upload = _upload_for(request, key, dataset)
     mode = _mode(request.POST.get("mode"))
-    if getattr(request, "limited", False):
-        response = _render_import(request, dataset, upload, mode, file_errors=[TOO_MANY_IMPORTS])
-        response.status_code = 429
-        return response
-    claimed = Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
-        state=Upload.State.IMPORTING, mode=mode, error="", progress_done=0, progress_total=0
-    )
-    if claimed:
-        transaction.on_commit(lambda: tasks.enqueue(tasks.import_upload, upload.pk, mode))
-    upload.refresh_from_db()
+    services.upload_import_start(upload=upload, mode=mode)
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
         return _redirect(request, dataset.get_absolute_url())
@@ -255,6 +219,11 @@ def starter_download(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 # --- New dataset, optionally with a file ----------------------------------------------------
 
 
+def _refuse_new_dataset(request: HtmxHttpRequest, message: str) -> HttpResponse:
+    return _render_new_dataset(request, NewDatasetForm(), None, file_errors=[message])
+
+
+@guards.guard_upload(refuse=_refuse_new_dataset)
 def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
     """New dataset; with a file, its tasks are imported as drafts once it is created.
 
@@ -262,10 +231,6 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
     JavaScript it was checked when chosen (its upload key comes with the form); without, it
     is checked now. A file still being checked, or with problems, shows the form again.
     """
-    if request.method == "POST" and _body_too_large(request):
-        form = NewDatasetForm()
-        form.add_error(None, file_too_large_message(settings.MAX_UPLOAD_BYTES))
-        return render(request, "datasets_app/dataset_create.html", {"form": form})
     form = NewDatasetForm(request.POST or None, request.FILES or None)
     upload = _new_dataset_upload(request) if request.method == "POST" else None
     if request.method != "POST" or not (form.is_valid() or (upload and _only_name_missing(form))):
@@ -275,8 +240,7 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
         upload = services.upload_create(
             owner=request.user, dataset=None, uploaded_file=data["file"]
         )
-        tasks.enqueue(tasks.check_upload, upload.pk)
-        upload.refresh_from_db()
+        services.upload_check_start(upload=upload)
     if upload is None:
         dataset = services.dataset_create(
             owner=request.user, name=data["name"], description=data.get("description", "")
@@ -284,7 +248,7 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
         messages.success(request, f"Created {dataset.name}.")
         return _redirect(request, dataset.get_absolute_url())
     try:
-        dataset = services.dataset_create_for_upload(
+        dataset = services.dataset_create_with_file(
             owner=request.user,
             upload=upload,
             name=data.get("name", ""),
@@ -292,8 +256,6 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
         )
     except services.ImportRefused:
         return _render_new_dataset(request, form, upload)
-    transaction.on_commit(lambda: tasks.enqueue(tasks.import_upload, upload.pk, ImportMode.ADD))
-    upload.refresh_from_db()
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
     else:
@@ -326,16 +288,14 @@ def _only_name_missing(form: NewDatasetForm) -> bool:
     return set(form.errors) <= {"name"}
 
 
+def _refuse_new_dataset_check(request: HtmxHttpRequest, message: str) -> HttpResponse:
+    return render(request, "datasets_app/dataset_create.html#check", {"file_errors": [message]})
+
+
 @require_POST
-@check_rate_limit
+@guards.guard_upload(rate=guards.CHECKS, refuse=_refuse_new_dataset_check)
 def dataset_create_check(request: HtmxHttpRequest) -> HttpResponse:
     """New dataset page: check the chosen file at once and show its preview or problems."""
-    if getattr(request, "limited", False):
-        context = {"file_errors": [TOO_MANY_CHECKS]}
-        return render(request, "datasets_app/dataset_create.html#check", context, status=429)
-    if _body_too_large(request):
-        errors = [file_too_large_message(settings.MAX_UPLOAD_BYTES)]
-        return render(request, "datasets_app/dataset_create.html#check", {"file_errors": errors})
     form = ImportFileForm(request.POST, request.FILES, max_bytes=settings.MAX_UPLOAD_BYTES)
     if not form.is_valid():
         errors = form.errors.get("file") or ["Choose a file."]
@@ -343,8 +303,7 @@ def dataset_create_check(request: HtmxHttpRequest) -> HttpResponse:
     upload = services.upload_create(
         owner=request.user, dataset=None, uploaded_file=form.cleaned_data["file"]
     )
-    transaction.on_commit(lambda: tasks.enqueue(tasks.check_upload, upload.pk))
-    upload.refresh_from_db()
+    services.upload_check_start(upload=upload)
     return _render_new_dataset(request, None, upload)
 
 

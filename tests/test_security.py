@@ -279,3 +279,17 @@ def test_links_in_a_file_are_stored_never_fetched(auth_client, make_dataset, mon
     upload = Upload.objects.get()
     auth_client.post(reverse("datasets_app:import_commit", args=[dataset.pk, upload.key]))
     assert TaskFile.objects.get().url == "https://example.com/report.pdf"
+
+
+def test_a_new_dataset_with_a_file_over_the_limit_is_refused_with_a_message(auth_client, settings):
+    """Issue 15, item 6: this answered 500 (an error added to an unbound form)."""
+    from datasets_app.models import Dataset
+
+    settings.MAX_UPLOAD_BYTES = 1024
+    response = auth_client.post(
+        reverse("datasets_app:dataset_create"),
+        {"name": "Big", "file": SimpleUploadedFile("big.json", b" " * 4096)},
+    )
+    assert response.status_code == 200
+    assert "This file is larger than" in response.content.decode()
+    assert not Dataset.objects.exists() and not Upload.objects.exists()

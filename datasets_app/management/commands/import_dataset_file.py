@@ -85,22 +85,20 @@ class Command(BaseCommand):
                 f"Cannot read {path}: {exc.strerror or exc}", returncode=EXIT_UNREADABLE
             ) from exc
 
-        tasks.enqueue(tasks.check_upload, upload.pk)
+        services.upload_check_start(upload=upload)
         upload = self._wait(upload, Upload.State.CHECKING, "Checking…", "tasks")
         if upload.state == Upload.State.FAILED:
             self.stderr.write(upload.error)
             raise SystemExit(EXIT_PROBLEMS)
-        if options["new"]:
-            upload.dataset = dataset = self._new_dataset(upload, owner, options["dataset"])
-            upload.save(update_fields=["dataset"])
         if not self._print_check(upload, mode):
-            self._forget(upload, options["new"])
             raise SystemExit(EXIT_PROBLEMS)
 
-        Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
-            state=Upload.State.IMPORTING, mode=mode, error="", progress_done=0, progress_total=0
-        )
-        tasks.enqueue(tasks.import_upload, upload.pk, mode)
+        if options["new"]:
+            dataset = services.dataset_create_with_file(
+                owner=owner, upload=upload, name=options["dataset"]
+            )
+        else:
+            services.upload_import_start(upload=upload, mode=mode)
         upload = self._wait(upload, Upload.State.IMPORTING, "Importing…", "files stored")
         if upload.state != Upload.State.IMPORTED:
             self.stderr.write(upload.error or tasks.IMPORT_FAILED)
@@ -139,14 +137,6 @@ class Command(BaseCommand):
             count = Dataset.objects.filter(name=value).count()
             raise CommandError(SEVERAL_DATASETS.format(count=count, value=value))
         return named[0]
-
-    def _new_dataset(self, upload: Upload, owner, name: str) -> Dataset:
-        from_file = (upload.result or {}).get("dataset") or {}
-        return services.dataset_create(
-            owner=owner,
-            name=name or from_file.get("name") or Path(upload.original_name).stem,
-            description=from_file.get("description") or "",
-        )
 
     def _forget(self, upload: Upload, created: bool) -> None:
         # A dataset this command created for a file that did not import goes again, so a

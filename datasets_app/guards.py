@@ -1,0 +1,113 @@
+"""What stands in front of every request that brings a file or starts an import: the size
+limit and the per-person rates of checks and imports.
+
+One rule, asked by the import dialog's views (through `guard_upload`) and by the HTTP API
+alike, so a person's checks count once whichever way the file came in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django_ratelimit.core import get_usage
+
+from datasets_app.forms import file_too_large_message
+
+TOO_MANY_CHECKS = "You have chosen many files in a short time. Wait a minute, then try again."
+TOO_MANY_IMPORTS = "You have imported many files in a short time. Wait a minute, then try again."
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A per-person rate: its counter's name, the setting that holds it ("30/m"), and what
+    a person is told past it."""
+
+    group: str
+    setting: str
+    message: str
+
+
+CHECKS = Rate(group="checks", setting="RATELIMIT_CHECKS", message=TOO_MANY_CHECKS)
+IMPORTS = Rate(group="imports", setting="RATELIMIT_IMPORTS", message=TOO_MANY_IMPORTS)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request was turned away: 413 (too large) or 429 (too many, for how long)."""
+
+    status: int
+    message: str
+    retry_after: int | None = None
+
+
+def body_too_large(request: HttpRequest) -> bool:
+    """Whether the request brings more than MAX_UPLOAD_BYTES.
+
+    Refuses from its Content-Length, before Django reads the body; a body without one is
+    cut off by LimitedUploadHandler, which sets `upload_too_large`.
+    """
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > settings.MAX_UPLOAD_BYTES:
+        return True
+    request.FILES  # noqa: B018 - parse now, so the handler can say it stopped
+    return getattr(request, "upload_too_large", False)
+
+
+def refusal(
+    request: HttpRequest, *, rate: Rate | None = None, check_size: bool = True
+) -> Refusal | None:
+    """Count this request against the person's `rate`, and refuse it past that or when its
+    body is too large; None when it may go on.
+
+    The rate comes first, so that a flood of oversized bodies is counted too.
+    """
+    if rate is not None:
+        usage = get_usage(
+            request,
+            group=rate.group,
+            key="user",
+            # Read at request time, so that settings (and tests) can change the rate.
+            rate=getattr(settings, rate.setting),
+            increment=True,
+        )
+        if usage is not None and usage["should_limit"]:
+            return Refusal(429, rate.message, retry_after=max(1, int(usage["time_left"])))
+    if check_size and body_too_large(request):
+        return Refusal(413, file_too_large_message(settings.MAX_UPLOAD_BYTES))
+    return None
+
+
+Refuse = Callable[..., HttpResponse]
+
+
+def guard_upload(*, refuse: Refuse, rate: Rate | None = None, check_size: bool = True):
+    """View decorator: a POST past the person's `rate`, or too large, gets
+    `refuse(request, message, *args, **kwargs)` instead of the view.
+
+    A rate refusal answers 429 with Retry-After. A body too large keeps the status `refuse`
+    gives: the dialog shows the message in place, and htmx drops the body of an error status.
+    """
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if request.method == "POST":
+                refused = refusal(request, rate=rate, check_size=check_size)
+                if refused is not None:
+                    response = refuse(request, refused.message, *args, **kwargs)
+                    if refused.status == 429:
+                        response.status_code = 429
+                        response["Retry-After"] = str(refused.retry_after)
+                    return response
+            return view(request, *args, **kwargs)
+
+        return guarded
+
+    return decorate
