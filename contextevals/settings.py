@@ -25,6 +25,18 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def local_secret_key(path: Path) -> str:
+    """The key in a file only its owner can read (0600), made on first use."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        path.chmod(0o600)  # a key file written by an older version was left world-readable
+    else:
+        with os.fdopen(descriptor, "w") as key_file:
+            key_file.write(get_random_secret_key())
+    return path.read_text().strip()
+
+
 DEBUG = env_bool("DEBUG", True)
 
 # A local run gets a key that lives in a git-ignored file, so sessions survive a restart;
@@ -33,10 +45,7 @@ SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise RuntimeError("SECRET_KEY must be set when DEBUG=0.")
-    _key_file = BASE_DIR / ".local-secret-key"
-    if not _key_file.exists():
-        _key_file.write_text(get_random_secret_key())
-    SECRET_KEY = _key_file.read_text().strip()
+    SECRET_KEY = local_secret_key(BASE_DIR / ".local-secret-key")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
@@ -56,6 +65,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that every answer carries them: a 400 for a bad Host and the 301 to https
+    # are made by the middleware below and pass back through these two.
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -64,8 +77,6 @@ MIDDLEWARE = [
     # Every page needs a login; the login page itself and static files are the exceptions.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 

@@ -39,10 +39,23 @@ def checker_options() -> CheckOptions:
     return CheckOptions(python_checks_enabled=SiteSettings.load().python_checks_enabled)
 
 
+# Seeing and changing everyone's datasets takes what the admin asks for before it lets a
+# person change a dataset: staff status *and* the change permission (superusers have every
+# permission). Staff status alone only opens the admin's door.
+EVERY_DATASET_PERMISSION = "datasets_app.change_dataset"
+
+
+def manages_every_dataset(user: AbstractBaseUser) -> bool:
+    """Whether the person may see and change datasets that are not theirs nor shared."""
+    # is_staff first: for everyone else, no permission query at all.
+    return bool(user.is_staff) and user.has_perm(EVERY_DATASET_PERMISSION)
+
+
 def datasets_for(user: AbstractBaseUser) -> QuerySet[Dataset]:
-    """The datasets a person may see: their own, those shared with them; staff see all."""
+    """The datasets a person may see: their own, those shared with them; all of them for
+    someone with the permission to change any dataset."""
     datasets = Dataset.objects.all()
-    if not user.is_staff:
+    if not manages_every_dataset(user):
         datasets = datasets.filter(Q(owner=user) | Q(shared_with=user)).distinct()
     return datasets
 

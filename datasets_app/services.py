@@ -691,7 +691,8 @@ ONLY_THE_OWNER = "Only the dataset's owner can change who it is shared with."
 
 
 def dataset_share(*, dataset: Dataset, by: AbstractBaseUser, username: str) -> AbstractBaseUser:
-    """Share the dataset with another person (the owner or staff may)."""
+    """Share the dataset with another person (its owner, or someone who manages every
+    dataset, may)."""
     if not can_manage_sharing(dataset, by):
         raise ShareRefused(ONLY_THE_OWNER)
     person = get_user_model().objects.filter(username=username.strip()).first()
@@ -709,4 +710,4 @@ def dataset_unshare(*, dataset: Dataset, by: AbstractBaseUser, user_id: int) -> 
 
 
 def can_manage_sharing(dataset: Dataset, user: AbstractBaseUser) -> bool:
-    return user.is_staff or dataset.owner_id == user.pk
+    return dataset.owner_id == user.pk or selectors.manages_every_dataset(user)

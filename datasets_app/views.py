@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -201,7 +202,11 @@ def upload_problems(request: HtmxHttpRequest, key: str) -> HttpResponse:
     body = services.upload_problems_csv(upload=upload)
     response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     name = upload.original_name.rsplit(".", 1)[0] or "file"
-    response["Content-Disposition"] = f'attachment; filename="{name}-problems.csv"'
+    # The name comes from the person's upload: Django's helper quotes or percent-encodes it,
+    # so no quote, semicolon or line break in it can add a parameter or a header.
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=f"{name}-problems.csv"
+    )
     return response
 
 
@@ -212,7 +217,9 @@ def starter_download(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if starter is None:
         raise Http404
     response = HttpResponse(starter.build(), content_type=starter.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{starter.file_name}"'
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=starter.file_name
+    )
     return response
 
 
@@ -407,12 +414,14 @@ def task_delete(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse
 
 @require_GET
 def task_file_download(request: HtmxHttpRequest, pk: int, task_pk: int, file_pk: int):
-    """A task's stored file, always as a download (never rendered inline)."""
+    """A task's stored file, always as a download (never rendered inline).
+
+    A linked file is shown as a link on the task page; this URL never redirects to it, so
+    our origin is no open redirect to whatever host a file named.
+    """
     dataset = selectors.dataset_for(request.user, pk)
     task_file = get_object_or_404(TaskFile, pk=file_pk, task__pk=task_pk, task__dataset=dataset)
-    if task_file.url:
-        return redirect(task_file.url)
-    if not task_file.file:
+    if task_file.url or not task_file.file:
         raise Http404
     # FileResponse names the type from the file's name (application/octet-stream when it
     # can't); attachment + nosniff + a sandbox keep a browser from ever rendering it here.

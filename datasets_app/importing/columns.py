@@ -167,7 +167,10 @@ CRITERION_KEYS = (
 # already starting with `'` before such a character gets one more, so the round trip is exact.
 # The .xlsx writer and reader do the same although an .xlsx text cell is never calculated:
 # a CSV export opened in Excel and saved as .xlsx keeps the `'`, and must read back the same.
+# Spreadsheets also run a formula after leading blanks (a space, a line break) and in its
+# full-width spelling (＝＋－＠, which East Asian input methods type), so those count too.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_SIGNS = ("=", "+", "-", "@", "＝", "＋", "－", "＠")
 
 
 def normalize_header(name: str) -> str:
@@ -185,16 +188,22 @@ def field_for_header(name: str) -> str | None:
     return _FIELD_BY_SPELLING.get(normalize_header(name))
 
 
+def _runs_as_formula(value: str) -> bool:
+    """Whether a spreadsheet could take the cell (its `'`s aside) for a formula."""
+    text = value.lstrip("'")
+    return text.startswith(FORMULA_STARTS) or text.lstrip().startswith(_FORMULA_SIGNS)
+
+
 def neutralize_formula(value: str) -> str:
     """The cell as the CSV writer stores it: `=1+1` → `'=1+1`, so Excel shows text."""
-    if value.lstrip("'").startswith(FORMULA_STARTS):
+    if _runs_as_formula(value):
         return "'" + value
     return value
 
 
 def unneutralize_formula(value: str) -> str:
     """Undo `neutralize_formula`: drop one leading `'` only where the writer would add one."""
-    if value.startswith("'") and value.lstrip("'").startswith(FORMULA_STARTS):
+    if value.startswith("'") and _runs_as_formula(value):
         return value[1:]
     return value
 

@@ -1,0 +1,166 @@
+"""What reaches a browser over HTTP (issue 15): headers on every answer, download names,
+links to other sites, who may see others' datasets, login throttling, bodies, password reset."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from contextevals.settings import local_secret_key
+from datasets_app.importing.columns import neutralize_formula, unneutralize_formula
+from datasets_app.models import TaskFile, Upload
+from tests.conftest import FILES
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+EXPECTED = (FILES / "json" / "expected_answers_template.json").read_bytes()
+
+
+# --- Headers on every answer ----------------------------------------------------------------
+
+
+def _assert_framing_and_csp(response) -> None:
+    assert response["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+
+
+def test_the_bad_host_answer_carries_csp_and_frame_options(client, settings):
+    settings.DEBUG = False
+    response = client.get("/accounts/login/", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    _assert_framing_and_csp(response)
+
+
+def test_the_redirect_to_https_carries_csp_and_frame_options(client, settings):
+    settings.SECURE_SSL_REDIRECT = True
+    response = client.get("/accounts/login/")
+    assert response.status_code == 301
+    assert response["Location"].startswith("https://")
+    _assert_framing_and_csp(response)
+
+
+def test_the_local_secret_key_file_is_readable_by_its_owner_only(tmp_path):
+    path = tmp_path / ".local-secret-key"
+    key = local_secret_key(path)
+    assert len(key) >= 50
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    # A file an older version left world-readable is closed, and keeps its key.
+    path.chmod(0o644)
+    assert local_secret_key(path) == key
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [" =1+1", "  +SUM(A1)", "\n=HYPERLINK(1)", "\n-1+2", " \n@SUM(A1)", "＝1+1", "＋1", " ＠A1"],
+)
+def test_cells_that_a_spreadsheet_would_run_after_blanks_or_full_width_are_guarded(cell):
+    assert neutralize_formula(cell) == "'" + cell
+    assert unneutralize_formula(neutralize_formula(cell)) == cell
+
+
+@pytest.mark.parametrize("cell", [" plain", "\nline", "a=b", "'quoted", " 1-2"])
+def test_other_cells_are_left_as_typed(cell):
+    assert neutralize_formula(cell) == cell
+    assert unneutralize_formula(cell) == cell
+
+
+# --- Downloads and links --------------------------------------------------------------------
+
+
+def test_an_upload_name_cannot_add_to_the_problems_download_header(auth_client, make_dataset):
+    dataset = make_dataset()
+    auth_client.post(
+        reverse("datasets_app:import_check", args=[dataset.pk]),
+        {"file": SimpleUploadedFile("x.json", b'{"tasks": [{"prompt": 1}]}')},
+        **HTMX,
+    )
+    # The name as a hand-made multipart body can deliver it (a test client's encoder would
+    # let Django read the smuggled filename* instead).
+    Upload.objects.update(original_name="x\"; filename*=UTF-8''evil.html;\r\nX-A: b.json")
+    upload = Upload.objects.get()
+    response = auth_client.get(reverse("datasets_app:upload_problems", args=[upload.key]))
+    assert response.status_code == 200
+    header = response["Content-Disposition"]
+    # One parameter only: the whole name, percent-encoded, with nothing smuggled after it.
+    assert header.startswith("attachment; filename*=utf-8''x%22%3B%20filename%2A%3DUTF-8")
+    assert header.count(";") == 1
+    assert header.endswith("-problems.csv")
+
+
+def test_a_plain_upload_name_stays_readable_in_the_download(auth_client, make_dataset):
+    dataset = make_dataset()
+    auth_client.post(
+        reverse("datasets_app:import_check", args=[dataset.pk]),
+        {"file": SimpleUploadedFile("my tasks.json", b'{"tasks": [{"prompt": 1}]}')},
+        **HTMX,
+    )
+    upload = Upload.objects.get()
+    response = auth_client.get(reverse("datasets_app:upload_problems", args=[upload.key]))
+    assert response["Content-Disposition"] == 'attachment; filename="my tasks-problems.csv"'
+
+
+def test_a_linked_file_is_a_link_on_the_page_never_a_redirect_of_ours(auth_client, make_dataset):
+    dataset = make_dataset(tasks=1)
+    task = dataset.tasks.get()
+    link = TaskFile.objects.create(
+        task=task, role="input", name="report.pdf", url="https://elsewhere.example/report.pdf"
+    )
+    download = reverse("datasets_app:task_file_download", args=[dataset.pk, task.pk, link.pk])
+    assert auth_client.get(download).status_code == 404
+    page = auth_client.get(task.get_absolute_url()).content.decode()
+    assert (
+        '<a href="https://elsewhere.example/report.pdf" rel="noopener noreferrer nofollow">'
+        "report.pdf</a>"
+    ) in page
+    assert download not in page
+
+
+def test_only_an_https_link_is_a_link(auth_client, make_dataset):
+    dataset = make_dataset(tasks=1)
+    task = dataset.tasks.get()
+    TaskFile.objects.create(task=task, role="input", name="a.pdf", url="http://plain.example/a")
+    page = auth_client.get(task.get_absolute_url()).content.decode()
+    assert "plain.example" not in page
+    assert "a.pdf" in page
+
+
+# --- Who sees others' datasets --------------------------------------------------------------
+
+
+@pytest.fixture
+def staff_user(db, django_user_model):
+    return django_user_model.objects.create_user(
+        username="sam", password="pw-sam-12345", is_staff=True
+    )
+
+
+def test_staff_status_alone_opens_no_one_elses_dataset(client, staff_user, make_dataset):
+    dataset = make_dataset(tasks=1)
+    client.force_login(staff_user)
+    assert client.get(dataset.get_absolute_url()).status_code == 404
+    assert client.post(reverse("datasets_app:version_save", args=[dataset.pk])).status_code == 404
+    sharing = reverse("datasets_app:dataset_sharing", args=[dataset.pk])
+    assert client.post(sharing, {"username": "sam"}).status_code == 404
+    assert "Finance QA" not in client.get(reverse("datasets_app:dataset_list")).content.decode()
+    assert not dataset.shared_with.exists()
+    assert not dataset.versions.exists()
+    # Nor does the admin show it to them.
+    assert client.get(reverse("admin:datasets_app_dataset_changelist")).status_code == 403
+
+
+def test_the_admins_change_permission_opens_every_dataset(client, staff_user, make_dataset):
+    from django.contrib.auth.models import Permission
+
+    dataset = make_dataset(tasks=1)
+    staff_user.user_permissions.add(Permission.objects.get(codename="change_dataset"))
+    client.force_login(staff_user)
+    assert client.get(dataset.get_absolute_url()).status_code == 200
+    assert client.get(reverse("admin:datasets_app_dataset_changelist")).status_code == 200
+    sharing = reverse("datasets_app:dataset_sharing", args=[dataset.pk])
+    client.post(sharing, {"username": "sam"})
+    assert dataset.shared_with.filter(username="sam").exists()
