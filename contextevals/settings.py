@@ -72,6 +72,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Before anything reads a body (CsrfViewMiddleware does): refuses one too large by the
+    # size it declares, and a chunked one that declares none.
+    "datasets_app.middleware.BodyLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every page needs a login; the login page itself and static files are the exceptions.
@@ -164,7 +167,10 @@ STORAGES = {
 # before it is read whole. Bodies above the memory limit spool to a temporary file.
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(512 * 1024 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Every other body (a form, the login page): BodyLimitMiddleware refuses a larger one by its
+# Content-Length before anything reads it. A task form with a long prompt and answer and
+# dozens of criteria stays well below 4 MiB; a file goes through the import instead.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_FORM_BYTES", str(4 * 1024 * 1024)))
 FILE_UPLOAD_HANDLERS = [
     "datasets_app.uploads.LimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",

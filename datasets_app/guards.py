@@ -44,14 +44,31 @@ class Refusal:
     retry_after: int | None = None
 
 
+def declared_length(request: HttpRequest) -> int:
+    """The body's size as its Content-Length says (0 without one); ValueError when the
+    header is not a number."""
+    declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    if declared < 0:
+        raise ValueError(declared)
+    return declared
+
+
+def accepts_upload(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Mark a view (or the HTTP API's) as taking a file: BodyLimitMiddleware then lets its
+    body reach MAX_UPLOAD_BYTES instead of DATA_UPLOAD_MAX_MEMORY_SIZE."""
+    view.accepts_upload = True  # type: ignore[attr-defined]
+    return view
+
+
 def body_too_large(request: HttpRequest) -> bool:
     """Whether the request brings more than MAX_UPLOAD_BYTES.
 
-    Refuses from its Content-Length, before Django reads the body; a body without one is
-    cut off by LimitedUploadHandler, which sets `upload_too_large`.
+    Refuses from its Content-Length, before Django reads the body (BodyLimitMiddleware has
+    already refused it for a marked view, before CSRF reads it); a body longer than it said
+    is cut off by LimitedUploadHandler, which sets `upload_too_large`.
     """
     try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        declared = declared_length(request)
     except ValueError:
         declared = 0
     if declared > settings.MAX_UPLOAD_BYTES:
@@ -108,6 +125,10 @@ def guard_upload(*, refuse: Refuse, rate: Rate | None = None, check_size: bool =
                     return response
             return view(request, *args, **kwargs)
 
+        if check_size:
+            # BodyLimitMiddleware answers an oversized body the way this view would.
+            guarded.refuse_too_large = refuse  # type: ignore[attr-defined]
+            accepts_upload(guarded)
         return guarded
 
     return decorate

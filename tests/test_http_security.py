@@ -164,3 +164,80 @@ def test_the_admins_change_permission_opens_every_dataset(client, staff_user, ma
     sharing = reverse("datasets_app:dataset_sharing", args=[dataset.pk])
     client.post(sharing, {"username": "sam"})
     assert dataset.shared_with.filter(username="sam").exists()
+
+
+# --- Bodies ---------------------------------------------------------------------------------
+
+
+class _Unreadable:
+    """A request body that fails the test if anything reads it."""
+
+    def read(self, *args):
+        raise AssertionError("the body was read")
+
+    readline = read
+
+
+def _post_declaring(client, url: str, size: int | str, **extra):
+    """POST a multipart body that says it has `size` bytes and must not be read."""
+    return client.generic(
+        "POST",
+        url,
+        b"",
+        content_type="multipart/form-data; boundary=xyz",
+        CONTENT_LENGTH=str(size),
+        **{"wsgi.input": _Unreadable(), **extra},
+    )
+
+
+def test_a_large_post_to_the_login_page_is_refused_before_it_is_read(client):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    response = _post_declaring(client, "/accounts/login/", 600 * 1024 * 1024)
+    assert response.status_code == 413
+    assert "larger than 4.0\xa0MB, the most a form here takes" in response.content.decode()
+
+
+def test_a_form_body_over_the_small_cap_is_refused_for_a_person_too(auth_client, make_dataset):
+    dataset = make_dataset()
+    url = reverse("datasets_app:dataset_settings", args=[dataset.pk])
+    assert _post_declaring(auth_client, url, 5 * 1024 * 1024).status_code == 413
+
+
+def test_an_upload_over_the_limit_gets_the_dialogs_message_before_csrf_reads_it(
+    user, make_dataset, settings
+):
+    from django.test import Client
+
+    settings.MAX_UPLOAD_BYTES = 1024 * 1024
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    dataset = make_dataset()
+    url = reverse("datasets_app:import_check", args=[dataset.pk])
+    response = _post_declaring(client, url, 600 * 1024 * 1024, **HTMX)
+    assert response.status_code == 200
+    assert "This file is larger than 1 MiB, the most one import takes." in (
+        response.content.decode()
+    )
+    assert not Upload.objects.exists()
+    # Someone not logged in gets a plain refusal, not the dialog.
+    client.logout()
+    assert _post_declaring(client, url, 600 * 1024 * 1024).status_code == 413
+
+
+def test_an_upload_within_the_limit_still_passes_the_small_cap(auth_client, make_dataset):
+    dataset = make_dataset()
+    big = b'{"tasks": [{"prompt": "' + b"x" * (5 * 1024 * 1024) + b'", "expected": "y"}]}'
+    response = auth_client.post(
+        reverse("datasets_app:import_check", args=[dataset.pk]),
+        {"file": SimpleUploadedFile("big.json", big)},
+        **HTMX,
+    )
+    assert response.status_code == 200
+    assert Upload.objects.exists()
+
+
+def test_a_length_that_is_no_number_is_a_400(client):
+    response = _post_declaring(client, "/accounts/login/", "lots")
+    assert response.status_code == 400
