@@ -82,6 +82,10 @@ class ArchiveError(Exception):
     has changed since it was checked, or the member is larger than allowed)."""
 
 
+class MemberTooLarge(ArchiveError):
+    """A member produced more bytes than the reader allowed it (counted as they came out)."""
+
+
 def directory_extent(fp: BinaryIO) -> tuple[int, int] | None:
     """The (entry count, central directory size in bytes) the archive's end record declares,
     or None when there is no end record (the file is not a zip, or it is truncated).
@@ -189,7 +193,7 @@ def iter_chunks(zf: zipfile.ZipFile, info: zipfile.ZipInfo, *, max_bytes: int) -
         while chunk := member.read(CHUNK_BYTES):
             seen += len(chunk)
             if seen > max_bytes:
-                raise ArchiveError(f"{info.filename} is larger than {max_bytes} bytes")
+                raise MemberTooLarge(f"{info.filename} is larger than {max_bytes} bytes")
             yield chunk
 
 
@@ -227,7 +231,7 @@ class VerifiedMember(io.RawIOBase):
             raise ArchiveError(f"{self._name} could not be read: {exc}") from exc
         self._seen += len(data)
         if self._seen > self._max_bytes:
-            raise ArchiveError(f"{self._name} is larger than {self._max_bytes} bytes")
+            raise MemberTooLarge(f"{self._name} is larger than {self._max_bytes} bytes")
         if self._digest is not None:
             self._digest.update(data)
         if not data:

@@ -14,9 +14,12 @@ import zipfile
 from pathlib import PurePath
 from typing import Any
 
-from openpyxl import Workbook, load_workbook
+from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
+from openpyxl.reader.excel import ExcelReader
+from openpyxl.worksheet._reader import WorkSheetParser
 
+from datasets_app.importing import archive
 from datasets_app.importing.columns import (
     Table,
     column_letter,
@@ -25,7 +28,7 @@ from datasets_app.importing.columns import (
     neutralize_formula,
     rows_from_spec,
 )
-from datasets_app.importing.spec import DatasetSpec, Parsed, Problem, nowhere
+from datasets_app.importing.spec import MAX_FILE_BYTES, DatasetSpec, Parsed, Problem, nowhere
 
 NOT_A_WORKBOOK = "xlsx_not_a_workbook"
 TOO_LARGE_UNPACKED = "xlsx_too_large_unpacked"
@@ -42,6 +45,10 @@ MSG_NOT_A_WORKBOOK = (
 MSG_TOO_LARGE_UNPACKED = (
     "This workbook unpacks to more than {limit} MiB, more than a dataset file needs; save "
     "just the tasks sheet, or as CSV."
+)
+MSG_PART_TOO_LARGE = (
+    "This workbook's {part} unpacks to more than {limit} MiB, more text than a dataset file "
+    "holds; save just the tasks sheet, or as CSV."
 )
 MSG_NO_SHEET = "This workbook has no worksheet."
 MSG_EMPTY_SHEET = "The sheet {sheet} is empty: it needs a header row and a row per task."
@@ -60,10 +67,17 @@ MSG_OTHER_SHEETS = "Only the first sheet, {sheet}, was read; the workbook has {c
 # cap the table we build at 2 million cells, whatever the file claims.
 MAX_ROWS = 20_000
 MAX_COLUMNS = 100
-# openpyxl keeps the whole shared-strings table in memory, and a zip can expand 1,000-fold:
-# refuse before opening when the members' declared sizes add up past this. 200 MiB is ten
-# times a 1,000-task sheet with long answers.
-MAX_UNPACKED_BYTES = 200 * 1024 * 1024
+# A zip can expand 1,000-fold, so what openpyxl inflates is bounded twice. Before opening:
+# the members' declared sizes (zipfile never inflates a member past its declared size) must
+# add up to at most MAX_UNPACKED_BYTES, which bounds the time spent parsing however many
+# parts a workbook has. While reading: each part openpyxl opens is counted as it inflates
+# and refused past MAX_PART_BYTES, so that the shared-string table (which openpyxl keeps
+# whole in memory, one string per cell text) or a sheet of millions of cells never gets
+# built. A dataset file holds at most MAX_FILE_BYTES of text as .csv or .json; the same text
+# as a sheet's shared strings takes about as many bytes of XML again in markup for short
+# cells, so a part of twice that carries any dataset a .csv can, and no more.
+MAX_UNPACKED_BYTES = 160 * 1024 * 1024
+MAX_PART_BYTES = 2 * MAX_FILE_BYTES
 
 # XML 1.0 cannot hold these control characters, so a sheet cannot either; and an XML
 # parser turns every CR (alone or before LF) into LF, so a cell's line ends come back as LF.
@@ -114,8 +128,8 @@ def read_table(
         return None, detected, [Problem(code, message, file_name)], []
 
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            unpacked = sum(member.file_size for member in archive.infolist())
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            unpacked = sum(member.file_size for member in zf.infolist())
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         return failed(NOT_A_WORKBOOK, MSG_NOT_A_WORKBOOK, "not a workbook")
     if unpacked > MAX_UNPACKED_BYTES:
@@ -123,7 +137,9 @@ def read_table(
         return failed(TOO_LARGE_UNPACKED, MSG_TOO_LARGE_UNPACKED.format(limit=limit))
 
     try:
-        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        workbook = _open_workbook(data)
+    except archive.MemberTooLarge as exc:
+        return failed(TOO_LARGE_UNPACKED, _part_too_large(exc))
     except Exception:
         # openpyxl parses untrusted XML and raises whatever its parsers raise on a damaged
         # file (KeyError, ValueError, ParseError, InvalidFileException, …); every one of
@@ -141,7 +157,10 @@ def read_table(
             )
             warnings.append(Problem(OTHER_SHEETS, message, file_name))
         try:
-            rows, problem = _rows(sheet, file_name, keep_blank_rows=keep_blank_rows)
+            rows, problem = _rows(workbook, sheet, file_name, keep_blank_rows=keep_blank_rows)
+        except archive.MemberTooLarge as exc:
+            problem = Problem(TOO_LARGE_UNPACKED, _part_too_large(exc), file_name)
+            return None, detected, [problem], warnings
         except Exception:
             # The sheet XML is parsed lazily, so damage inside it surfaces here.
             return failed(NOT_A_WORKBOOK, MSG_NOT_A_WORKBOOK, "not a workbook")
@@ -158,27 +177,89 @@ def read_table(
     return Table(header=header, header_row=header_row, rows=body), detected, [], warnings
 
 
+class _CountedArchive(zipfile.ZipFile):
+    """A workbook's zip that hands openpyxl every part through a stream counting the bytes
+    it inflates, which raises `archive.MemberTooLarge` past MAX_PART_BYTES: the refusal
+    comes while reading, in bounded memory, whatever the part's declared size says."""
+
+    def open(self, name, mode="r", pwd=None, **kwargs):  # type: ignore[override]
+        member = super().open(name, mode, pwd, **kwargs)
+        if mode != "r":
+            return member
+        label = name.filename if isinstance(name, zipfile.ZipInfo) else name
+        counted = archive.VerifiedMember(member, label, max_bytes=MAX_PART_BYTES)
+        return io.BufferedReader(counted, archive.CHUNK_BYTES)
+
+
+def _open_workbook(data: bytes) -> Any:
+    """The workbook, read-only with cached values (never formulas), its parts counted.
+
+    `load_workbook` in two steps, so that its reader reads from a `_CountedArchive`.
+    """
+    reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+    reader.archive.close()
+    reader.archive = _CountedArchive(io.BytesIO(data))
+    reader.read()
+    return reader.wb
+
+
+def _part_too_large(exc: archive.MemberTooLarge) -> str:
+    """What a person reads when a part of the workbook inflates past MAX_PART_BYTES."""
+    name = str(exc).split(" ", 1)[0]
+    if "sharedstrings" in name.lower():
+        part = "text (its shared strings)"
+    elif "worksheets/" in name:
+        part = "sheet"
+    else:
+        part = f"part {name}"
+    return MSG_PART_TOO_LARGE.format(part=part, limit=MAX_PART_BYTES >> 20)
+
+
 def _rows(
-    sheet: Any, file_name: str, *, keep_blank_rows: bool
+    workbook: Any, sheet: Any, file_name: str, *, keep_blank_rows: bool
 ) -> tuple[list[tuple[int, list[str]]], Problem | None]:
+    """The sheet's rows as (row number, cells) up to MAX_ROWS, or the problem that stops it.
+
+    Rows are taken by the number the sheet gives them, from openpyxl's sheet parser rather
+    than `iter_rows`: `iter_rows` makes up every row missing between two rows of the XML, so
+    one empty cell numbered 1,000,000,000 would have it yield a billion empty rows. Here the
+    work is one step per row the file really holds, and the file's XML is bounded by
+    MAX_PART_BYTES. A row past MAX_ROWS (or a value past MAX_COLUMNS) is a problem only when
+    it holds something: spreadsheets often keep formatted, empty cells far below the data.
+    The sheet's declared dimension is not used to stop: writers get it wrong both ways, and
+    the row numbers already bound the work.
+    """
     title = f"“{sheet.title}”"
-    # The sheet's stated dimension can be absent or wrong; without it openpyxl pads each
-    # row only to its own last cell. One column past the limit is read, to notice it.
-    sheet.reset_dimensions()
     rows: list[tuple[int, list[str]]] = []
-    for number, values in enumerate(sheet.iter_rows(max_col=MAX_COLUMNS + 1, values_only=True), 1):
-        cells = [_cell_text(value) for value in values]
-        filled = any(cells)
-        if filled and number > MAX_ROWS:
-            message = MSG_TOO_MANY_ROWS.format(sheet=title, limit=MAX_ROWS)
-            return rows, Problem(TOO_MANY_ROWS, message, file_name, row=number)
-        if len(cells) > MAX_COLUMNS and cells[MAX_COLUMNS]:
-            message = MSG_TOO_MANY_COLUMNS.format(
-                sheet=title, column=column_letter(MAX_COLUMNS), limit=MAX_COLUMNS
-            )
-            return rows, Problem(TOO_MANY_COLUMNS, message, file_name, row=number)
-        if (filled or keep_blank_rows) and number <= MAX_ROWS:
-            rows.append((number, cells[:MAX_COLUMNS]))
+    with workbook._archive.open(sheet._worksheet_path) as source:
+        parser = WorkSheetParser(
+            source,
+            sheet._shared_strings,
+            data_only=True,
+            epoch=workbook.epoch,
+            date_formats=workbook._date_formats,
+            timedelta_formats=workbook._timedelta_formats,
+        )
+        for number, parsed in parser.parse():
+            cells = [""] * MAX_COLUMNS
+            width = 0
+            for cell in parsed:
+                text = _cell_text(cell["value"])
+                if not text:
+                    continue
+                column = cell["column"]
+                if column > MAX_COLUMNS:
+                    message = MSG_TOO_MANY_COLUMNS.format(
+                        sheet=title, column=column_letter(MAX_COLUMNS), limit=MAX_COLUMNS
+                    )
+                    return rows, Problem(TOO_MANY_COLUMNS, message, file_name, row=number)
+                cells[column - 1] = text
+                width = max(width, column)
+            if width and number > MAX_ROWS:
+                message = MSG_TOO_MANY_ROWS.format(sheet=title, limit=MAX_ROWS)
+                return rows, Problem(TOO_MANY_ROWS, message, file_name, row=number)
+            if (width or keep_blank_rows) and number <= MAX_ROWS:
+                rows.append((number, cells[:width]))
     return rows, None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 from openpyxl import Workbook
@@ -133,3 +134,128 @@ def test_written_cells_are_text_never_formulas():
     cells = {cell.value: cell.data_type for row in sheet.iter_rows() for cell in row}
     assert cells["'=1+1"] == "s"
     assert cells["'@x"] == "s"
+
+
+def with_sheet_xml(data: bytes, edit, extra: dict[str, str] | None = None) -> bytes:
+    """The workbook with its first sheet's XML passed through `edit` (str -> str), and the
+    parts in `extra` added (name -> XML)."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            content = source.read(info)
+            if info.filename == "xl/worksheets/sheet1.xml":
+                content = edit(content.decode()).encode()
+            target.writestr(info.filename, content)
+        for name, xml in (extra or {}).items():
+            target.writestr(name, xml)
+    return buffer.getvalue()
+
+
+def with_shared_string(data: bytes, cell: str, text: str) -> bytes:
+    """The workbook with `cell` of its first sheet pointing at a shared string `text`
+    (openpyxl itself writes inline strings, and cuts them at Excel's 32,767 characters)."""
+    content_types = zipfile.ZipFile(io.BytesIO(data)).read("[Content_Types].xml").decode()
+    override = (
+        '<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+        'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>'
+    )
+    table = (
+        '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" '
+        f'uniqueCount="1"><si><t>{text}</t></si></sst>'
+    )
+    pattern = re.compile(f'<c r="{cell}"[^>]*>.*?</c>')
+    data = with_sheet_xml(
+        data,
+        lambda xml: pattern.sub(f'<c r="{cell}" t="s"><v>0</v></c>', xml),
+        {"xl/sharedStrings.xml": table},
+    )
+    # Replace the content types part (written once above, unchanged) with one naming it.
+    source = zipfile.ZipFile(io.BytesIO(data))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            content = source.read(info)
+            if info.filename == "[Content_Types].xml":
+                content = content_types.replace("</Types>", override).encode()
+            target.writestr(info.filename, content)
+    return buffer.getvalue()
+
+
+def test_an_empty_cell_a_billion_rows_down_is_read_by_its_row_number():
+    # A 2 KB workbook whose one empty cell sits at row 1,000,000,000: openpyxl's iter_rows
+    # would make up the billion rows in between (hours of work) before the reader saw it.
+    data = with_sheet_xml(
+        workbook_bytes([["prompt", "answer"], ["Q1", "A"]]),
+        lambda xml: xml.replace(
+            "</sheetData>", '<row r="1000000000"><c r="A1000000000" s="0"/></row></sheetData>'
+        ),
+    )
+
+    plan, problems, _ = check_xlsx(data)
+
+    assert problems == []
+    assert [task.prompt for task in plan.tasks] == ["Q1"]
+
+
+def test_a_value_a_billion_rows_down_is_too_many_rows():
+    data = with_sheet_xml(
+        workbook_bytes([["prompt", "answer"], ["Q1", "A"]]),
+        lambda xml: xml.replace(
+            "</sheetData>",
+            '<row r="1000000000"><c r="B1000000000" t="inlineStr"><is><t>x</t></is></c>'
+            "</row></sheetData>",
+        ),
+    )
+
+    _, problems, _ = check_xlsx(data)
+
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_ROWS, 1_000_000_000)]
+
+
+def test_a_value_far_past_the_column_limit_is_refused():
+    data = with_sheet_xml(
+        workbook_bytes([["prompt", "answer"], ["Q1", "A"]]),
+        lambda xml: xml.replace(
+            '<c r="B2"', '<c r="XFD2" t="inlineStr"><is><t>far</t></is></c><c r="B2"'
+        ),
+    )
+
+    _, problems, _ = check_xlsx(data)
+
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_COLUMNS, 2)]
+
+
+def test_a_shared_string_table_past_the_cap_is_refused_while_it_is_read(monkeypatch):
+    # The issue's file: one huge string in a small workbook, refused by the bytes inflated,
+    # not by what the zip declares (the declared total stays under its own limit here).
+    monkeypatch.setattr(xlsx_format, "MAX_PART_BYTES", 100_000)
+    data = with_shared_string(
+        workbook_bytes([["prompt", "answer"], ["Q", "A"]]), "B2", "A" * 200_000
+    )
+    assert len(data) < 10_000
+
+    _, problems, _ = check_xlsx(data)
+
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert "shared strings" in problems[0].message
+
+
+def test_a_shared_string_within_the_cap_is_read():
+    data = with_shared_string(workbook_bytes([["prompt", "answer"], ["Q", "A"]]), "B2", "forty-two")
+
+    plan, problems, _ = check_xlsx(data)
+
+    assert problems == []
+    assert plan.tasks[0].expected_text == "forty-two"
+
+
+def test_a_sheet_past_the_cap_is_refused_while_it_is_read(monkeypatch):
+    monkeypatch.setattr(xlsx_format, "MAX_PART_BYTES", 50_000)
+    rows = [["prompt", "answer"]] + [[f"Q{n}", n] for n in range(5_000)]
+    data = workbook_bytes(rows)
+
+    _, problems, _ = check_xlsx(data)
+
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert "sheet" in problems[0].message
