@@ -59,6 +59,9 @@ BEIR_NOTE = (
     "it holds the evidence."
 )
 NOTHING_SKIPPED = "Nothing was skipped."
+# Python's JSON decoder recurses once per level and stops at the interpreter's limit (about
+# 1,000); an eval set is a few levels deep, so a file past that is hostile or broken.
+TOO_DEEP = "the JSON is nested too deeply to read (an eval set is only a few levels deep)"
 
 # Skip reasons are verb phrases so that "<n> <reason>" reads as a sentence in describe_skipped.
 SKIP_NO_SPAN = "had no `span`"
@@ -140,6 +143,9 @@ def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
             raise EvalSetError(
                 f"{name}, line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
             ) from exc
+        except RecursionError as exc:
+            line += text.count("\n", counted_to, pos)
+            raise EvalSetError(f"{name}, line {line}: {TOO_DEEP}") from exc
         line += text.count("\n", counted_to, pos)
         counted_to = pos
         yield line, value
@@ -620,7 +626,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
                 # A note typed into the meta cell must not take down a file of good questions.
                 try:
                     parsed = json.loads(meta_cell)
-                except ValueError:
+                except (ValueError, RecursionError):
                     parsed = None
                 if isinstance(parsed, dict):
                     meta = parsed
@@ -874,6 +880,8 @@ def parse_legalbench_rag_text(
         raise EvalSetError(
             f"{name}, line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
         ) from exc
+    except RecursionError as exc:
+        raise EvalSetError(f"{name}: {TOO_DEEP}") from exc
     if isinstance(payload, dict):
         if "tests" not in payload:
             raise EvalSetError(f'{name}: expected {{"tests": [...]}} or a [...] array of tests')

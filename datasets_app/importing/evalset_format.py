@@ -177,7 +177,9 @@ def _head(data: bytes) -> str:
 def _first_json_value(text: str) -> Any:
     try:
         return json.JSONDecoder().raw_decode(text.lstrip())[0]
-    except ValueError:
+    except (ValueError, RecursionError):
+        # Not JSON, or nested past what the decoder reads: not an eval set's first line, and
+        # the dataset reader reports what is wrong with it.
         return None
 
 

@@ -210,3 +210,21 @@ def test_lone_surrogate_is_refused_on_write(tmp_path):
     assert str(excinfo.value) == (
         "s.jsonl: cannot write '\\ud800', a lone surrogate that UTF-8 cannot hold"
     )
+
+
+def test_a_line_nested_ten_thousand_deep_is_an_error_naming_its_line():
+    deep = '{"id": "q2", "question": "Q", "meta": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    text = '{"id": "q1", "question": "Q"}\n' + deep + "\n"
+
+    assert error_of(text) == (
+        "quiz.jsonl, line 2: the JSON is nested too deeply to read (an eval set is only a few "
+        "levels deep)"
+    )
+
+
+def test_a_legalbench_file_nested_ten_thousand_deep_is_an_error():
+    text = '{"tests": ' + "[" * 10_000 + "]" * 10_000 + "}"
+
+    with pytest.raises(cg.EvalSetError) as excinfo:
+        cg.parse_legalbench_rag_text(text, name="bench.json")
+    assert "nested too deeply" in str(excinfo.value)

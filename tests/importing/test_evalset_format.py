@@ -443,3 +443,32 @@ def test_an_ordinary_dataset_exports_its_answers():
         ("t2", "What is 2+2?", "4"),
     ]
     assert ef.export_warnings(spec) == []
+
+
+DEEP = "[" * 10_000 + "]" * 10_000
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # The first line decides that the file is an eval set; it is the one too deep.
+        ('{"question": "Q", "meta": ' + DEEP + "}\n", 1),
+        ('{"id": "q1", "question": "Q"}\n{"id": "q2", "question": "Q", "meta": ' + DEEP + "}\n", 2),
+    ],
+)
+def test_an_eval_set_nested_ten_thousand_deep_is_a_problem_on_its_line(text, line):
+    result = check_file(text.encode(), "deep.jsonl")
+
+    assert not result.ok
+    assert [(p.line, "nested too deeply" in p.message) for p in result.problems] == [(line, True)]
+
+
+def test_the_same_deep_eval_set_in_a_zip_is_a_problem_too():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("deep.jsonl", '{"question": "Q", "meta": ' + DEEP + "}\n")
+
+    result = check_file(buffer.getvalue(), "deep.zip")
+
+    assert not result.ok
+    assert ["nested too deeply" in p.message for p in result.problems] == [True]
