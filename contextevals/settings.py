@@ -6,6 +6,7 @@ ALLOWED_HOSTS and DEBUG=0 switch it to production services; no setting needs a f
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -61,6 +62,7 @@ INSTALLED_APPS = [
     "template_partials",
     "csp",
     "django_ratelimit",
+    "axes",
     "datasets_app",
 ]
 
@@ -81,6 +83,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "contextevals.urls"
@@ -121,6 +125,40 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Login throttling (django-axes), on the app's and the admin's login pages alike. Failures
+# are counted per client address, whatever user names are tried, so one address cannot guess
+# at many accounts, and nobody elsewhere can lock a person out of their own account. Ten in
+# a row (a person mistyping, even an office behind one address) pause logging in from that
+# address for 15 minutes, restarted by each try during the pause; a login that succeeds
+# clears its address's count. An administrator lifts a pause in the admin (Axes > Access
+# attempts) or with `manage.py axes_reset`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_PAUSE_MINUTES", "15")))
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "datasets_app.login_throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "datasets_app.login_throttle.client_ip"
+AXES_VERBOSE = False  # its start-up line would precede every management command's output
+# How many proxies in front append to X-Forwarded-For (scripts/web's nginx is one). With 0,
+# the header is ignored: a client could write any address there.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+
+# Email (password reset): SMTP from the usual settings. With no EMAIL_HOST nothing could
+# send the reset link, so the reset pages are not served and the login page offers none.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", not env_bool("EMAIL_USE_SSL", False))
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Context Evals <noreply@localhost>")
+PASSWORD_RESET_ENABLED = bool(EMAIL_HOST)
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "datasets_app:dataset_list"

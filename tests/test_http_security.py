@@ -241,3 +241,74 @@ def test_an_upload_within_the_limit_still_passes_the_small_cap(auth_client, make
 def test_a_length_that_is_no_number_is_a_400(client):
     response = _post_declaring(client, "/accounts/login/", "lots")
     assert response.status_code == 400
+
+
+# --- Login throttling -----------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Dozens of logins a test: a quick hasher (the real one costs 0.6 s a check)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.mark.parametrize("login_url", ["/accounts/login/", "/admin/login/"])
+def test_ten_wrong_passwords_pause_logging_in_from_that_address(client, admin_user, login_url):
+    wrong = {"username": "root", "password": "not-it"}
+    for _ in range(9):
+        assert client.post(login_url, wrong).status_code == 200  # the form, with its error
+    locked = client.post(login_url, wrong)
+    assert locked.status_code == 429
+    page = locked.content.decode()
+    assert "Logging in is paused" in page
+    assert "There were 10 failed logins from your network in a row" in page
+    assert "paused for 15 minutes" in page
+    # Even the right password waits now ...
+    right = {"username": "root", "password": "pw-root-12345"}
+    assert client.post(login_url, right).status_code == 429
+    # ... from that address only; another logs in, and other user names count there too.
+    elsewhere = client.post(login_url, right, REMOTE_ADDR="10.0.0.9")
+    assert elsewhere.status_code == 302
+
+
+def test_guessing_at_many_user_names_counts_for_the_address(client, user):
+    for index in range(10):
+        client.post("/accounts/login/", {"username": f"user{index}", "password": "x"})
+    response = client.post("/accounts/login/", {"username": "ada", "password": "pw-ada-12345"})
+    assert response.status_code == 429
+
+
+def test_a_forwarded_for_header_is_ignored_without_a_trusted_proxy(client, user):
+    for index in range(10):
+        client.post(
+            "/accounts/login/",
+            {"username": "ada", "password": "x"},
+            HTTP_X_FORWARDED_FOR=f"10.1.1.{index}",
+        )
+    assert client.post("/accounts/login/", {"username": "ada", "password": "x"}).status_code == 429
+
+
+def test_behind_a_trusted_proxy_the_address_it_saw_counts(client, user, settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    for _ in range(10):
+        client.post(
+            "/accounts/login/",
+            {"username": "ada", "password": "x"},
+            HTTP_X_FORWARDED_FOR="spoofed, 203.0.113.7",
+        )
+    right = {"username": "ada", "password": "pw-ada-12345"}
+    seen = client.post("/accounts/login/", right, HTTP_X_FORWARDED_FOR="203.0.113.7")
+    assert seen.status_code == 429
+    other = client.post("/accounts/login/", right, HTTP_X_FORWARDED_FOR="203.0.113.8")
+    assert other.status_code == 302
+
+
+def test_a_successful_login_clears_the_count(client, user):
+    for _ in range(9):
+        client.post("/accounts/login/", {"username": "ada", "password": "x"})
+    right = {"username": "ada", "password": "pw-ada-12345"}
+    assert client.post("/accounts/login/", right).status_code == 302
+    client.logout()
+    for _ in range(9):
+        client.post("/accounts/login/", {"username": "ada", "password": "x"})
+    assert client.post("/accounts/login/", right).status_code == 302
