@@ -312,3 +312,47 @@ def test_a_successful_login_clears_the_count(client, user):
     for _ in range(9):
         client.post("/accounts/login/", {"username": "ada", "password": "x"})
     assert client.post("/accounts/login/", right).status_code == 302
+
+
+# --- Password reset -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def password_reset(settings):
+    """Serve the URLs as they are with PASSWORD_RESET_ENABLED set (they read it once)."""
+    import importlib
+
+    from django.urls import clear_url_caches
+
+    import contextevals.urls
+
+    def served(enabled: bool) -> None:
+        settings.PASSWORD_RESET_ENABLED = enabled
+        importlib.reload(contextevals.urls)
+        clear_url_caches()
+
+    original = settings.PASSWORD_RESET_ENABLED
+    yield served
+    served(original)
+
+
+def test_without_email_there_is_no_password_reset_to_offer(client, password_reset):
+    password_reset(False)
+    assert client.get("/accounts/password_reset/").status_code == 404
+    assert "Forgotten your password?" not in client.get("/accounts/login/").content.decode()
+
+
+def test_with_email_configured_the_reset_link_is_mailed(client, user, password_reset):
+    from django.core import mail
+
+    user.email = "ada@example.com"
+    user.save()
+    password_reset(True)
+    login_page = client.get("/accounts/login/").content.decode()
+    assert '<a href="/accounts/password_reset/">Forgotten your password?</a>' in login_page
+    assert client.get("/accounts/password_reset/").status_code == 200
+    response = client.post("/accounts/password_reset/", {"email": "ada@example.com"})
+    assert response.status_code == 302
+    assert len(mail.outbox) == 1
+    assert mail.outbox[0].to == ["ada@example.com"]
+    assert "/accounts/reset/" in mail.outbox[0].body
