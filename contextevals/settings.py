@@ -225,12 +225,24 @@ CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Every task ends: past its soft time limit it gets SoftTimeLimitExceeded and records that
+# the file took too long (a problem a person reads, not a dialog checking forever); past the
+# hard limit the worker kills the process running it and records the same, acknowledging the
+# message, so a hostile file is never handed to the next worker. A check of any file under
+# the upload limit takes well under 30 s on a 2-core machine (`make bench`, hostile files);
+# 120 s leaves room for a busy worker. An import also stores up to 2 GiB of attached files,
+# to object storage perhaps: 15 minutes. The hard limits give 30 s more to write the outcome.
+CHECK_TIME_LIMIT_SECONDS = int(os.environ.get("CHECK_TIME_LIMIT_SECONDS", "120"))
+IMPORT_TIME_LIMIT_SECONDS = int(os.environ.get("IMPORT_TIME_LIMIT_SECONDS", "900"))
+TIME_LIMIT_GRACE_SECONDS = 30
+CELERY_TASK_SOFT_TIME_LIMIT = IMPORT_TIME_LIMIT_SECONDS
+CELERY_TASK_TIME_LIMIT = IMPORT_TIME_LIMIT_SECONDS + TIME_LIMIT_GRACE_SECONDS
 # With Redis, a task a dead worker had taken goes back on the queue after this many
-# seconds. Longer than the longest import (else a slow one is handed out twice: the upload's
-# row lock makes the second run a no-op, but it streams the files again), short enough that
-# an import a crash interrupted resumes within the hour.
+# seconds. Longer than any task can run (the import's hard limit, 930 s: else a slow one is
+# handed out twice while it still runs), and otherwise as short as that allows, so that an
+# import a crash interrupted resumes within 20 minutes rather than Redis's default hour.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "1200")),
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -295,6 +295,9 @@ class Upload(models.Model):
     mode = models.CharField(max_length=10, choices=ImportMode.choices, default=ImportMode.ADD)
     # The checker's result as `result_to_json` writes it, plus the plan for the import.
     result = models.JSONField(default=dict, blank=True)
+    # The "download the problems" CSV, written by the check itself (on a worker): the
+    # download only serves it, and never checks the file again in a web request.
+    problems_file = models.FileField(upload_to=upload_path, max_length=500, blank=True)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)

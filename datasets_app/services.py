@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings as project_settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Max
@@ -31,6 +33,7 @@ from datasets_app.importing.spec import (
     CheckResult,
     CriterionSpec,
     DatasetSpec,
+    Problem,
     TaskSpec,
 )
 from datasets_app.models import (
@@ -147,6 +150,10 @@ UPLOAD_EXPIRED = "This upload has expired. Choose the file again."
 UPLOAD_HAS_PROBLEMS = "The file has problems. Fix them and choose the file again."
 UPLOAD_ALREADY_IMPORTED = "This file has already been imported."
 UPLOAD_CHANGED = "The file changed since it was checked, so it was checked again."
+IMPORT_TOO_SLOW = (
+    "The import took too long (more than {minutes:,} minutes) and was stopped; nothing was "
+    "written. Split the file into smaller imports."
+)
 
 
 def _sha256_of(fileobj) -> tuple[str, int]:
@@ -279,10 +286,57 @@ def upload_check(*, upload: Upload) -> Upload:
         if upload.dataset is not None:
             stored["diff"] = replace_diff(dataset=upload.dataset, plan=result.plan)
     upload.result = stored
+    _store_problems_csv(upload, result)
     upload.state = Upload.State.CHECKED
     upload.progress_done = upload.progress_total = result.task_count
-    upload.save(update_fields=["result", "state", "progress_done", "progress_total"])
+    upload.save(
+        update_fields=["result", "problems_file", "state", "progress_done", "progress_total"]
+    )
     return upload
+
+
+def _store_problems_csv(upload: Upload, result: CheckResult) -> None:
+    """Keep what "download the problems" serves, written now while the file is open to the
+    check anyway; for a .csv or .xlsx it is the person's own sheet with a problem column."""
+    if upload.problems_file:
+        upload.problems_file.delete(save=False)
+    if not result.problems:
+        return
+    data = None
+    if result.format in ("csv", "xlsx"):
+        with upload.file.open("rb") as fileobj:
+            data = fileobj.read(MAX_FILE_BYTES + 1)
+    body = problems_csv.problems_csv(result, data)
+    upload.problems_file.save(PROBLEMS_FILE_NAME, ContentFile(body), save=False)
+
+
+PROBLEMS_FILE_NAME = "problems.csv"
+
+
+def upload_timed_out(*, upload_id: int) -> None:
+    """Record that the upload's check or import ran past its time limit and was stopped.
+
+    A check ends as a checked file with one problem (so the dialog, the problems download
+    and the API show it like any other); an import goes back to checked with a message, as
+    a failed import does (it wrote nothing: its transaction rolled back).
+    """
+    upload = Upload.objects.filter(pk=upload_id).first()
+    if upload is None:
+        return
+    if upload.state == Upload.State.CHECKING:
+        seconds = project_settings.CHECK_TIME_LIMIT_SECONDS
+        problem = checker.CHECK_TOO_SLOW.at(upload.original_name, seconds=seconds)
+        result = CheckResult(
+            file_name=upload.original_name, format=None, detected="", problems=(problem,)
+        )
+        upload.result = checker.result_to_json(result)
+        upload.state = Upload.State.CHECKED
+        upload.save(update_fields=["result", "state"])
+    elif upload.state == Upload.State.IMPORTING:
+        minutes = project_settings.IMPORT_TIME_LIMIT_SECONDS // 60
+        Upload.objects.filter(pk=upload_id, state=Upload.State.IMPORTING).update(
+            state=Upload.State.CHECKED, error=IMPORT_TOO_SLOW.format(minutes=minutes)
+        )
 
 
 @dataclass(frozen=True)
@@ -638,8 +692,9 @@ def uploads_delete_expired() -> int:
     count = 0
     for upload in Upload.objects.filter(expires_at__lte=timezone.now()).iterator():
         _delete_unreferenced_runs(upload)
-        if upload.file:
-            default_storage.delete(upload.file.name)
+        for kept in (upload.file, upload.problems_file):
+            if kept:
+                default_storage.delete(kept.name)
         upload.delete()
         count += 1
     return count
@@ -670,13 +725,18 @@ def _delete_tree(folder: str) -> None:
 
 def upload_problems_csv(*, upload: Upload) -> bytes:
     """The problems of a checked upload as a CSV: for a CSV or XLSX file its own rows with a
-    `problem` column, for the others one row per problem."""
-    result = _check(upload)
-    data = None
-    if result.format in ("csv", "xlsx"):
-        with upload.file.open("rb") as fileobj:
-            data = fileobj.read(MAX_FILE_BYTES + 1)
-    return problems_csv.problems_csv(result, data)
+    `problem` column, for the others one row per problem.
+
+    Served from what the check stored: checking again here would be a check in the web
+    process, unthrottled (seconds of work per request for a large sheet). An upload whose
+    check stored no file (one checked before there was one) gets its stored problems as a
+    list.
+    """
+    if upload.problems_file:
+        with upload.problems_file.open("rb") as fileobj:
+            return fileobj.read()
+    stored = (upload.result or {}).get("problems", [])
+    return problems_csv.problem_list(Problem.from_json(problem) for problem in stored)
 
 
 # --- Sharing --------------------------------------------------------------------------------

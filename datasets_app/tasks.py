@@ -9,8 +9,11 @@ import once, not twice.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import Task, shared_task
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from django.conf import settings
 from kombu.exceptions import OperationalError
 
 from datasets_app import services
@@ -22,7 +25,28 @@ CHECK_FAILED = "The file could not be checked. Nothing was written; try again, o
 IMPORT_FAILED = "The import failed and nothing was written. Try again."
 
 
-@shared_task(acks_late=True)
+class UploadTask(Task):
+    """A task on one upload (its id first) that records running out of time on the upload.
+
+    The soft time limit raises SoftTimeLimitExceeded inside the task, which handles it. The
+    hard limit kills the process running the task, so nothing in it runs again: the worker
+    then calls `on_failure` here, in its own process, with TimeLimitExceeded. Either way the
+    person sees that the file took too long, and the message is acknowledged, never handed
+    to another worker (Celery's `task_acks_on_failure_or_timeout`, on by default).
+    """
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any):
+        if isinstance(exc, TimeLimitExceeded) and args:
+            logger.error("Upload %s ran past its hard time limit", args[0])
+            services.upload_timed_out(upload_id=args[0])
+
+
+@shared_task(
+    base=UploadTask,
+    acks_late=True,
+    soft_time_limit=settings.CHECK_TIME_LIMIT_SECONDS,
+    time_limit=settings.CHECK_TIME_LIMIT_SECONDS + settings.TIME_LIMIT_GRACE_SECONDS,
+)
 def check_upload(upload_id: int, import_mode: str | None = None) -> None:
     """Check the upload; with `import_mode`, then import a file that can be (the API's
     one-step import), claimed as the dialog's Import button claims it."""
@@ -31,6 +55,10 @@ def check_upload(upload_id: int, import_mode: str | None = None) -> None:
         return
     try:
         services.upload_check(upload=upload)
+    except SoftTimeLimitExceeded:
+        logger.warning("Checking upload %s ran past its time limit", upload_id)
+        services.upload_timed_out(upload_id=upload_id)
+        return
     except Exception:
         logger.exception("Checking upload %s failed", upload_id)
         Upload.objects.filter(pk=upload_id).update(state=Upload.State.FAILED, error=CHECK_FAILED)
@@ -39,13 +67,22 @@ def check_upload(upload_id: int, import_mode: str | None = None) -> None:
         services.upload_import_start(upload=upload, mode=import_mode)
 
 
-@shared_task(acks_late=True)
+@shared_task(
+    base=UploadTask,
+    acks_late=True,
+    soft_time_limit=settings.IMPORT_TIME_LIMIT_SECONDS,
+    time_limit=settings.IMPORT_TIME_LIMIT_SECONDS + settings.TIME_LIMIT_GRACE_SECONDS,
+)
 def import_upload(upload_id: int, mode: str) -> None:
     upload = Upload.objects.filter(pk=upload_id).first()
     if upload is None or upload.state != Upload.State.IMPORTING:
         return
     try:
         services.import_run(upload=upload, mode=mode)
+    except SoftTimeLimitExceeded:
+        # import_run has rolled its transaction back and removed the files it stored.
+        logger.warning("Importing upload %s ran past its time limit", upload_id)
+        services.upload_timed_out(upload_id=upload_id)
     except services.ImportRefused as exc:
         Upload.objects.filter(pk=upload_id).exclude(state=Upload.State.IMPORTED).update(
             state=Upload.State.CHECKED, error=str(exc)

@@ -253,11 +253,86 @@ def test_the_task_page_serves_stored_files_as_downloads_with_their_type(
 def test_the_clean_up_command_removes_expired_uploads_and_their_files(user):
     upload = Upload(owner=user, original_name="old.json", size=2, sha256="0" * 64)
     upload.file.save("old.json", ContentFile(b"{}"), save=False)
+    upload.problems_file.save("problems.csv", ContentFile(b"problem\n"), save=False)
     upload.expires_at = timezone.now()
     upload.save()
-    stored = upload.file.name
+    stored = [upload.file.name, upload.problems_file.name]
     out = io.StringIO()
     call_command("delete_expired_uploads", stdout=out)
     assert out.getvalue().strip() == "Deleted 1 expired upload."
     assert not Upload.objects.exists()
-    assert not default_storage.exists(stored)
+    assert not any(default_storage.exists(name) for name in stored)
+
+
+# --- Time limits (issue 15, item 1) ------------------------------------------------------
+
+TOO_SLOW = checker.CHECK_TOO_SLOW.format(seconds=120)
+
+
+def test_every_upload_task_has_a_soft_and_a_hard_time_limit_within_the_visibility_timeout(
+    settings,
+):
+    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    for task in (tasks.check_upload, tasks.import_upload):
+        assert 0 < task.soft_time_limit < task.time_limit < visibility
+    assert tasks.check_upload.soft_time_limit == settings.CHECK_TIME_LIMIT_SECONDS
+
+
+def test_a_check_past_its_soft_time_limit_is_a_problem_the_person_reads(
+    auth_client, make_dataset, user, monkeypatch
+):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    dataset = make_dataset()
+
+    def slow_check(*, upload):
+        raise SoftTimeLimitExceeded  # what Celery raises in the task at the soft limit
+
+    monkeypatch.setattr(services, "upload_check", slow_check)
+    upload = checked_upload(user, dataset, "huge.xlsx", b"PK\x03\x04")
+
+    assert upload.state == Upload.State.CHECKED
+    assert [p["message"] for p in upload.result["problems"]] == [TOO_SLOW]
+    page = auth_client.get(
+        reverse("datasets_app:import_status", args=[dataset.pk, upload.key])
+    ).content.decode()
+    assert "This file took too long to check (more than 120 seconds)" in page
+    download = auth_client.get(reverse("datasets_app:upload_problems", args=[upload.key]))
+    assert "took too long to check" in download.content.decode("utf-8-sig")
+
+
+def test_a_check_killed_at_its_hard_time_limit_is_the_same_problem(make_dataset, user):
+    from celery.exceptions import TimeLimitExceeded
+
+    dataset = make_dataset()
+    upload = services.upload_create(
+        owner=user, dataset=dataset, uploaded_file=SimpleUploadedFile("huge.xlsx", b"PK")
+    )
+
+    # The worker's main process calls this once it has killed the process running the task.
+    tasks.check_upload.on_failure(TimeLimitExceeded(150), "task-id", (upload.pk,), {}, None)
+
+    upload.refresh_from_db()
+    assert upload.state == Upload.State.CHECKED
+    assert [p["message"] for p in upload.result["problems"]] == [TOO_SLOW]
+
+
+def test_an_import_past_its_soft_time_limit_writes_nothing_and_says_so(
+    make_dataset, user, monkeypatch
+):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    dataset = make_dataset()
+    upload = checked_upload(user, dataset, "set.zip", dataset_zip(THREE))
+
+    def slow_write(**kwargs):
+        raise SoftTimeLimitExceeded
+
+    monkeypatch.setattr(services, "_write_plan", slow_write)
+    upload = start_import(upload)
+
+    assert upload.state == Upload.State.CHECKED
+    assert upload.error.startswith("The import took too long (more than 15 minutes)")
+    assert not dataset.tasks.exists()
+    assert not TaskFile.objects.exists()
+    assert default_storage.listdir(services.task_files_folder(upload))[1] == []

@@ -101,6 +101,35 @@ def test_the_problems_download_is_the_files_rows_with_a_problem_column(auth_clie
     assert lines[1] != "hello,,"
 
 
+def test_the_problems_download_never_checks_the_file_in_the_web_request(
+    auth_client, make_dataset, monkeypatch
+):
+    # It used to check the file again on every GET (10.6 s a request for a 1,048,576-row
+    # sheet, unthrottled); the check (on a worker) now stores what the download serves.
+    dataset = make_dataset()
+    check(auth_client, dataset, "bad.csv", b"prompt,expected_answer\nhello,\nfine,yes\n")
+    upload = Upload.objects.get()
+
+    def no_check(*args, **kwargs):
+        raise AssertionError("the download checked the file again")
+
+    monkeypatch.setattr(services.checker, "check_file", no_check)
+    response = auth_client.get(reverse("datasets_app:upload_problems", args=[upload.key]))
+
+    lines = response.content.decode("utf-8-sig").splitlines()
+    assert response.status_code == 200
+    assert lines[0] == "prompt,expected_answer,problem"
+    assert lines[1].startswith("hello,,") and lines[1] != "hello,,"
+    assert lines[2] == "fine,yes,"
+
+
+def test_a_checked_file_without_problems_keeps_no_problems_file(auth_client, make_dataset):
+    dataset = make_dataset()
+    check(auth_client, dataset, "qa.json", EXPECTED)
+
+    assert not Upload.objects.get().problems_file
+
+
 def test_importing_adds_drafts_after_the_datasets_own_and_says_what_to_save(
     auth_client, make_dataset, user
 ):

@@ -44,6 +44,12 @@ BINARY_CONTENT = Rule(
     "choose it again.",
 )
 UNREADABLE_FILE = Rule("unreadable_file", "The file could not be read: {detail}.")
+# Given by the web app when a check runs past its time limit (the checker itself has none).
+CHECK_TOO_SLOW = Rule(
+    "check_too_slow",
+    "This file took too long to check (more than {seconds:,} seconds), so checking it was "
+    "stopped. Split it into smaller files and import each.",
+)
 
 # What each extension means. .tsv and .txt are not offered: the page lists .csv, .json,
 # .jsonl and .zip (and the import dialog accepts .xlsx); a tab-separated .csv still reads.

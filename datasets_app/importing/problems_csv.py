@@ -10,6 +10,7 @@ itself is gone, it is one row per problem: file, row, line, field, problem.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 from datasets_app.importing import csv_format, xlsx_format
 from datasets_app.importing.columns import unneutralize_formula
@@ -28,7 +29,7 @@ def problems_csv(result: CheckResult, data: bytes | None) -> bytes:
     if data is not None and result.format in ("csv", "xlsx"):
         rows = _sheet_rows(result.format, data, result.file_name)
     if rows is None:
-        return _problem_list(result.problems)
+        return problem_list(result.problems)
     return _annotated_sheet(rows, result.problems)
 
 
@@ -80,7 +81,8 @@ def _annotated_sheet(rows: list[list[str]], problems: tuple[Problem, ...]) -> by
     return csv_format.encode_rows(out[0], out[1:])
 
 
-def _problem_list(problems: tuple[Problem, ...]) -> bytes:
+def problem_list(problems: Iterable[Problem]) -> bytes:
+    """The problems as a CSV of one row each (file, row, line, field, problem)."""
     rows = [
         [
             problem.file,
