@@ -11,13 +11,15 @@ import csv
 import io
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
 
+from timing import median_ratio, verdict
+
 from datasets_app.importing import csv_format
+from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import (
     CheckOptions,
     CriterionSpec,
@@ -27,7 +29,7 @@ from datasets_app.importing.spec import (
 )
 
 GOAL = 4.0
-REPEATS = 7
+ROUNDS = 11
 
 
 def dataset() -> DatasetSpec:
@@ -55,47 +57,21 @@ def dataset() -> DatasetSpec:
 
 
 def check(data: bytes) -> int:
-    try:
-        from datasets_app.importing.checker import check_file
-    except ImportError:
-        check_file = None
-    if check_file is not None:
-        result = check_file(data, "bench.csv", options=CheckOptions(max_tasks=1_000))
-        assert result.ok, result.problems[:3]
-        return result.task_count
-    from datasets_app.importing.document import validate_document
-
-    parsed = csv_format.read(data, "bench.csv")
-    plan, problems, _ = validate_document(
-        parsed.document, file_name="bench.csv", locate=parsed.locate, options=CheckOptions()
-    )
-    assert not problems and plan is not None, problems[:3]
-    return len(plan.tasks)
+    result = check_file(data, "bench.csv", options=CheckOptions(max_tasks=1_000))
+    assert result.ok, result.problems[:3]
+    return result.task_count
 
 
 def bare(data: bytes) -> int:
     return len(list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""))))
 
 
-def timed(function, data: bytes) -> float:
-    start = time.perf_counter()
-    function(data)
-    return time.perf_counter() - start
-
-
 def main() -> None:
     data, _ = csv_format.write(dataset())
     assert check(data) == 1_000
     assert bare(data) == 5_001
-    # Interleaved, one of each per repeat, so that both sides see the same machine state;
-    # the best of each, as the least disturbed by everything else the machine runs.
-    checks, bares = [], []
-    for _ in range(REPEATS):
-        checks.append(timed(check, data))
-        bares.append(timed(bare, data))
-    ratio = min(checks) / min(bares)
-    verdict = "ok" if ratio <= GOAL else "FAIL"
-    print(f"bench check_csv: {ratio:.1f}x csv.reader (goal {GOAL:g}x) {verdict}")
+    ratio = median_ratio(lambda: check(data), lambda: bare(data), rounds=ROUNDS)
+    print(f"bench check_csv: {ratio:.1f}x csv.reader (goal {GOAL:g}x) {verdict(ratio <= GOAL)}")
 
 
 if __name__ == "__main__":

@@ -1,20 +1,45 @@
-"""Timing shared by the bench scripts: the best of several runs, measured in turns."""
+"""Timing shared by the bench scripts: a ratio of two runs, steady on a shared machine.
+
+The two contenders run in alternating turns (ours first in one round, theirs first in the
+next), so a slow moment or a warm cache favours neither; each round gives one ratio, and
+the median of at least nine rounds is reported, which one disturbed round cannot move.
+"""
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 
+MIN_ROUNDS = 9
 
-def best_of_each(*runs: Callable[[], object], repeats: int) -> list[float]:
-    """The best time of each run, taking turns so that a slow moment hits all alike."""
-    times: list[list[float]] = [[] for _ in runs]
-    for _ in range(repeats):
-        for run, taken in zip(runs, times, strict=True):
-            start = time.perf_counter()
-            run()
-            taken.append(time.perf_counter() - start)
-    return [min(taken) for taken in times]
+
+def _timed(run: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def median_ratio(
+    ours: Callable[[], object], theirs: Callable[[], object], *, rounds: int = MIN_ROUNDS
+) -> float:
+    """The median, over `rounds` rounds, of ours' time over theirs' in the same round."""
+    rounds = max(rounds, MIN_ROUNDS)
+    ratios = []
+    for number in range(rounds):
+        if number % 2:
+            theirs_time = _timed(theirs)
+            ours_time = _timed(ours)
+        else:
+            ours_time = _timed(ours)
+            theirs_time = _timed(theirs)
+        ratios.append(ours_time / theirs_time)
+    return statistics.median(ratios)
+
+
+def median_time(run: Callable[[], object], *, rounds: int = MIN_ROUNDS) -> float:
+    """The median time of `run` over `rounds` runs (for figures shown without a goal)."""
+    return statistics.median(_timed(run) for _ in range(max(rounds, MIN_ROUNDS)))
 
 
 def verdict(ok: bool) -> str:

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO
 
 from datasets_app.importing.document import check_parsed
-from datasets_app.importing.gc_pause import collection_paused
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
     CheckOptions,
@@ -154,9 +153,7 @@ def check_file(
         return zip_format.check(  # type: ignore[arg-type]
             stream, file_name, options=options, progress=progress, measured=measured
         )
-    # Reading and checking allocate many long-lived objects and no cycles: see gc_pause.
-    with collection_paused():
-        return _check_unzipped(source, file_name, fmt, extension, options)
+    return _check_unzipped(source, file_name, fmt, extension, options)
 
 
 def _check_unzipped(

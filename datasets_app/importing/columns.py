@@ -24,11 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, compress, pairwise, repeat, zip_longest
-from operator import and_, eq, gt, itemgetter, not_, or_
+from operator import itemgetter, methodcaller
 from typing import Any
 
-from datasets_app.importing.document import CriteriaColumns, ReaderDocument
 from datasets_app.importing.spec import (
     CriterionSpec,
     DatasetSpec,
@@ -215,9 +213,6 @@ class Table:
     header: list[str]
     header_row: int
     rows: list[tuple[int, list[str]]]
-    # True when the reader knows that no cell holds a `'` at all (the CSV reader looks at
-    # the whole text at once): then no cell needs its formula `'` taken off.
-    no_apostrophe: bool = False
 
 
 @dataclass
@@ -267,9 +262,6 @@ class _Builder:
         # Where each value stands is worked out only when a problem asks (`locate`): a
         # valid file of thousands of rows never needs it.
         self._rows: tuple[list[tuple[int, dict[str, str]]], list[_Task]] | None = None
-        # Set when the document was built column by column: the columns to replay the
-        # row-by-row build with, for `locate`, when a problem first asks where it is.
-        self._replay: dict[str, int] | None = None
 
     def problem(
         self, code: str, message: str, *, row: int | None, field: str | None = None
@@ -279,10 +271,6 @@ class _Builder:
     def locate(self, path: tuple[str | int, ...]) -> tuple[int | None, int | None]:
         # The most specific place known: a criterion's weight lives on the criterion's row,
         # a task's missing expected answer on the task's first row.
-        if self._replay is not None:
-            replay = _Builder(self.table, file_name=self.file_name, dataset_name=self.dataset_name)
-            replay.build_rows(self._replay)
-            self._rows, self._replay = replay._rows, None
         if self._rows is not None:
             self._map_places(*self._rows)
             self._rows = None
@@ -363,20 +351,16 @@ class _Builder:
         columns = self.map_columns()
         if columns is None:
             return None
-        document = _document_by_columns(self.table, columns, self.dataset_name)
-        if document is not None:
-            # Same document as the row-by-row look, which `locate` replays if ever asked.
-            self._replay = columns
-            return document
         return self.build_rows(columns)
 
     def build_rows(self, columns: dict[str, int]) -> dict[str, Any] | None:
-        """The document (or problems), looking at the table row by row: the reference.
+        """The document (or the problems with the sheet's shape), row by row.
 
-        Every problem about the sheet's shape comes from here; `_document_by_columns` only
-        builds the documents this would build without finding anything.
+        Each row's mapped cells are read with one `itemgetter` call; a row whose task
+        cells are all empty (a task's later rows, in a rubric) skips reading them.
         """
         header = self.table.header
+        width = len(header)
         nameless = [i for i, name in enumerate(header) if not name.strip()]
         expected_column = header[columns["expected"]].strip() if "expected" in columns else ""
         promptfoo = expected_column.startswith("__")
@@ -385,33 +369,42 @@ class _Builder:
         global_criteria: list[tuple[int, dict[str, str]]] = []
         tasks: list[_Task] = []
         has_task_ids = "task_id" in columns
-        # Header → column index once; each row then reads only its task's and its
-        # criterion's cells (in header order, which `_merge` reports conflicts in).
-        plan = [(key, index, COLUMNS_BY_KEY[key].text) for key, index in columns.items()]
-        task_plan = [entry for entry in plan if entry[0] in TASK_KEYS]
-        criterion_plan = [entry for entry in plan if entry[0] in CRITERION_KEYS]
-        id_plan = [entry for entry in plan if entry[0] == "task_id"]
+        # Header order, which `_merge` reports conflicts in.
+        task_keys = [key for key in columns if key in TASK_KEYS]
+        criterion_keys = [key for key in columns if key in CRITERION_KEYS]
+        read_task = _CellReader(task_keys)
+        read_criterion = _CriterionReader(criterion_keys)
+        keys = (["task_id"] if has_task_ids else []) + task_keys + criterion_keys
+        cells_of = _tuple_getter([columns[key] for key in keys])
+        first_task_cell = 1 if has_task_ids else 0
+        first_criterion_cell = first_task_cell + len(task_keys)
+        padding = [""] * width
+        # A task's rows repeat its id cell: each run of them is read once.
+        id_cell, id_value = "", None
         for row_number, cells in self.table.rows:
-            if len(cells) > len(header) and any(c.strip() for c in cells[len(header) :]):
-                self.problem(
-                    EXTRA_CELLS,
-                    MSG_EXTRA_CELLS.format(cells=len(cells), header=len(header)),
-                    row=row_number,
-                )
-                continue
-            stray = None
+            if len(cells) != width:
+                if len(cells) > width and any(map(str.strip, cells[width:])):
+                    self.problem(
+                        EXTRA_CELLS,
+                        MSG_EXTRA_CELLS.format(cells=len(cells), header=width),
+                        row=row_number,
+                    )
+                    continue
+                cells = (cells + padding)[:width]
             if nameless:
-                stray = next((i for i in nameless if i < len(cells) and cells[i].strip()), None)
-            if stray is not None:
-                self.problem(
-                    NAMELESS_COLUMN_VALUE,
-                    MSG_NAMELESS_COLUMN_VALUE.format(
-                        value=_shorten(cells[stray]), column=column_letter(stray)
-                    ),
-                    row=row_number,
-                )
-                continue
-            values = _row_values(cells, task_plan)
+                stray = next((i for i in nameless if cells[i].strip()), None)
+                if stray is not None:
+                    self.problem(
+                        NAMELESS_COLUMN_VALUE,
+                        MSG_NAMELESS_COLUMN_VALUE.format(
+                            value=_shorten(cells[stray]), column=column_letter(stray)
+                        ),
+                        row=row_number,
+                    )
+                    continue
+            picked = cells_of(cells)
+            task_cells = picked[first_task_cell:first_criterion_cell]
+            values = read_task(task_cells) if any(task_cells) else {}
             if promptfoo and _is_promptfoo_assertion(values.get("expected", "")):
                 self.problem(
                     PROMPTFOO_ASSERTION,
@@ -424,21 +417,23 @@ class _Builder:
                     field=expected_column,
                 )
                 continue
-            task_id = _row_values(cells, id_plan).get("task_id") if id_plan else None
-            criterion = _row_values(cells, criterion_plan)
+            if has_task_ids and picked[0] != id_cell:
+                id_cell = picked[0]
+                id_value = _cell_value(id_cell, text=False)
+            task_id = id_value
+            criterion = read_criterion(picked[first_criterion_cell:])
             if task_id is None and not values and not criterion:
                 continue  # only columns this format does not read (the warning names them)
             current = tasks[-1] if tasks else None
-            prompt = values.get("prompt")
             if task_id is not None:
                 starts_task = current is None or current.explicit_id != task_id
-            elif prompt is not None:
+            elif "prompt" in values:
                 starts_task = not (
                     current is not None
                     and not has_task_ids
                     and criterion
                     and current.criteria
-                    and current.values.get("prompt") == prompt
+                    and current.values.get("prompt") == values["prompt"]
                 )
             else:
                 starts_task = False
@@ -455,7 +450,7 @@ class _Builder:
                 else:
                     global_criteria.append((row_number, criterion))
                 continue
-            if not self._merge(current, values, row_number) and not criterion:
+            if not (values and self._merge(current, values, row_number)) and not criterion:
                 self.problem(
                     REPEATED_TASK_ROW,
                     MSG_REPEATED_TASK_ROW.format(
@@ -506,20 +501,19 @@ class _Builder:
     def _document(
         self, global_criteria: list[tuple[int, dict[str, str]]], tasks: list[_Task]
     ) -> dict[str, Any]:
-        criteria_ids = _IdMaker(
-            "c", [c["criterion_id"] for _, c in global_criteria if "criterion_id" in c]
-        )
-        document_criteria = [_criterion(values, criteria_ids) for _, values in global_criteria]
+        document_criteria = [criterion for _, criterion in global_criteria]
+        criteria_ids = _IdMaker("c", [c["id"] for c in document_criteria if "id" in c])
+        criteria_ids.fill(document_criteria)
         task_ids = _IdMaker("task-", [t.explicit_id for t in tasks if t.explicit_id])
         document_tasks = [self._task(task, task_ids, criteria_ids) for task in tasks]
         self._rows = (global_criteria, tasks)
-        return ReaderDocument(
-            name=self.dataset_name,
-            description="",
-            settings={},
-            criteria=document_criteria,
-            tasks=document_tasks,
-        )
+        return {
+            "name": self.dataset_name,
+            "description": "",
+            "settings": {},
+            "criteria": document_criteria,
+            "tasks": document_tasks,
+        }
 
     def _map_places(
         self, global_criteria: list[tuple[int, dict[str, str]]], tasks: list[_Task]
@@ -535,12 +529,10 @@ class _Builder:
                 self.places[("tasks", index, "criteria", number)] = row
 
     def _task(self, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker) -> dict[str, Any]:
-        own_ids = _IdMaker(
-            "c",
-            [c["criterion_id"] for _, c in task.criteria if "criterion_id" in c],
-            taken=global_ids.used,
-        )
-        criteria = [_criterion(criterion, own_ids) for _, criterion in task.criteria]
+        criteria = [criterion for _, criterion in task.criteria]
+        if not all(map(_HAS_ID, criteria)):
+            own_ids = _IdMaker("c", [c["id"] for c in criteria if "id" in c], taken=global_ids.used)
+            own_ids.fill(criteria)
         return _task_document(task.explicit_id or task_ids.next(), task.values, criteria)
 
 
@@ -640,6 +632,12 @@ class _IdMaker:
         self.used = set(explicit) | (taken or set())
         self.counter = 0
 
+    def fill(self, criteria: list[dict[str, Any]]) -> None:
+        """Give each criterion without an id the next one."""
+        for criterion in criteria:
+            if "id" not in criterion:
+                criterion["id"] = self.next()
+
     def next(self) -> str:
         while True:
             self.counter += 1
@@ -647,18 +645,6 @@ class _IdMaker:
             if candidate not in self.used:
                 self.used.add(candidate)
                 return candidate
-
-
-def _criterion(values: dict[str, str], ids: _IdMaker) -> dict[str, Any]:
-    criterion: dict[str, Any] = {"id": values.get("criterion_id") or ids.next()}
-    if "criterion" in values:
-        criterion["criterion"] = values["criterion"]
-    if "weight" in values:
-        criterion["weight"] = _number(values["weight"])
-    verifier = _verifier(values, "verifier")
-    if verifier is not None:
-        criterion["verifier"] = verifier
-    return criterion
 
 
 _VERIFIER_COLUMNS = {
@@ -707,266 +693,106 @@ def _name_from_prompt(prompt: str) -> str:
     return first if len(first) <= 80 else first[:79].rstrip() + "…"
 
 
-def _row_values(cells: list[str], plan: list[tuple[str, int, bool]]) -> dict[str, str]:
-    """The row's non-blank cells by field: text fields exact, the others stripped.
+class _CellReader:
+    """Reads a row's cells for some fields: {field: value} for the non-blank ones.
 
-    `plan` is (field, column index, is text) per mapped column. This runs once per row of
-    files up to 20,000 rows, so it stays a plain loop.
+    Text fields keep the cell exactly; the others (ids, kinds, numbers, file lists) are
+    stripped; a formula `'` the writer added comes off. All-empty cells (a task's later
+    rows in a rubric) are answered without looking at each.
     """
-    values: dict[str, str] = {}
-    width = len(cells)
-    for key, index, text in plan:
-        if index >= width:
-            continue
-        cell = cells[index]
-        if not cell or cell.isspace():
-            continue
-        if cell[0] == "'":
-            cell = unneutralize_formula(cell)
-        values[key] = cell if text else cell.strip()
-    return values
+
+    def __init__(self, keys: list[str]) -> None:
+        self.fields = [(key, COLUMNS_BY_KEY[key].text) for key in keys]
+
+    def __call__(self, cells: tuple[str, ...]) -> dict[str, str]:
+        if not any(cells):
+            return {}
+        values: dict[str, str] = {}
+        for (key, text), cell in zip(self.fields, cells, strict=True):
+            if cell and not cell.isspace():
+                if cell[0] == "'":
+                    cell = unneutralize_formula(cell)
+                values[key] = cell if text else cell.strip()
+        return values
 
 
-def _document_by_columns(
-    table: Table, columns: dict[str, int], dataset_name: str
-) -> ReaderDocument | None:
-    """The document `_Builder.build_rows` would build for a sheet it finds nothing wrong with,
-    worked out a column at a time; None when the sheet is anything but the usual shape.
+_HAS_ID = methodcaller("__contains__", "id")
 
-    The usual shape is a rubric export's: a `task_id` on every row (after any criteria for
-    every task), a task's later rows either blank in its task columns or repeating the row
-    above, each adding a criterion. Whole columns are checked at once (in C, through `map`,
-    `compress` and `any`), so that a 5,000-row file costs a Python step per task rather
-    than several per row. Anything else (a `'`-neutralised cell that would strip to
-    nothing, stray cells, rows without a task, conflicting values, repeated rows, a
-    promptfoo column) returns None, and the row-by-row build reports it as it always has.
-    The test comparing both builds on generated sheets holds this to the same document.
+
+class _CriterionReader:
+    """Reads a row's criterion cells straight into a criterion of the document ({} if none).
+
+    A criterion without a `criterion_id` gets no "id" here: `_IdMaker.fill` numbers it
+    once the task's own ids are all known.
     """
-    rows = table.rows
-    header = table.header
-    if not rows or "task_id" not in columns:
-        return None
-    if "expected" in columns and header[columns["expected"]].strip().startswith("__"):
-        return None  # a promptfoo sheet: its assertions are looked at row by row
-    records = list(map(itemgetter(1), rows))
-    count = len(records)
-    lengths = set(map(len, records))
-    if max(lengths) > len(header):
-        return None  # cells past the header: maybe stray, the row-by-row look decides
-    transposed = list(
-        zip(*records, strict=True) if len(lengths) == 1 else zip_longest(*records, fillvalue="")
-    )
-    blank_column = ("",) * count
 
-    def cells(index: int) -> tuple[str, ...]:
-        return transposed[index] if index < len(transposed) else blank_column
+    def __init__(self, keys: list[str]) -> None:
+        self.reader = _CellReader(keys)
+        self.text_at = keys.index("criterion") if "criterion" in keys else None
+        self.id_at = keys.index("criterion_id") if "criterion_id" in keys else None
+        self.weight_at = keys.index("weight") if "weight" in keys else None
+        verifier_keys = [key for key in keys if key in _VERIFIER_KEYS["verifier"]]
+        self.verifier_cells = (
+            _tuple_getter([keys.index(key) for key in verifier_keys]) if verifier_keys else None
+        )
+        self.verifier_reader = _CellReader(verifier_keys)
+        # Ids (c1, c2, ... on every task), weights and verifiers repeat: each distinct cell
+        # is read once.
+        self.ids: dict[str, str | None] = {}
+        self.weights: dict[str, Any] = {}
+        self.verifiers: dict[tuple[str, ...], dict[str, str] | None] = {}
 
-    for index, name in enumerate(header):
-        if not name.strip() and any(map(str.strip, cells(index))):
-            return None  # a value under no header
-
-    # Each mapped column as the row-by-row look reads its cells, "" for a blank one.
-    values: dict[str, Sequence[str]] = {}
-    for key, index in columns.items():
-        column = _column_values(cells(index), COLUMNS_BY_KEY[key].text, table.no_apostrophe)
-        if column is None:
-            return None
-        values[key] = column
-
-    ids = values.pop("task_id")
-    lead = next((number for number, task_id in enumerate(ids) if task_id), count)
-    if lead == count or "" in ids[lead:]:
-        return None  # a row after the first task without a task_id: row by row
-    task_keys = [key for key in values if key in TASK_KEYS]
-    criterion_keys = [key for key in values if key in CRITERION_KEYS]
-    has_criterion = _any_value([values[key] for key in criterion_keys], count)
-
-    # Rows before the first task_id are criteria for every task, and nothing else.
-    if lead and (
-        any(any(values[key][:lead]) for key in task_keys) or not all(has_criterion[:lead])
-    ):
-        return None
-    # A row continues the task above when it repeats its task_id. It adds nothing to the
-    # task when each of its task cells is blank or the same as the row above (which the
-    # task already holds); then it must add a criterion, else it is a repeated task row.
-    # Other continuing rows are merged one by one, below.
-    continues = [False] * (lead + 1) + list(map(eq, ids[lead + 1 :], ids[lead:-1]))
-    unchanged = continues
-    for key in task_keys:
-        column = values[key]
-        if not any(compress(column, continues)):
-            continue  # blank on every continuing row
-        same = map(or_, map(not_, column), map(eq, column, [None, *column[:-1]]))
-        unchanged = list(map(and_, unchanged, same))
-    if any(map(gt, unchanged, has_criterion)):
-        return None
-    merging = iter(compress(range(count), map(gt, continues, unchanged)))
-    is_start = [False] * lead + list(map(not_, continues[lead:]))
-    starts = list(compress(range(count), is_start))
-    # Each task's cells from its first row, then the blank ones taken out again.
-    start_values = {key: list(compress(values[key], is_start)) for key in task_keys}
-    merged_values: list[dict[str, str]] = list(
-        map(dict, map(zip, repeat(task_keys), zip(*start_values.values(), strict=True)))
-    ) or [{} for _ in starts]
-    for key, column in start_values.items():
-        for merged in compress(merged_values, map(not_, column)):
-            del merged[key]
-
-    criterion_values = {key: list(compress(values[key], has_criterion)) for key in criterion_keys}
-    criteria, handed = _criteria_by_columns(criterion_values, sum(has_criterion))
-    first_of = list(accumulate(has_criterion, initial=0))
-    # Rows without a criterion_id get `c1`, `c2`, … as `_criterion` numbers them.
-    generate = "" in criterion_values.get("criterion_id", ("",))
-
-    global_criteria = criteria[: first_of[lead]]
-    global_ids = _IdMaker("c", [c["id"] for c in global_criteria if c["id"]])
-    if generate:
-        for criterion in global_criteria:
-            if not criterion["id"]:
-                criterion["id"] = global_ids.next()
-
-    next_merge = next(merging, count)
-    if next_merge < count:
-        # Rows that add to their task's cells, merged as `_merge` would merge them.
-        for merged, end in zip(merged_values, [*starts[1:], count], strict=True):
-            while next_merge < end:
-                added = False
-                for key in task_keys:
-                    value = values[key][next_merge]
-                    if value:
-                        if key not in merged:
-                            merged[key] = value
-                            added = True
-                        elif merged[key] != value:
-                            return None  # a conflicting task field
-                if not added and not has_criterion[next_merge]:
-                    return None  # a repeated task row
-                next_merge = next(merging, count)
-    bounds = list(map(first_of.__getitem__, [*starts, count]))
-    own_criteria = [criteria[first:end] for first, end in pairwise(bounds)]
-    if generate:
-        for own in own_criteria:
-            if not all(criterion["id"] for criterion in own):
-                own_ids = _IdMaker("c", [c["id"] for c in own if c["id"]], taken=global_ids.used)
-                for criterion in own:
-                    if not criterion["id"]:
-                        criterion["id"] = own_ids.next()
-    tasks = list(map(_task_document, compress(ids, is_start), merged_values, own_criteria))
-    document = ReaderDocument(
-        name=dataset_name, description="", settings={}, criteria=global_criteria, tasks=tasks
-    )
-    # The criteria as columns too, for the validator (`CriteriaColumns`): the document's
-    # criteria lists in its order (`_task_document` keeps a task's list only when it has
-    # criteria), and the ids as the dicts now hold them, generated ones included.
-    document.criteria_columns = CriteriaColumns(
-        lists=[global_criteria, *filter(None, own_criteria)],
-        ids=list(map(itemgetter("id"), criteria)) if generate else handed.ids,
-        texts=handed.texts,
-        weights=handed.weights,
-        verifiers=handed.verifiers,
-    )
-    return document
+    def __call__(self, cells: tuple[str, ...]) -> dict[str, Any]:
+        if not any(cells):
+            return {}
+        criterion: dict[str, Any] = {}
+        if self.id_at is not None:
+            cell = cells[self.id_at]
+            value = self.ids.get(cell, _UNREAD)
+            if value is _UNREAD:
+                value = self.ids[cell] = _cell_value(cell, text=False)
+            if value is not None:
+                criterion["id"] = value
+        if self.text_at is not None:
+            text = cells[self.text_at]
+            if text and not text.isspace():
+                criterion["criterion"] = unneutralize_formula(text) if text[0] == "'" else text
+        if self.weight_at is not None:
+            cell = cells[self.weight_at]
+            weight = self.weights.get(cell, _UNREAD)
+            if weight is _UNREAD:
+                value = _cell_value(cell, text=False)
+                weight = self.weights[cell] = None if value is None else _number(value)
+            if weight is not None:
+                criterion["weight"] = weight
+        if self.verifier_cells is not None:
+            key = self.verifier_cells(cells)
+            verifier = self.verifiers.get(key, _UNREAD)
+            if verifier is _UNREAD:
+                verifier = self.verifiers[key] = _verifier(self.verifier_reader(key), "verifier")
+            if verifier is not None:
+                criterion["verifier"] = verifier
+        return criterion
 
 
-def _any_value(columns: list[Sequence[str]], count: int) -> list[bool]:
-    """Per row, whether any of `columns` has a value there (no tuple per row built)."""
-    if not columns:
-        return [False] * count
-    # Most often one column (a criterion's text, its id) is filled on every row that has
-    # anything: then that column alone answers.
-    columns = sorted(columns, key=lambda column: column.count(""))
-    found = list(map(bool, columns[0]))
-    for column in columns[1:]:
-        if all(found):
-            break
-        found = list(map(or_, found, map(bool, column)))
-    return found
+_UNREAD: Any = object()
 
 
-def _column_values(
-    column: Sequence[str], text: bool, no_apostrophe: bool = False
-) -> Sequence[str] | None:
-    """A column's cells as `_row_values` reads them, "" where blank; None if that can't say."""
-    # One search of the joined column finds every cell that starts with `'` (and perhaps a
-    # line inside a cell that does, which the exact look below then passes over).
-    if not no_apostrophe and column and (column[0].startswith("'") or "\n'" in "\n".join(column)):
-        read = [_cell_value(cell, text) for cell in column]
-        # A `'` cell that reads as "" would be a value "" here and a blank there.
-        return None if None in read else read  # type: ignore[return-value]
-    if not text:
-        return list(map(str.strip, column))
-    if any(map(str.isspace, column)):
-        return ["" if cell.isspace() else cell for cell in column]
-    return column
+def _tuple_getter(indexes: list[int]) -> Callable[[Sequence[str]], tuple[str, ...]]:
+    """`itemgetter`, but a tuple even for one index."""
+    if len(indexes) == 1:
+        (index,) = indexes
+        return lambda cells: (cells[index],)
+    return itemgetter(*indexes)
 
 
-def _cell_value(cell: str, text: bool) -> str | None:
-    """One cell as `_row_values` reads it ("" when blank), or None when it reads as ""."""
+def _cell_value(cell: str, *, text: bool) -> str | None:
+    """One cell as `_CellReader` reads it, None when blank."""
     if not cell or cell.isspace():
-        return ""
+        return None
     if cell[0] == "'":
         cell = unneutralize_formula(cell)
-    value = cell if text else cell.strip()
-    return value or None
-
-
-def _criteria_by_columns(
-    columns: dict[str, list[str]], count: int
-) -> tuple[list[dict[str, Any]], CriteriaColumns]:
-    """Each criterion row's `_criterion` at once; a blank "id" is left for the caller to fill.
-
-    Also the same criteria a field at a time, as the dicts hold them (`CriteriaColumns`,
-    with no lists yet: the caller splits the criteria into the document's lists).
-    """
-    blank = [""] * count
-    ids = columns.get("criterion_id", blank)
-    texts = columns.get("criterion", blank)
-    weight_cells = columns.get("weight", blank)
-    # A file has few distinct weights: read each once.
-    numbers = {text: _number(text) for text in set(weight_cells)}
-    weights = list(map(numbers.__getitem__, weight_cells))
-    criteria: list[dict[str, Any]] = [
-        {"id": criterion_id, "criterion": text, "weight": weight}
-        for criterion_id, text, weight in zip(ids, texts, weights, strict=True)
-    ]
-    # A blank cell puts no key in the dict: `dict.get` then gives None for the text, and
-    # the validator's default 1.0 for the weight; the columns say so too.
-    if "" in texts:
-        for criterion in compress(criteria, map(not_, texts)):
-            del criterion["criterion"]
-        texts = [text or None for text in texts]
-    if "" in numbers:
-        for criterion in compress(criteria, map(not_, weight_cells)):
-            del criterion["weight"]
-        weights = list(map({**numbers, "": 1.0}.__getitem__, weight_cells))
-    verifier_keys: list[tuple[Any, ...] | None] = [None] * count
-    verifier_columns = [
-        (column, key) for column, key in _VERIFIER_COLUMNS["verifier"] if column in columns
-    ]
-    if verifier_columns:
-        given = _any_value([columns[column] for column, _ in verifier_columns], count)
-        verifier_rows = list(
-            zip(*(compress(columns[column], given) for column, _ in verifier_columns), strict=True)
-        )
-        # Few distinct verifiers in a file: build each once, and a copy per criterion.
-        verifiers = {
-            cells: {
-                key: value for (_, key), value in zip(verifier_columns, cells, strict=True) if value
-            }
-            for cells in set(verifier_rows)
-        }
-        keys = {
-            cells: tuple(map(verifier.get, ("kind", "outputType", "instructions", "code")))
-            for cells, verifier in verifiers.items()
-        }
-        for criterion, cells in zip(compress(criteria, given), verifier_rows, strict=True):
-            criterion["verifier"] = verifiers[cells].copy()
-        for index, cells in zip(compress(range(count), given), verifier_rows, strict=True):
-            verifier_keys[index] = keys[cells]
-    handed = CriteriaColumns(
-        lists=[], ids=list(ids), texts=list(texts), weights=weights, verifiers=verifier_keys
-    )
-    return criteria, handed
+    return cell if text else cell.strip()
 
 
 # promptfoo's `__expected` cells are assertions, `type:value` (`icontains:bonjour`,

@@ -1,9 +1,12 @@
 """The one validator every format shares: a canonical dataset document in, a plan or problems out.
 
 Every reader (JSON, JSONL, CSV, XLSX, the zip's) turns its bytes into the .json format's
-document and hands it here. Pydantic checks structure and types in one pass and reports
-every error; the rules the page states (what a task needs, unique ids, weights, verifiers,
-files and limits) are checked after, and the plan (`DatasetSpec`) is built as they go.
+document and hands it here. Pydantic-core checks structure, types and every rule about one
+value (non-blank text, positive finite weights, verifier kinds and output types, list
+lengths) in one pass and reports every error; the rules across values the page states
+(unique ids, something to grade each task, the expected-answer criterion, verifiers'
+instructions and code, files and limits) are checked after, as the plan (`DatasetSpec`)
+is built.
 
 Decisions the page leaves open:
 - A task without an id gets `task-<position>` (1-based), a criterion without one
@@ -31,12 +34,12 @@ import json
 import math
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
-from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import attrgetter, is_, is_not
-from typing import Annotated, Any, Literal
+from itertools import chain
+from operator import attrgetter
+from typing import Annotated, Any, Literal, Required
 from urllib.parse import unquote, urlsplit
 
 from pydantic import (
@@ -199,7 +202,7 @@ PYTHON_CHECKS_OFF = Rule(
     "administrator turns Python checks on.",
 )
 
-# --- Structure and types, checked by pydantic in one pass.
+# --- Structure, types and the rules about one value, checked by pydantic-core in one pass.
 #
 # Tasks, settings and files validate into plain dicts (TypedDicts); criteria and verifiers,
 # the bulk of a large file, validate straight into the plan's `CriterionSpec` and `Verifier`
@@ -227,6 +230,10 @@ def _optional(schema: cs.CoreSchema, default: Any = None) -> cs.CoreSchema:
     return cs.with_default_schema(cs.nullable_schema(schema), default=default)
 
 
+# Text a person must give (a prompt, a criterion, an expected answer) holds at least one
+# character that is not white space: `\s` is Unicode's White_Space, and Python's
+# `str.isspace` also counts the four separators \x1c-\x1f.
+_NON_BLANK_TEXT = cs.str_schema(pattern=r"[^\s\x1c-\x1f]")
 # An id is text; a whole number (not true/false) is read as its digits.
 _ID = _optional(
     cs.custom_error_schema(
@@ -281,7 +288,7 @@ def _verifier_schema(extra: ExtraBehavior) -> cs.CoreSchema:
 def _criteria_schema(extra: ExtraBehavior) -> cs.CoreSchema:
     fields = [
         cs.dataclass_field("id", _ID),
-        cs.dataclass_field("criterion", _TEXT),
+        cs.dataclass_field("criterion", _NON_BLANK_TEXT),
         cs.dataclass_field("weight", _WEIGHT),
         cs.dataclass_field("verifier", _verifier_schema(extra)),
     ]
@@ -311,10 +318,12 @@ def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
     verifier = GetPydanticSchema(lambda source, handler: _verifier_schema(extra))
     criteria = GetPydanticSchema(lambda source, handler: _criteria_schema(extra))
     identifier = GetPydanticSchema(lambda source, handler: _ID)
+    non_blank = GetPydanticSchema(lambda source, handler: _NON_BLANK_TEXT)
 
     @pydantic_with_config(config)
     class ExpectedDoc(TypedDict, total=False):
-        text: str | None
+        # Missing or null text is the rules' to report: `"expected": {}` is no answer at all.
+        text: Annotated[str, non_blank] | None
         verifier: Annotated[Verifier | None, verifier]
 
     @pydantic_with_config(config)
@@ -335,10 +344,10 @@ def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
     class TaskDoc(TypedDict, total=False):
         id: Annotated[str | None, identifier]
         name: str | None
-        prompt: str | None
+        prompt: Required[Annotated[str, non_blank]]
         # A bare string is the expected text (turned into {"text": ...} by the rules);
         # a union rather than a before-validator keeps Python out of the hot path.
-        expected: ExpectedDoc | str | None
+        expected: ExpectedDoc | Annotated[str, non_blank] | None
         criteria: Annotated[list[CriterionSpec] | None, criteria]
         inputFiles: files
         expectedFiles: files
@@ -376,10 +385,16 @@ _DATASET_KEYS = frozenset(
 )
 
 
+def _dicts(values: Any) -> list[dict[str, Any]]:
+    return (
+        [value for value in values if isinstance(value, dict)] if isinstance(values, list) else []
+    )
+
+
 def _unknown_keys(
     document: dict[str, Any], findings: _Findings, label: Callable[[DocPath], str]
 ) -> None:
-    """Warn about every key the format does not know, walking the document once.
+    """Warn about every key the format does not know.
 
     Pydantic could report them (extra="forbid"), but an object with millions of keys
     would then be millions of errors held at once; here the warnings stop at the cap.
@@ -407,7 +422,9 @@ def _unknown_keys(
             verifier(settings.get(key), ("settings", key))
     criteria(document.get("criteria"), ("criteria",))
     tasks = document.get("tasks")
-    for index, task in enumerate(tasks if isinstance(tasks, list) else ()):
+    if not isinstance(tasks, list) or _all_keys_known(_dicts(tasks)):
+        return
+    for index, task in enumerate(tasks):
         path = ("tasks", index)
         if not keys(task, _TASK_KEYS, path):
             continue
@@ -419,6 +436,33 @@ def _unknown_keys(
             files = task.get(kind)
             for number, item in enumerate(files if isinstance(files, list) else ()):
                 keys(item, _FILE_KEYS, (*path, kind, number))
+
+
+def _all_keys_known(tasks: list[dict[str, Any]]) -> bool:
+    """Whether the tasks and every object in them hold only keys the format knows.
+
+    Each kind of object is looked at all at once (the union of their keys), so that the
+    usual file, which has no unknown key, is not walked object by object.
+    """
+    expected = _dicts([task.get("expected") for task in tasks])
+    criteria = [item for task in tasks for item in _dicts(task.get("criteria"))]
+    files = [
+        item
+        for task in tasks
+        for kind in ("inputFiles", "expectedFiles")
+        for item in _dicts(task.get(kind))
+    ]
+    verifiers = _dicts([item.get("verifier") for item in chain(expected, criteria)])
+    return all(
+        known.issuperset(chain.from_iterable(values))
+        for values, known in (
+            (tasks, _TASK_KEYS),
+            (expected, _EXPECTED_KEYS),
+            (criteria, _CRITERION_KEYS),
+            (files, _FILE_KEYS),
+            (verifiers, _VERIFIER_KEYS),
+        )
+    )
 
 
 # pydantic error type -> our rule, for errors that need no more than the field's name.
@@ -451,6 +495,14 @@ class _Finding:
     params: dict[str, Any]
     # A missing value is located where the object that should hold it starts.
     missing: bool
+
+
+def _in_document_order(finding: _Finding) -> tuple[int, int]:
+    """Problems about the whole file first, then task by task (stable within a task)."""
+    path = finding.path
+    if len(path) >= 2 and path[0] == "tasks" and isinstance(path[1], int):
+        return (1, path[1])
+    return (0, 0)
 
 
 class _Findings:
@@ -504,10 +556,10 @@ class _Findings:
                 **finding.params,
             )
 
-        problems = [located(finding) for finding in self.problems]
+        problems = [located(finding) for finding in sorted(self.problems, key=_in_document_order)]
         if self.dropped_problems:
             problems.append(TOO_MANY_PROBLEMS.at(file_name, count=self.dropped_problems))
-        warnings = [located(finding) for finding in self.warnings]
+        warnings = [located(finding) for finding in sorted(self.warnings, key=_in_document_order)]
         if self.dropped_warnings:
             warnings.append(TOO_MANY_PROBLEMS.at(file_name, count=self.dropped_warnings))
         return problems, warnings
@@ -517,35 +569,7 @@ def _where(finding: _Finding) -> DocPath:
     return finding.path[:-1] if finding.missing else finding.path
 
 
-# --- Building the plan's frozen dataclasses.
-#
-# A frozen dataclass's generated __init__ sets each field through object.__setattr__, which
-# costs about 1 µs per TaskSpec: as much as the rest of a task's checks. `_new` fills the
-# instance's __dict__ at once, as pydantic-core does for the criteria it builds, and as
-# pickle does. It is only used for the plan's types, which have no __post_init__, no
-# __slots__ and no field that computes a default (asserted below), and always with every
-# field given, so the instance equals the one the constructor would build (a test checks).
-
-_NEW_OK = (TaskSpec, CriterionSpec, Verifier)
-assert all(not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__") for cls in _NEW_OK)
-
-
-def _new(cls: type[Any], values: dict[str, Any]) -> Any:
-    """An instance of one of `_NEW_OK` with exactly `values` as its fields."""
-    instance = object.__new__(cls)
-    object.__setattr__(instance, "__dict__", values)
-    return instance
-
-
-def _new_many(cls: type[Any], values: list[dict[str, Any]]) -> list[Any]:
-    """`[_new(cls, fields) for fields in values]`, with no Python call per instance."""
-    instances = list(map(object.__new__, repeat(cls, len(values))))
-    for _ in map(object.__setattr__, instances, repeat("__dict__"), values):
-        pass
-    return instances
-
-
-# --- The rules.
+# --- The rules across values.
 
 _PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _BLANK_VERIFIER = Verifier(kind=None)  # type: ignore[arg-type]  # "verifier": {} = none given
@@ -553,6 +577,8 @@ _DEFAULT_EXPECTED_ANSWER_VERIFIER = Verifier(
     kind=DEFAULT_EXPECTED_ANSWER_VERIFIER["kind"],
     output_type=DEFAULT_EXPECTED_ANSWER_VERIFIER["outputType"],
 )
+_ID_OF = attrgetter("id")
+_VERIFIER_OF = attrgetter("verifier")
 
 
 def _blank(value: str | None) -> bool:
@@ -560,10 +586,10 @@ def _blank(value: str | None) -> bool:
 
 
 class _Validator:
-    """Checks one validated document against the page's rules and builds its plan.
+    """Checks one validated document against the rules across its values; builds its plan.
 
-    Each step has a fast path for the usual, valid case (one pass of cheap tests over the
-    values pydantic built) and only looks value by value when that pass finds something.
+    The schema has already checked every value on its own, so the usual task costs a few
+    cheap tests: its criteria ids unique, its verifiers among those already checked.
     """
 
     def __init__(
@@ -580,13 +606,9 @@ class _Validator:
         self._expected_criteria: dict[Verifier, CriterionSpec] = {}
         # Most tasks share one expected-answer verifier (the file's): skip hashing it.
         self._last_expected: tuple[Verifier, CriterionSpec] | None = None
-        # Verifiers already checked without a finding; a criterion list whose verifiers
-        # are all among them needs no look value by value.
-        self._clean_verifiers: set[Verifier] = set()
-        # Set when every criterion of the document is known to have a non-blank id and
-        # text and a clean verifier or none (`_validate_reader_document` checks the whole
-        # file's at once): then a list only needs its ids to be unique.
-        self.criteria_checked = False
+        # Verifiers already checked without a finding (None: no verifier, nothing to check);
+        # a criteria list whose verifiers are all among them needs no look one by one.
+        self._clean_verifiers: set[Verifier | None] = {None}
 
     def dataset(self, data: dict[str, Any]) -> DatasetSpec:
         fmt = data.get("format")
@@ -615,14 +637,9 @@ class _Validator:
         if not task_docs:
             self.findings.problem(NO_TASKS, ("tasks",), missing=task_docs is None)
             task_docs = []
-        usual = self.usual_tasks(task_docs)
-        tasks = (
-            tuple(usual)
-            if usual is not None
-            else tuple(
-                self.task(doc, index, bool(criteria), expected_answer_verifier)
-                for index, doc in enumerate(task_docs)
-            )
+        tasks = tuple(
+            self.task(doc, index, bool(criteria), expected_answer_verifier)
+            for index, doc in enumerate(task_docs)
         )
         self.duplicates(tasks, task_docs)
         return DatasetSpec(
@@ -651,8 +668,6 @@ class _Validator:
         if len({task.prompt for task in tasks}) != len(tasks):
             first_id: dict[str, str] = {}
             for index, task in enumerate(tasks):
-                if not task.prompt or task.prompt.isspace():
-                    continue
                 if task.prompt not in first_id:
                     first_id[task.prompt] = task.id
                     continue
@@ -662,45 +677,6 @@ class _Validator:
                     task=_shown(task.id),
                     first=_shown(first_id[task.prompt]),
                 )
-
-    def usual_tasks(self, docs: list[dict[str, Any]]) -> list[TaskSpec] | None:
-        """`self.task` of every doc when all are the usual rubric task, else None.
-
-        The usual task (a reader's, with `criteria_checked` set) has only an id, a prompt,
-        perhaps a name, and criteria, all non-blank, with unique criterion ids. For it
-        `task` finds nothing and returns exactly this: no expected answer (so no
-        expected-answer criterion either), the criteria as they are, no files, a new empty
-        evidence dict. Checked a key at a time over all tasks, in C through `map`.
-        """
-        if not (self.criteria_checked and docs and _USUAL_TASK_KEYS.issuperset(chain(*docs))):
-            return None
-        ids = list(map(dict.get, docs, repeat("id")))
-        prompts = list(map(dict.get, docs, repeat("prompt")))
-        criteria = list(map(dict.get, docs, repeat("criteria")))
-        if not (all(ids) and all(prompts) and all(criteria)):
-            return None  # a missing id, prompt or criteria: `task` numbers or reports it
-        if any(map(str.isspace, ids)) or any(map(str.isspace, prompts)):
-            return None
-        if list(map(len, map(set, map(map, repeat(_ID_OF), criteria)))) != list(map(len, criteria)):
-            return None  # a repeated criterion id: `task` reports it
-        names = map(dict.get, docs, repeat("name"))
-        return _new_many(
-            TaskSpec,
-            [
-                {
-                    "id": task_id,
-                    "name": name or task_id,
-                    "prompt": prompt,
-                    "expected_text": None,
-                    "expected_verifier": None,
-                    "criteria": tuple(own),
-                    "input_files": (),
-                    "expected_files": (),
-                    "evidence": {},
-                }
-                for task_id, name, prompt, own in zip(ids, names, prompts, criteria, strict=True)
-            ],
-        )
 
     def task(
         self,
@@ -713,39 +689,9 @@ class _Validator:
         task_id = doc.get("id")
         if not task_id or task_id.isspace():
             task_id = f"task-{index + 1}"
-        prompt = doc.get("prompt")
-        if not prompt or prompt.isspace():
-            self.findings.problem(
-                MISSING_PROMPT,
-                ("tasks", index, "prompt"),
-                missing=prompt is None,
-                task=_shown(task_id),
-            )
-            prompt = prompt or ""
-
-        expected_text = expected_verifier = None
-        expected = doc.get("expected")
-        if isinstance(expected, str):
-            expected = {"text": expected}
-        if expected:
-            expected_text = expected.get("text")
-            if expected.get("verifier") is not None:
-                expected_verifier = self.verifier(
-                    expected["verifier"],
-                    ("tasks", index, "expected", "verifier"),
-                    lambda: f"The expected answer of task {_shown(task_id)}",
-                )
-            if not expected_text or expected_text.isspace():
-                self.findings.problem(
-                    MISSING_EXPECTED_TEXT,
-                    ("tasks", index, "expected", "text"),
-                    missing=expected_text is None,
-                    task=_shown(task_id),
-                )
-                expected_text = None
-
+        expected_text, expected_verifier = self.expected(doc.get("expected"), index, task_id)
         criteria, ids = self.criteria(doc.get("criteria"), ("tasks", index, "criteria"), task_id)
-        if not expected and not criteria and not file_has_criteria:
+        if not doc.get("expected") and not criteria and not file_has_criteria:
             self.findings.problem(NOTHING_TO_GRADE, ("tasks", index), task=_shown(task_id))
         # Given both ways of grading, the task lands as a rubric with the expected answer
         # as one of its criteria (unless it is there already, as in an exported file).
@@ -758,34 +704,47 @@ class _Validator:
                 self.expected_criterion(expected_verifier or expected_answer_verifier),
                 *criteria,
             )
-
         input_files = doc.get("inputFiles")
         expected_files = doc.get("expectedFiles")
         evidence = doc.get("evidence")
-        return _new(
-            TaskSpec,
-            {
-                "id": task_id,
-                "name": doc.get("name") or task_id,
-                "prompt": prompt,
-                "expected_text": expected_text,
-                "expected_verifier": expected_verifier,
-                "criteria": criteria,
-                "input_files": self.files(
-                    input_files, ("tasks", index, "inputFiles"), task_id, "input files"
-                )
-                if input_files
-                else (),
-                "expected_files": self.files(
-                    expected_files, ("tasks", index, "expectedFiles"), task_id, "expected files"
-                )
-                if expected_files
-                else (),
-                "evidence": self.evidence(evidence, ("tasks", index, "evidence"), task_id)
-                if evidence
-                else {},
-            },
+        return TaskSpec(
+            id=task_id,
+            name=doc.get("name") or task_id,
+            prompt=doc["prompt"],
+            expected_text=expected_text,
+            expected_verifier=expected_verifier,
+            criteria=criteria,
+            input_files=self.files(input_files, ("tasks", index, "inputFiles"))
+            if input_files
+            else (),
+            expected_files=self.files(expected_files, ("tasks", index, "expectedFiles"))
+            if expected_files
+            else (),
+            evidence=self.evidence(evidence, ("tasks", index, "evidence"), task_id)
+            if evidence
+            else {},
         )
+
+    def expected(
+        self, expected: dict[str, Any] | str | None, index: int, task_id: str
+    ) -> tuple[str | None, Verifier | None]:
+        """A task's expected text and verifier; an answer given without text is a problem."""
+        if isinstance(expected, str):
+            return expected, None
+        if not expected:
+            return None, None
+        path: DocPath = ("tasks", index, "expected")
+        verifier = self.verifier(
+            expected.get("verifier"),
+            (*path, "verifier"),
+            lambda: f"The expected answer of task {_shown(task_id)}",
+        )
+        text = expected.get("text")
+        if text is None:
+            self.findings.problem(
+                MISSING_EXPECTED_TEXT, (*path, "text"), missing=True, task=_shown(task_id)
+            )
+        return text, verifier
 
     def expected_criterion(self, verifier: Verifier) -> CriterionSpec:
         # Criteria are immutable, so the tasks graded the same way share one.
@@ -812,33 +771,14 @@ class _Validator:
         """A task's criteria (or, with no task_id, the file's for every task) and their ids."""
         if not criteria:
             return (), set()
-        if self.criteria_checked:
-            ids = set(map(_ID_OF, criteria))
-            if len(ids) == len(criteria):
-                return tuple(criteria), ids
-        ids = {criterion.id for criterion in criteria}
-        usual = None not in ids and len(ids) == len(criteria)
-        if usual:
-            clean = self._clean_verifiers
-            with_verifier = False
-            for criterion in criteria:
-                text = criterion.criterion
-                if not text or text.isspace():
-                    usual = False
-                    break
-                verifier = criterion.verifier
-                if verifier is not None:
-                    if verifier not in clean:
-                        usual = False
-                        break
-                    with_verifier = True
-            # Looked at one by one, a blank id becomes `criterion-<n>`; the list below
-            # keeps it only when no criterion has a verifier (as it always has). A list
-            # with verifiers already checked clean, and no blank id, is exactly what the
-            # one-by-one look would return.
-            if usual and with_verifier:
-                usual = not any(not id_ or id_.isspace() for id_ in ids)
-        if usual:
+        ids = set(map(_ID_OF, criteria))
+        # The usual list: every id given and unique, every verifier already checked.
+        if (
+            len(ids) == len(criteria)
+            and all(ids)
+            and not any(map(str.isspace, ids))  # type: ignore[arg-type]
+            and self._clean_verifiers.issuperset(map(_VERIFIER_OF, criteria))
+        ):
             return tuple(criteria), ids
         where = "the criteria for every task" if task_id is None else f"task {_shown(task_id)}"
         checked = self._criteria_one_by_one(criteria, path, where)
@@ -851,33 +791,22 @@ class _Validator:
         checked = []
         for index, criterion in enumerate(criteria):
             here = (*path, index)
-            given_id = criterion.id
-            criterion_id = given_id
-            if not criterion_id or criterion_id.isspace():
-                criterion_id = f"criterion-{index + 1}"
+            criterion_id = _given_id(criterion.id, f"criterion-{index + 1}")
             shown = _shown(criterion_id)
             if criterion_id in seen:
                 self.findings.problem(
                     DUPLICATE_CRITERION_ID,
-                    (*here, "id") if given_id is not None else here,
+                    (*here, "id") if criterion.id is not None else here,
                     criterion=shown,
                     where=where,
                 )
             seen.add(criterion_id)
-            text = criterion.criterion
-            if not text or text.isspace():
-                self.findings.problem(
-                    MISSING_CRITERION_TEXT,
-                    (*here, "criterion"),
-                    missing=text is None,
-                    criterion=shown,
-                )
             verifier = self.verifier(
                 criterion.verifier, (*here, "verifier"), lambda shown=shown: f"Criterion {shown}"
             )
-            checked.append(
-                replace(criterion, id=criterion_id, criterion=text or "", verifier=verifier)
-            )
+            if criterion_id != criterion.id or verifier is not criterion.verifier:
+                criterion = replace(criterion, id=criterion_id, verifier=verifier)
+            checked.append(criterion)
         return checked
 
     def verifier(
@@ -917,9 +846,7 @@ class _Validator:
         elif not self.options.python_checks_enabled:
             self.findings.warning(PYTHON_CHECKS_OFF, path, subject=subject())
 
-    def files(
-        self, docs: list[dict[str, Any]], path: DocPath, task_id: str, kind: str
-    ) -> tuple[FileSpec, ...]:
+    def files(self, docs: list[dict[str, Any]], path: DocPath) -> tuple[FileSpec, ...]:
         files = []
         for index, doc in enumerate(docs):
             attached = self.file(doc, (*path, index))
@@ -939,10 +866,9 @@ class _Validator:
                 return None
             default_name = unquote(posixpath.basename(parts.path)) or parts.netloc
             return FileSpec(name=name or default_name, url=url)
-        if _blank(zip_path):
+        if zip_path is None or _blank(zip_path):
             self.findings.problem(FILE_NO_LOCATION, path)
             return None
-        assert zip_path is not None
         if self.zip_members is None:
             self.findings.problem(FILE_NEEDS_ZIP, (*path, "path"), path=_shown(zip_path))
             return None
@@ -955,6 +881,14 @@ class _Validator:
             self.findings.problem(FILE_TOO_LARGE, (*path, "path"), path=_shown(zip_path), size=size)
             return None
         return FileSpec(name=name or posixpath.basename(member), path=member, size=size)
+
+
+def _given_id(value: Any, default: str) -> str:
+    """An id as the schema reads it (text, or a whole number's digits); `default` if blank."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return default
+    text = str(value)
+    return default if not text or text.isspace() else text
 
 
 def _zip_member(path: str, members: Mapping[str, int]) -> str | None:
@@ -990,33 +924,106 @@ def _code_problem(code: str) -> tuple[Rule, dict[str, Any]] | None:
     return CODE_MISSING_VERIFY, {}
 
 
+# --- From pydantic's errors to problems.
+
+# The two ways `expected` may be written, as pydantic's errors name them.
+_EXPECTED_AS_OBJECT = "ExpectedDoc"
+_EXPECTED_AS_TEXT = frozenset({"str", "constrained-str"})
+
+
+def _at(document: Any, path: DocPath) -> Any:
+    """The value at `path` in a parsed document, or None where there is none."""
+    for part in path:
+        if isinstance(part, int) and isinstance(document, list) and 0 <= part < len(document):
+            document = document[part]
+        elif isinstance(part, str) and isinstance(document, dict):
+            document = document.get(part)
+        else:
+            return None
+    return document
+
+
+def _text_problem(path: DocPath, document: Any, findings: _Findings, *, missing: bool) -> bool:
+    """Record a missing or blank text a person must give; False if `path` is no such text."""
+    if len(path) == 3 and path[0] == "tasks" and path[2] == "prompt":
+        task = _given_id(_at(document, (*path[:2], "id")), f"task-{path[1] + 1}")  # type: ignore[operator]
+        findings.problem(MISSING_PROMPT, path, missing=missing, task=_shown(task))
+    elif len(path) == 4 and path[0] == "tasks" and path[2:] == ("expected", "text"):
+        task = _given_id(_at(document, (*path[:2], "id")), f"task-{path[1] + 1}")  # type: ignore[operator]
+        findings.problem(MISSING_EXPECTED_TEXT, path, missing=missing, task=_shown(task))
+    elif len(path) >= 3 and path[-1] == "criterion" and path[-3] == "criteria":
+        criterion = _given_id(_at(document, (*path[:-1], "id")), f"criterion-{path[-2] + 1}")  # type: ignore[operator]
+        findings.problem(MISSING_CRITERION_TEXT, path, missing=missing, criterion=_shown(criterion))
+    else:
+        return False
+    return True
+
+
+def _expected_branch(path: DocPath) -> int | None:
+    """Where the `expected` union names its branch in an error's path, if it does."""
+    for index in range(3, len(path)):
+        part = path[index]
+        if path[index - 1] == "expected" and (
+            part == _EXPECTED_AS_OBJECT or part in _EXPECTED_AS_TEXT
+        ):
+            return index
+    return None
+
+
 def _type_problems(
-    errors: list[ErrorDetails], findings: _Findings, field_label: Callable[[DocPath], str]
+    errors: list[ErrorDetails],
+    findings: _Findings,
+    field_label: Callable[[DocPath], str],
+    document: Any,
 ) -> list[DocPath]:
     """Record pydantic's errors; return the paths of the values that are wrong.
 
     Unknown keys are only warnings, so they are not among the paths returned.
     """
     wrong: list[DocPath] = []
+    # A blank bare-string answer fails both branches of `expected`: it is text, so the
+    # object branch's error says nothing.
+    blank_answers = set()
     for error in errors:
-        path: DocPath = tuple(error["loc"])
+        path = tuple(error["loc"])
+        tag = _expected_branch(path)
+        if (
+            tag is not None
+            and path[tag] in _EXPECTED_AS_TEXT
+            and error["type"] == "string_pattern_mismatch"
+        ):
+            blank_answers.add(path[:tag])
+    for error in errors:
+        path = tuple(error["loc"])
         kind = error["type"]
-        if "ExpectedDoc" in path or "str" in path:
-            # `expected` is an object or a bare string: the string branch only fails when
-            # the object branch does, so its error adds nothing; a wrong type at the
-            # object branch itself means the value was neither.
-            if "str" in path:
+        tag = _expected_branch(path)
+        if tag is not None:
+            owner = path[:tag]
+            if owner in blank_answers:
+                if path[tag] == _EXPECTED_AS_OBJECT:
+                    continue
+                # A bare string is the answer's text.
+                _text_problem((*owner, "text"), document, findings, missing=False)
+                wrong.append(owner)
                 continue
-            tag = path.index("ExpectedDoc")
+            # The string branch only fails when the object branch does, so its error adds
+            # nothing; a wrong type at the object branch itself means the value was neither.
+            if path[tag] in _EXPECTED_AS_TEXT:
+                continue
             if tag == len(path) - 1 and kind == "dict_type":
                 kind = "text_or_object"
-            path = path[:tag] + path[tag + 1 :]
+            path = owner + path[tag + 1 :]
         label = field_label(path) or "The file"
         if kind in ("extra_forbidden", "unexpected_keyword_argument"):
             findings.warning(UNKNOWN_FIELD, path, label=label)
             continue
         wrong.append(path)
         value = error.get("input")
+        absent = kind == "missing" or (kind == "string_type" and value is None)
+        if (absent or kind == "string_pattern_mismatch") and _text_problem(
+            path, document, findings, missing=absent
+        ):
+            continue
         if kind == "too_long":
             count = (error.get("ctx") or {}).get("actual_length")
             limit = (error.get("ctx") or {}).get("max_length")
@@ -1039,36 +1046,68 @@ def _type_problems(
     return wrong
 
 
-def _without(value: Any, wrong: dict[Any, Any]) -> Any:
-    """A copy of `value` without the wrong values (a trie of paths; {} marks a wrong value).
+# A value that must be there, put in place of a wrong one so that the rest of the document
+# can still be checked. Unique per place, so no rule across values mistakes two for equal.
+def _stand_in(path: DocPath) -> Any:
+    text = "\x00" + field_path(path)
+    if len(path) == 3 and path[0] == "tasks" and path[2] == "prompt":
+        return text
+    if len(path) >= 3 and path[-1] == "criterion" and path[-3] == "criteria":
+        return text
+    if len(path) == 2 and path[0] == "tasks":
+        return {"prompt": text}
+    if len(path) >= 2 and path[-2] == "criteria" and isinstance(path[-1], int):
+        return {"criterion": text}
+    if isinstance(path[-1], int):
+        return {}  # a list item keeps its place, so the items after it keep theirs
+    return _DROPPED
 
-    Only the objects and lists on the way to a wrong value are copied. A wrong list item
-    becomes {} so that the items after it keep their positions.
+
+_DROPPED = object()
+
+
+def _without(value: Any, wrong: dict[Any, Any], path: DocPath = ()) -> Any:
+    """A copy of `value` with stand-ins for the wrong values (a trie of paths; {} marks one).
+
+    Only the objects and lists on the way to a wrong value are copied. A wrong value is
+    dropped, or replaced where the schema needs one (`_stand_in`).
     """
     if isinstance(value, dict):
         copy = dict(value)
         for key, below in wrong.items():
-            if key in copy:
-                if below:
-                    copy[key] = _without(copy[key], below)
-                else:
-                    del copy[key]
+            here = (*path, key)
+            if below:
+                if key in copy:
+                    copy[key] = _without(copy[key], below, here)
+                continue
+            stand_in = _stand_in(here)
+            if stand_in is _DROPPED:
+                copy.pop(key, None)
+            else:
+                copy[key] = stand_in
         return copy
     if isinstance(value, list):
         items = list(value)
         for key, below in wrong.items():
             if isinstance(key, int) and 0 <= key < len(items):
-                items[key] = _without(items[key], below) if below else {}
+                here = (*path, key)
+                items[key] = _without(items[key], below, here) if below else _stand_in(here)
         return items
     return value
 
 
 def _follows_from(finding: _Finding, wrong: DocPath) -> bool:
-    """Whether a rule fired only because the wrong value at `wrong` was dropped."""
+    """Whether a rule fired only because the wrong value at `wrong` was replaced."""
     if finding.path[: len(wrong)] == wrong:
         return True
     # A task whose expected answer or criteria were dropped looks ungraded; it is not.
-    return finding.rule is NOTHING_TO_GRADE and wrong[: len(finding.path)] == finding.path
+    depth = len(finding.path)
+    return (
+        finding.rule is NOTHING_TO_GRADE
+        and len(wrong) > depth
+        and wrong[:depth] == finding.path
+        and wrong[depth] in ("expected", "criteria")
+    )
 
 
 def _trie(paths: list[DocPath]) -> dict[Any, Any]:
@@ -1080,372 +1119,6 @@ def _trie(paths: list[DocPath]) -> dict[Any, Any]:
         if path:
             node.setdefault(path[-1], {})
     return root
-
-
-class ReaderDocument(dict):  # type: ignore[type-arg]
-    """A canonical document a reader built itself from text cells (the CSV and XLSX readers).
-
-    It is a plain dict to everything else. To `validate_document` it says the document
-    likely holds only the shapes a spreadsheet reader writes: known keys, text values, a
-    weight as a number or text, files as a list of text. For such a document the validator
-    builds what pydantic would build directly (`_reader_data`) and runs the same rules;
-    when that finds anything at all, or the document holds any other shape, the document
-    takes the full pydantic path, so problems, warnings and plan are the same either way.
-
-    `criteria_columns`, when the reader sets it, is every criterion of the document a field
-    at a time (see `CriteriaColumns`), which spares reading each criterion back.
-    """
-
-    criteria_columns: CriteriaColumns | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class CriteriaColumns:
-    """Every criterion of a `ReaderDocument`, a field at a time, as its builder wrote them.
-
-    A builder that works column by column (`columns._document_by_columns`) knows each field
-    of every criterion before it makes the dicts; handing those columns over spares
-    `_reader_criteria` reading 5,000 dicts back and checking their keys.
-
-    Item i of each column describes the i-th criterion of `lists` taken in order (the
-    document's own `criteria`, then each task's that has a "criteria" key, as
-    `_reader_data` meets them), exactly as its dict holds it: `ids` and `texts` are what
-    `dict.get` gives for "id" and "criterion", `weights` what it gives for "weight" with
-    1.0 for none, `verifiers` the (kind, outputType, instructions, code) of its "verifier"
-    dict (None for a missing key), or None when it has no "verifier".
-
-    The builder sets it as its last step, once the dicts are final. `_reader_data` uses it
-    only while the document still holds these very lists at these lengths; anything that
-    changes a criterion dict of such a document must set `criteria_columns` to None.
-    """
-
-    lists: list[list[dict[str, Any]]]
-    ids: list[Any]
-    texts: list[Any]
-    weights: list[Any]
-    verifiers: list[tuple[Any, ...] | None]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_sizes", list(map(len, self.lists)))
-
-    def describes(self, lists: list[Any]) -> bool:
-        """Whether `lists` are still the very lists, at the same lengths, this was made for."""
-        return (
-            len(lists) == len(self.lists)
-            and all(map(is_, lists, self.lists))
-            and list(map(len, lists)) == self._sizes  # type: ignore[attr-defined]
-            and len(self.ids) == sum(self._sizes)  # type: ignore[attr-defined]
-        )
-
-
-def _reader_verifier(value: Any, cache: dict[tuple[Any, ...], Verifier]) -> Verifier | None:
-    """What the verifier schema builds from a dict of text values, or None to refuse."""
-    if type(value) is not dict or not _VERIFIER_KEYS.issuperset(value):
-        return None
-    key = (value.get("kind"), value.get("outputType"), value.get("instructions"), value.get("code"))
-    verifier = cache.get(key) if all(type(part) in _TEXT_OR_NONE for part in key) else None
-    if verifier is not None:
-        return verifier
-    kind, output_type, instructions, code = key
-    if (
-        any(type(part) not in _TEXT_OR_NONE for part in key)
-        or (kind is not None and kind not in VERIFIER_KINDS)
-        or (output_type is not None and output_type not in OUTPUT_TYPES)
-    ):
-        return None
-    # One object per distinct verifier: the same one on 5,000 rows is checked once.
-    verifier = cache[key] = Verifier(kind, output_type, instructions, code)
-    return verifier
-
-
-_TEXT_OR_NONE = (str, type(None))
-
-
-class _Refused(Exception):
-    """A value of a `ReaderDocument` outside the shapes `_reader_data` builds directly."""
-
-
-def _reader_data(
-    document: dict[str, Any], max_tasks: int, verifiers: dict[tuple[Any, ...], Verifier]
-) -> dict[str, Any] | None:
-    """What `_models("ignore", max_tasks)` returns for a reader-built document, or None.
-
-    None whenever any value is not one the reader writes and the schema accepts as it is
-    (text, a finite positive weight, a known verifier kind and output type, lists within
-    their limits): then pydantic must check it. The values built are the schema's own
-    (a weight as float, a file as {"path"} or {"url"}, a missing weight as 1.0), which the
-    test comparing both paths on generated documents holds to. `verifiers` gathers each
-    distinct verifier built.
-    """
-    # The criteria lists, converted all at once when the walk is done (see `_reader_criteria`).
-    pending: list[tuple[dict[str, Any], list[Any]]] = []
-
-    def text(value: Any) -> Any:
-        if type(value) is not str:
-            raise _Refused
-        return value
-
-    def files(value: Any) -> list[dict[str, str]]:
-        if type(value) is not list or len(value) > MAX_FILES_PER_KIND:
-            raise _Refused
-        return [_file_shorthand(text(item)) for item in value]
-
-    def expected(value: Any) -> dict[str, Any]:
-        if type(value) is not dict or not _EXPECTED_KEYS.issuperset(value):
-            raise _Refused
-        built: dict[str, Any] = {}
-        if "text" in value:
-            built["text"] = text(value["text"])
-        if "verifier" in value:
-            verifier = _reader_verifier(value["verifier"], verifiers)
-            if verifier is None:
-                raise _Refused
-            built["verifier"] = verifier
-        return built
-
-    def tasks(docs: list[Any]) -> list[dict[str, Any]]:
-        # Checked a key at a time over all tasks; only the few keys whose values are not
-        # text are then rebuilt task by task.
-        if set(map(type, docs)) - {dict} or not _READER_TASK_KEYS.issuperset(
-            chain.from_iterable(docs)
-        ):
-            raise _Refused
-        for key in ("id", "name", "prompt"):
-            if set(map(type, map(dict.get, docs, repeat(key), repeat("")))) - {str}:
-                raise _Refused
-        built = list(map(dict.copy, docs))
-        for key, convert in (
-            ("expected", expected),
-            ("inputFiles", files),
-            ("expectedFiles", files),
-        ):
-            for doc in compress(built, map(dict.__contains__, built, repeat(key))):
-                doc[key] = convert(doc[key])
-        for doc in compress(built, map(dict.__contains__, built, repeat("criteria"))):
-            pending.append((doc, doc["criteria"]))
-        return built
-
-    if not _READER_DATASET_KEYS.issuperset(document):
-        return None
-    try:
-        data: dict[str, Any] = {}
-        for key, value in document.items():
-            if key == "settings":
-                if value != {} or type(value) is not dict:
-                    raise _Refused
-                data[key] = {}
-            elif key == "criteria":
-                pending.append((data, value))
-                data[key] = value
-            elif key == "tasks":
-                if type(value) is not list or len(value) > max_tasks:
-                    raise _Refused
-                data[key] = tasks(value)
-            else:
-                data[key] = text(value)
-        lists = [value for _, value in pending]
-        columns = document.criteria_columns if isinstance(document, ReaderDocument) else None
-        if columns is not None and columns.describes(lists):
-            converted = _reader_criteria_from_columns(columns, verifiers)
-        else:
-            converted = _reader_criteria(lists, verifiers)
-    except _Refused:
-        return None
-    for (owner, _), criteria in zip(pending, converted, strict=True):
-        owner["criteria"] = criteria
-    return data
-
-
-_ID_OF = attrgetter("id")
-# A usual task's keys (`_Validator.usual_tasks`): none that needs a look of its own.
-_USUAL_TASK_KEYS = frozenset({"id", "name", "prompt", "criteria"})
-_ABSENT = object()
-_WEIGHT_TYPES = frozenset({int, float, str})
-_TEXT_OR_NONE_TYPES = frozenset(_TEXT_OR_NONE)
-
-
-def _reader_criteria(
-    lists: list[Any], verifiers: dict[tuple[Any, ...], Verifier]
-) -> list[list[CriterionSpec]]:
-    """Every criteria list of a reader-built document as the schema builds them, at once.
-
-    Criteria are most of a large file, so each check runs over all of the file's at once
-    (in C, through `map`), and the distinct weights and verifiers are read once each.
-    Raises `_Refused` for anything but what the reader writes, as the walk does.
-    """
-    if set(map(type, lists)) - {list}:
-        raise _Refused
-    items = list(chain.from_iterable(lists))
-    if set(map(type, items)) - {dict} or not _CRITERION_KEYS.issuperset(chain.from_iterable(items)):
-        raise _Refused
-    given = list(map(dict.get, items, repeat("verifier"), repeat(_ABSENT)))
-    present = list(map(is_not, given, repeat(_ABSENT)))
-    return _reader_criteria_built(
-        list(map(len, lists)),
-        list(map(dict.get, items, repeat("id"))),
-        list(map(dict.get, items, repeat("criterion"))),
-        list(map(dict.get, items, repeat("weight"), repeat(1.0))),
-        present,
-        _reader_verifier_keys(list(compress(given, present))),
-        verifiers,
-    )
-
-
-def _reader_criteria_from_columns(
-    columns: CriteriaColumns, verifiers: dict[tuple[Any, ...], Verifier]
-) -> list[list[CriterionSpec]]:
-    """`_reader_criteria(columns.lists, verifiers)`, read from the columns the reader kept.
-
-    The same as reading each dict, since each column holds what `dict.get` gives for its
-    key (`CriteriaColumns`): the dicts' keys are the four criterion keys by construction,
-    and every value still goes through the same type, weight and verifier checks below.
-    """
-    present = list(map(is_not, columns.verifiers, repeat(None)))
-    return _reader_criteria_built(
-        list(map(len, columns.lists)),
-        columns.ids,
-        columns.texts,
-        columns.weights,
-        present,
-        list(compress(columns.verifiers, present)),  # type: ignore[arg-type]
-        verifiers,
-    )
-
-
-def _reader_criteria_built(
-    sizes: list[int],
-    ids: list[Any],
-    texts: list[Any],
-    weights: list[Any],
-    present: list[bool],
-    verifier_keys: list[tuple[Any, ...]],
-    verifiers: dict[tuple[Any, ...], Verifier],
-) -> list[list[CriterionSpec]]:
-    """The criteria, a field at a time: each criterion's id, text, weight (1.0 when none),
-    whether it has a verifier, and the (kind, outputType, instructions, code) of each it
-    has; split into lists of `sizes`. Raises `_Refused` as `_reader_criteria` says."""
-    if max(sizes, default=0) > MAX_CRITERIA_PER_LIST:
-        raise _Refused
-    if not (
-        _TEXT_OR_NONE_TYPES.issuperset(map(type, ids))
-        and _TEXT_OR_NONE_TYPES.issuperset(map(type, texts))
-        and _WEIGHT_TYPES.issuperset(map(type, weights))
-    ):
-        raise _Refused
-    numbers = {weight: _reader_weight(weight) for weight in set(weights)}
-    built_verifiers: list[Verifier | None] = [None] * len(ids)
-    for index, verifier in zip(
-        compress(range(len(ids)), present),
-        _reader_verifiers_by_key(verifier_keys, verifiers),
-        strict=True,
-    ):
-        built_verifiers[index] = verifier
-    specs = _new_many(
-        CriterionSpec,
-        [
-            {"id": criterion_id, "criterion": text, "weight": weight, "verifier": verifier}
-            for criterion_id, text, weight, verifier in zip(
-                ids, texts, map(numbers.__getitem__, weights), built_verifiers, strict=True
-            )
-        ],
-    )
-    bounds = accumulate(sizes, initial=0)
-    return [specs[start:end] for start, end in pairwise(bounds)]
-
-
-_VERIFIER_FIELDS = ("kind", "outputType", "instructions", "code")
-
-
-def _reader_verifier_keys(values: list[Any]) -> list[tuple[Any, ...]]:
-    """Each verifier dict's (kind, outputType, instructions, code), or `_Refused`."""
-    if set(map(type, values)) - {dict} or not _VERIFIER_KEYS.issuperset(
-        chain.from_iterable(values)
-    ):
-        raise _Refused
-    return list(
-        zip(*(map(dict.get, values, repeat(field)) for field in _VERIFIER_FIELDS), strict=True)
-    )
-
-
-def _reader_verifiers_by_key(
-    keys: list[tuple[Any, ...]], cache: dict[tuple[Any, ...], Verifier]
-) -> list[Verifier]:
-    """`_reader_verifier` of the verifier each key describes, or `_Refused` if any is refused."""
-    if not _TEXT_OR_NONE_TYPES.issuperset(map(type, chain.from_iterable(keys))):
-        raise _Refused
-    for kind, output_type, instructions, code in set(keys) - cache.keys():
-        verifier = _reader_verifier(
-            {"kind": kind, "outputType": output_type, "instructions": instructions, "code": code},
-            cache,
-        )
-        if verifier is None:
-            raise _Refused
-    return list(map(cache.__getitem__, keys))
-
-
-def _reader_weight(weight: int | float | str) -> float:
-    """What the weight schema builds from a weight the reader wrote, or `_Refused`."""
-    if type(weight) is str:
-        try:
-            return _weight_from_other(weight)
-        except ValueError:
-            raise _Refused from None
-    try:
-        number = float(weight)
-    except OverflowError:
-        raise _Refused from None
-    if not (number > 0 and math.isfinite(number)):
-        raise _Refused
-    return number
-
-
-def _reader_criteria_checked(
-    data: dict[str, Any], validator: _Validator, verifiers: Iterable[Verifier]
-) -> bool:
-    """Whether every criterion of `data` passes the validator's per-criterion checks.
-
-    True when every id and text is non-blank and every verifier is clean (each distinct
-    one is checked once here, as the validator would check it anyway), so that the
-    validator need only look at each list's ids. False leaves it all to the validator.
-    """
-    lists = [data.get("criteria") or []]
-    lists += [task.get("criteria") or [] for task in data.get("tasks") or []]
-    criteria = list(chain.from_iterable(lists))
-    for values in (list(map(_ID_OF, criteria)), list(map(_TEXT_OF, criteria))):
-        if not all(values) or any(map(str.isspace, values)):
-            return False
-    for verifier in verifiers:
-        if verifier == _BLANK_VERIFIER:
-            return False
-        validator.verifier(verifier, (), str)
-    return True
-
-
-_TEXT_OF = attrgetter("criterion")
-
-
-# What a spreadsheet reader writes (no format, version, evidence: those need pydantic).
-_READER_DATASET_KEYS = frozenset({"name", "description", "settings", "criteria", "tasks"})
-_READER_TASK_KEYS = _TASK_KEYS - {"evidence"}
-
-
-def _validate_reader_document(
-    document: ReaderDocument,
-    options: CheckOptions,
-    zip_members: Mapping[str, int] | None,
-) -> DatasetSpec | None:
-    """The plan of a reader-built document that is all good, or None to take the full path."""
-    verifiers: dict[tuple[Any, ...], Verifier] = {}
-    data = _reader_data(document, options.max_tasks, verifiers)
-    if data is None:
-        return None
-    findings = _Findings()
-    validator = _Validator(findings, options, zip_members)
-    validator.criteria_checked = _reader_criteria_checked(data, validator, verifiers.values())
-    if findings.count():
-        return None
-    plan = validator.dataset(data)
-    return None if findings.count() else plan
 
 
 def validate_document(
@@ -1467,10 +1140,6 @@ def validate_document(
     found in this document's text, so that they are not looked for twice. Never raises for
     anything the document holds.
     """
-    if isinstance(document, ReaderDocument):
-        plan = _validate_reader_document(document, options, zip_members)
-        if plan is not None:
-            return plan, [], []
     findings = _Findings()
     plan = None
     if not isinstance(document, dict):
@@ -1481,19 +1150,19 @@ def validate_document(
         data = None
         if type_errors is not None:
             # Found already, unknown keys included: go straight to checking the rest.
-            wrong = _type_problems(type_errors, findings, field_label)
+            wrong = _type_problems(type_errors, findings, field_label, document)
         else:
             _unknown_keys(document, findings, field_label)
             try:
                 data = shape.validate_python(document)
             except ValidationError as exc:
-                wrong = _type_problems(_errors(exc), findings, field_label)
+                wrong = _type_problems(_errors(exc), findings, field_label, document)
         if data is None:
-            # Check the rest of the document too, so one pass lists every problem: drop
-            # the wrong values, and any rule that then fires on them or inside them.
+            # Check the rest of the document too, so one pass lists every problem: replace
+            # the wrong values, and drop any rule that then fires on them or inside them.
             try:
                 data = shape.validate_python(_without(document, _trie(wrong)))
-            except ValidationError:  # pragma: no cover - dropping values cannot add errors
+            except ValidationError:  # pragma: no cover - stand-ins cannot add errors
                 data = None
         if data is not None:
             checked = len(findings.problems)
@@ -1526,8 +1195,8 @@ def validate_json_text(
     """`validate_document` for JSON text, parsed and type-checked in one pass.
 
     The fast path for the usual, well-formed file: no intermediate document is built.
-    When a value has the wrong type or a key is unknown, returns pydantic's errors instead:
-    parse the text and hand them to `validate_document(type_errors=...)`, which says where
+    When a value is wrong or a key is unknown, returns pydantic's errors instead: parse
+    the text and hand them to `validate_document(type_errors=...)`, which says where
     they are and checks the rest. Returns None when the text is not a JSON object at all.
     """
     try:

@@ -80,6 +80,9 @@ _BOMS: tuple[tuple[bytes, str, str], ...] = (
 # An escaped NUL (\u0000) that is not itself an escaped backslash followed by "u0000".
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+# The end of a key: a closing quote, JSON white space, a colon. (A string value cannot be
+# followed by a colon, so only keys, and the odd `\":` inside a string, match.)
+_KEY_END = re.compile(r'"[ \t\n\r]*:')
 # 1,000 tasks with ten criteria each, files and verifiers have about 100,000 keys; 2 MiB
 # of text holds fewer than 200,000 distinct keys (tens of MB of errors at worst).
 _MAX_KEYS_FOR_ONE_PASS = 250_000
@@ -183,14 +186,9 @@ def check(
     detected = f"JSON dataset, {encoding}"
     if text is None:
         return CheckResult(file_name, "json", detected, problems=tuple(problems))
-    # The one-pass check reports unknown keys as pydantic errors, all held at once; a
-    # large file with more keys (colons) than any real dataset has takes the path whose
-    # warnings stop at the cap. Counting costs a pass over the text, so a file too small
-    # to hold harmfully many keys is not counted. A backslash is found far faster than a
-    # longer string, and most files have none.
-    few_keys = len(text) <= _COUNT_KEYS_ABOVE or text.count(":") <= _MAX_KEYS_FOR_ONE_PASS
+    # A backslash is found far faster than a longer string, and most files have none.
     errors = None
-    if few_keys and ("\\" not in text or "\\u0000" not in text):
+    if _few_keys(text) and ("\\" not in text or "\\u0000" not in text):
         fast = validate_json_text(
             text,
             file_name=file_name,
@@ -215,6 +213,21 @@ def check(
         # or an escaped NUL: its errors may not match this document's.
         errors = None
     return check_parsed(parsed, options=options, zip_members=zip_members, type_errors=errors)
+
+
+def _few_keys(text: str) -> bool:
+    """Whether the text holds few enough keys for the one-pass check.
+
+    That check reports unknown keys as pydantic errors, all held at once; a large file
+    with more keys than any real dataset has takes the path whose warnings stop at the
+    cap. Counting costs a pass over the text, so a file too small to hold harmfully many
+    keys is not counted; colons are counted first (one fast pass), and only when there
+    are many (prose full of times and log lines) the colons that end a string, as a key's
+    does.
+    """
+    if len(text) <= _COUNT_KEYS_ABOVE or text.count(":") <= _MAX_KEYS_FOR_ONE_PASS:
+        return True
+    return len(_KEY_END.findall(text)) <= _MAX_KEYS_FOR_ONE_PASS
 
 
 def _json_kind(value: Any) -> str:

@@ -187,7 +187,6 @@ def test_python_checks_on_turn_the_warning_off():
 
 
 def test_a_zip_goes_to_the_zip_reader():
-    pytest.importorskip("datasets_app.importing.zip_format")
     result = check_file(zipped(), "bundle.ZIP")
 
     assert result.format == "zip"

@@ -422,3 +422,65 @@ class TestFiles:
         _, problems, _ = self.files(*links)
 
         assert codes(problems) == [doc.TOO_MANY_FILES.code]
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t", "\u00a0", "\x1c"])
+def test_blank_text_a_person_must_give_is_a_problem_named_after_its_owner(text):
+    document = {
+        "tasks": [
+            {
+                "id": "t1",
+                "prompt": text,
+                "expected": {"text": text},
+                "criteria": [{"id": "tone", "criterion": text}],
+            },
+            {"id": "t2", "prompt": "p", "expected": text},
+        ]
+    }
+    _, problems, _ = check(document)
+
+    assert [(p.code, p.field, p.message) for p in problems] == [
+        (doc.MISSING_PROMPT.code, "tasks[0].prompt", doc.MISSING_PROMPT.format(task='"t1"')),
+        (
+            doc.MISSING_EXPECTED_TEXT.code,
+            "tasks[0].expected.text",
+            doc.MISSING_EXPECTED_TEXT.format(task='"t1"'),
+        ),
+        (
+            doc.MISSING_CRITERION_TEXT.code,
+            "tasks[0].criteria[0].criterion",
+            doc.MISSING_CRITERION_TEXT.format(criterion='"tone"'),
+        ),
+        (
+            doc.MISSING_EXPECTED_TEXT.code,
+            "tasks[1].expected.text",
+            doc.MISSING_EXPECTED_TEXT.format(task='"t2"'),
+        ),
+    ]
+
+
+def test_missing_or_null_text_is_reported_where_its_object_starts():
+    document = {
+        "tasks": [
+            {"prompt": None, "expected": {"verifier": {"kind": "exact_match"}}},
+            {"prompt": "p", "criteria": [{"weight": 2}, {"criterion": None}]},
+        ]
+    }
+    asked = []
+
+    def locate(path):
+        asked.append(path)
+        return (None, len(path))
+
+    _, problems, _ = doc.validate_document(
+        document, file_name="d.json", locate=locate, options=CheckOptions()
+    )
+
+    assert [(p.code, p.field, p.line) for p in problems] == [
+        (doc.MISSING_PROMPT.code, "tasks[0].prompt", 2),
+        (doc.MISSING_EXPECTED_TEXT.code, "tasks[0].expected.text", 3),
+        (doc.MISSING_CRITERION_TEXT.code, "tasks[1].criteria[0].criterion", 4),
+        (doc.MISSING_CRITERION_TEXT.code, "tasks[1].criteria[1].criterion", 4),
+    ]
+    assert problems[0].message == doc.MISSING_PROMPT.format(task='"task-1"')
+    assert problems[2].message == doc.MISSING_CRITERION_TEXT.format(criterion='"criterion-1"')

@@ -303,3 +303,15 @@ def test_a_task_with_more_than_ten_files_of_a_kind_is_a_problem():
     assert [(p.code, p.field) for p in result.problems] == [
         (doc.TOO_MANY_FILES.code, "tasks[0].expectedFiles")
     ]
+
+
+def test_prose_full_of_colons_is_not_mistaken_for_a_file_of_many_keys():
+    # Log lines and timestamps put more colons in a large file than the one-pass check
+    # allows keys; only keys count, so such a file still takes that pass.
+    log = "2025-03-01T12:30:07Z INFO worker: job 7: status: ok\n" * 60_000
+    prose = json.dumps({"tasks": [{"prompt": log, "expected": "ok"}]})
+    assert prose.count(":") > json_format._MAX_KEYS_FOR_ONE_PASS
+    assert json_format._few_keys(prose)
+
+    keys = "{" + ",".join(f'"k{n}" : 1' for n in range(300_000)) + "}"
+    assert not json_format._few_keys(keys)

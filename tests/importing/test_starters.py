@@ -71,7 +71,6 @@ def test_blank_says_what_to_fill_in_and_its_only_problem_is_no_tasks():
 
 
 def test_files_in_and_out_passes_the_checker_unchanged():
-    pytest.importorskip("datasets_app.importing.zip_format")
     starter = starters.starter("files-in-and-out")
     result = check_file(starter.build(), starter.file_name)
 

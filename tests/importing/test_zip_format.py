@@ -12,6 +12,7 @@ import json
 import zipfile
 from typing import Any
 
+import openpyxl
 import pytest
 from hypothesis import given, settings
 
@@ -175,7 +176,6 @@ def test_a_jsonl_dataset_file_is_read_line_by_line() -> None:
 
 
 def test_an_xlsx_dataset_file_is_read_from_the_zip() -> None:
-    openpyxl = pytest.importorskip("openpyxl")
     workbook = openpyxl.Workbook()
     sheet = workbook.active
     sheet.append(["prompt", "expected", "input_files"])
