@@ -124,6 +124,39 @@ def directory_extent(fp: BinaryIO) -> tuple[int, int] | None:
     return entries64, cd_size64
 
 
+_LOCAL_HEADER = b"PK\x03\x04"
+_LOCAL_HEADER_SIZE = 30
+
+
+def overlapping_member(fp: BinaryIO, zf: zipfile.ZipFile) -> zipfile.ZipInfo | None:
+    """The first member whose local header or data runs into the next member's local
+    header; None when every member has bytes of its own. Raises zipfile.BadZipFile for a
+    member with no local header where the directory says.
+
+    Zip bombs that stay small on disk make many directory entries share the same compressed
+    bytes, each member's data quoting the next one's header (CVE-2024-0450); this Python's
+    zipfile reads them all without noticing. Each member is laid out as its local header
+    (30 bytes, its name and extra field, which may differ from the directory's) followed by
+    its compressed data, and in a real zip those extents follow one another without
+    overlapping, in the order of their offsets. One read of 30 bytes per member. (A last
+    member whose declared size runs past the end of its bytes is damaged rather than a bomb:
+    reading it fails, and the checks of sizes name it better.)
+    """
+    infos = sorted(zf.infolist(), key=lambda info: info.header_offset)
+    previous_end = 0
+    for index, info in enumerate(infos):
+        start = info.header_offset
+        if start < previous_end:
+            return infos[index - 1]
+        fp.seek(start)
+        header = fp.read(_LOCAL_HEADER_SIZE)
+        if len(header) < _LOCAL_HEADER_SIZE or header[:4] != _LOCAL_HEADER:
+            raise zipfile.BadZipFile(f"{info.filename} has no local header where it should")
+        name_length, extra_length = struct.unpack("<HH", header[26:30])
+        previous_end = start + _LOCAL_HEADER_SIZE + name_length + extra_length + info.compress_size
+    return None
+
+
 # General purpose flag bit 11: the member's name is UTF-8. Without it the name is, by the
 # specification, code page 437.
 _UTF8_NAME_FLAG = 0x800

@@ -74,6 +74,7 @@ TOO_MANY_MEMBERS = "zip_too_many_members"
 UNSAFE_PATH = "zip_unsafe_path"
 SYMLINK = "zip_symlink"
 DUPLICATE_MEMBER = "zip_duplicate_member"
+OVERLAPPING_MEMBERS = "zip_overlapping_members"
 ENCRYPTED = "zip_encrypted"
 UNSUPPORTED_COMPRESSION = "zip_unsupported_compression"
 COMPRESSION_RATIO = "zip_compression_ratio"
@@ -100,6 +101,10 @@ UNSAFE_PATH_MESSAGE = (
 )
 SYMLINK_MESSAGE = "This entry is a symbolic link, not a file. Put the file itself in the zip."
 DUPLICATE_MEMBER_MESSAGE = "The zip holds {count} entries with this name; keep one."
+OVERLAPPING_MEMBERS_MESSAGE = (
+    "This entry's data overlaps another entry of the zip, which only zip bombs do (they "
+    "make a small zip unpack to gigabytes), so the zip is refused. Zip the dataset again."
+)
 ENCRYPTED_MESSAGE = (
     "This file is password-protected, so it cannot be read. Zip the dataset again without "
     "a password."
@@ -192,6 +197,8 @@ def _check_archive(
 ) -> CheckResult:
     infos = zf.infolist()
     problems = _archive_problems(infos, zip_name)
+    if not problems:
+        problems = _overlap_problems(zf, zip_name)
     if problems:
         # Nothing is inflated from an archive that is hostile or unreadable as a whole.
         return _refused(zip_name, *problems)
@@ -320,6 +327,21 @@ def _archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Probl
         )
         problems.append(Problem(TOO_LARGE_UNZIPPED, message, zip_name))
     return problems
+
+
+def _overlap_problems(zf: zipfile.ZipFile, zip_name: str) -> list[Problem]:
+    """An entry whose bytes overlap another's (see `archive.overlapping_member`), as one
+    problem: the zip is refused as a whole, and one such entry is enough to show why."""
+    assert zf.fp is not None
+    try:
+        overlapping = archive.overlapping_member(zf.fp, zf)  # type: ignore[arg-type]
+    except archive.READ_ERRORS as exc:
+        message = CORRUPT_MESSAGE.format(detail=_detail(exc))
+        return [Problem(CORRUPT, message, zip_name)]
+    if overlapping is None:
+        return []
+    shown = _shown(overlapping.filename, zip_name)
+    return [Problem(OVERLAPPING_MEMBERS, OVERLAPPING_MEMBERS_MESSAGE, shown)]
 
 
 def _is_junk(name: str) -> bool:

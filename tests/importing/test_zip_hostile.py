@@ -13,6 +13,7 @@ import time
 import tracemalloc
 import warnings
 import zipfile
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -388,3 +389,47 @@ def test_a_dataset_file_declared_over_50_mib_is_not_read() -> None:
     assert result.problems[0].message == zip_format.DATASET_FILE_TOO_LARGE_MESSAGE.format(
         size="60.0 MiB", limit="50.0 MiB"
     )
+
+
+def overlapping_zip(inner: bytes = b"x,y\n1,2\n") -> bytes:
+    """A zip whose first member's stored data is the whole of the second member, local
+    header included: both read back fine, from the same bytes (CVE-2024-0450's trick, which
+    bombs repeat thousands of times over one deflated kernel)."""
+    when = (2024, 1, 1, 0, 0, 0)
+    second = zipfile.ZipInfo("files/b.csv", date_time=when)
+    second.compress_type = zipfile.ZIP_STORED
+    second.file_size = second.compress_size = len(inner)
+    second.CRC = zlib.crc32(inner)
+    second_bytes = second.FileHeader() + inner
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr("dataset.json", dataset_json("files/a.bin", "files/b.csv"))
+        first = zipfile.ZipInfo("files/a.bin", date_time=when)
+        zf.writestr(first, second_bytes)
+        # The second member's entry points inside the first member's data.
+        second.header_offset = zf.getinfo("files/a.bin").header_offset + len(first.FileHeader())
+        zf.filelist.append(second)
+        zf.NameToInfo[second.filename] = second
+    return out.getvalue()
+
+
+def test_overlapping_entries_are_refused_before_anything_is_inflated():
+    data = overlapping_zip()
+    # This Python's zipfile reads both members without complaint: the check must notice.
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.read("files/b.csv") == b"x,y\n1,2\n"
+        assert zf.read("files/a.bin").endswith(b"x,y\n1,2\n")
+
+    result = check(data)
+
+    assert [(p.code, p.file) for p in result.problems] == [
+        (zip_format.OVERLAPPING_MEMBERS, "files/a.bin")
+    ]
+    assert result.plan is None
+
+
+def test_members_that_follow_one_another_do_not_overlap():
+    data = make_zip({"dataset.json": dataset_json("a.csv"), "a.csv": b"x\n1\n", "b/": b""})
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert archive.overlapping_member(zf.fp, zf) is None
