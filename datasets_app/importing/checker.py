@@ -26,7 +26,7 @@ from datasets_app.importing.spec import (
 
 UNSUPPORTED_EXTENSION = Rule(
     "unsupported_extension",
-    "{extension} files cannot be imported. Choose a .json, .jsonl, .csv, .xlsx or .zip file.",
+    "{extension} files cannot be imported. Choose a .json, .jsonl, .csv, .tsv, .xlsx or .zip file.",
 )
 EMPTY_FILE = Rule("empty_file", "The file is empty.")
 FILE_TOO_BIG = Rule(
@@ -50,12 +50,14 @@ CHECK_TOO_SLOW = Rule(
     "stopped. Split it into smaller files and import each.",
 )
 
-# What each extension means. .tsv and .txt are not offered: the page lists .csv, .json,
-# .jsonl and .zip (and the import dialog accepts .xlsx); a tab-separated .csv still reads.
+# What each extension means. The page lists .csv, .json, .jsonl and .zip (and the import
+# dialog accepts .xlsx); a .tsv is what spreadsheets and pandas write as tab-separated
+# values, read like a tab-delimited .csv. .txt is not offered.
 FORMATS: dict[str, str] = {
     ".json": "json",
     ".jsonl": "jsonl",
     ".csv": "csv",
+    ".tsv": "csv",
     ".xlsx": "xlsx",
     ".zip": "zip",
 }
@@ -109,7 +111,7 @@ def _content_problem(data: bytes, extension: str, file_name: str) -> Problem | N
     return None
 
 
-def _reader(fmt: str) -> Callable[[bytes, str], Parsed]:
+def _reader(fmt: str) -> Callable[[bytes, str, CheckOptions], Parsed]:
     # Imported on use: the CSV and XLSX readers are their own modules, and this one works
     # without them.
     if fmt == "jsonl":
@@ -181,7 +183,7 @@ def _check_unzipped(
         from datasets_app.importing import json_format
 
         return json_format.check(data, file_name, options=options)
-    return check_parsed(_reader(fmt)(data, file_name), options=options)
+    return check_parsed(_reader(fmt)(data, file_name, options), options=options)
 
 
 def preview(result: CheckResult) -> list[TaskPreview]:
@@ -218,6 +220,7 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
         "detected": result.detected,
         "problems": [problem.to_json() for problem in result.problems],
         "warnings": [warning.to_json() for warning in result.warnings],
+        "mapping": result.mapping.to_json() if result.mapping is not None else None,
         "tasks": [
             {
                 "id": task.id,
@@ -232,7 +235,10 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
 
 
 def locate_tasks(
-    source: bytes | BinaryIO, file_name: str, indexes: Iterable[int]
+    source: bytes | BinaryIO,
+    file_name: str,
+    indexes: Iterable[int],
+    options: CheckOptions | None = None,
 ) -> dict[int, tuple[str, int | None, int | None]]:
     """Where tasks of a checked file stand, by position: (file, row, line), the file being
     the dataset file inside a zip.
@@ -241,6 +247,7 @@ def locate_tasks(
     the file again, but looks up only the tasks asked for; a file it cannot place (a BEIR
     zip, say) gives no places.
     """
+    options = options or CheckOptions()
     extension = os.path.splitext(file_name)[1].lower()
     fmt = FORMATS.get(extension)
     parsed: Parsed | None = None
@@ -256,9 +263,9 @@ def locate_tasks(
         if kind is not None:
             parsed = evalset_format.read(data, file_name, kind)
         elif fmt == "json":
-            parsed = json_format.read(data, file_name)
+            parsed = json_format.read(data, file_name, options)
         else:
-            parsed = _reader(fmt)(data, file_name)
+            parsed = _reader(fmt)(data, file_name, options)
     if parsed is None or parsed.document is None:
         return {}
     paths = [("tasks", index) for index in indexes]

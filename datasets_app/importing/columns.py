@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter, methodcaller
 from typing import Any
 
+from datasets_app.importing import aliases
 from datasets_app.importing.spec import (
     CriterionSpec,
     DatasetSpec,
@@ -98,31 +99,13 @@ class Column:
     text: bool = False
 
 
-# The first spelling of each is the one the writer uses and the help page leads with.
+# The first spelling of each is the one the writer uses and the help page leads with. The
+# fields every format shares take their spellings from the one list, `aliases.FIELDS`.
 COLUMNS: tuple[Column, ...] = (
-    Column("task_id", ("task_id", "id", "task")),
-    Column("name", ("name", "task_name", "title"), text=True),
-    Column(
-        "prompt",
-        ("prompt", "input", "question", "query", "user_input", "user_message"),
-        text=True,
-    ),
-    Column(
-        "expected",
-        (
-            "expected_answer",
-            "expected",
-            "expected_output",
-            "goldenOutput",
-            "answer",
-            "target",
-            "reference",
-            "ground_truth",
-            "expected completion",
-            "correct_answer",
-        ),
-        text=True,
-    ),
+    Column("task_id", aliases.spellings_of("id")),
+    Column("name", aliases.spellings_of("name"), text=True),
+    Column("prompt", aliases.spellings_of("prompt"), text=True),
+    Column("expected", aliases.spellings_of("expected"), text=True),
     Column("expected_verifier", ("expected_verifier",)),
     Column("expected_verifier_output_type", ("expected_verifier_output_type",)),
     Column("expected_verifier_instructions", ("expected_verifier_instructions",), text=True),
@@ -130,8 +113,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("input_files", ("input_files",)),
     Column("expected_files", ("expected_files",)),
     Column("criterion_id", ("criterion_id",)),
-    Column("criterion", ("criterion", "rubric"), text=True),
-    Column("weight", ("weight",)),
+    Column("criterion", aliases.spellings_of("criterion"), text=True),
+    Column("weight", aliases.spellings_of("weight")),
     Column("verifier", ("verifier", "verifier_kind")),
     Column("verifier_output_type", ("verifier_output_type",)),
     Column("verifier_instructions", ("verifier_instructions",), text=True),
@@ -181,9 +164,20 @@ _FIELD_BY_SPELLING: dict[str, str] = {
 }
 
 
+# aliases' field keys as this module's column keys.
+_COLUMN_KEY = {"id": "task_id"}
+
+
 def field_for_header(name: str) -> str | None:
-    """The field a header cell names, or None for a column this format does not read."""
-    return _FIELD_BY_SPELLING.get(normalize_header(name))
+    """The field a header cell names, or None for a column this format does not read.
+
+    A plural (`Questions`) matches its singular, as `aliases.field_for` says.
+    """
+    found = _FIELD_BY_SPELLING.get(normalize_header(name))
+    if found is None:
+        shared = aliases.field_for(name)
+        found = _COLUMN_KEY.get(shared, shared) if shared else None
+    return found
 
 
 def _runs_as_formula(value: str) -> bool:

@@ -19,13 +19,13 @@ from itertools import count
 from operator import itemgetter
 from pathlib import PurePath
 
+from datasets_app.importing import shapes
 from datasets_app.importing.columns import (
     Table,
-    document_from_table,
     neutralize_formula,
     rows_from_spec,
 )
-from datasets_app.importing.spec import DatasetSpec, Parsed, Problem, nowhere
+from datasets_app.importing.spec import CheckOptions, DatasetSpec, Parsed, Problem, nowhere
 
 # Stable problem codes and the messages people read.
 NOT_TEXT = "csv_not_text"
@@ -77,7 +77,7 @@ class DecodedCsv:
     records: list[list[str]]
 
 
-def read(data: bytes, file_name: str) -> Parsed:
+def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
     """Read a .csv dataset file into the canonical document (see `columns.py` for columns)."""
     decoded = decode(data, file_name)
     parsed = Parsed(
@@ -90,9 +90,14 @@ def read(data: bytes, file_name: str) -> Parsed:
     )
     if decoded.table is None or decoded.problems:
         return parsed
-    built = document_from_table(
-        decoded.table, file_name=file_name, dataset_name=PurePath(file_name).stem
+    built, shaped = shapes.read_table(
+        decoded.table, file_name=file_name, dataset_name=PurePath(file_name).stem, options=options
     )
+    if shaped.shape:
+        parsed.detected = f"{parsed.detected}, {shaped.shape}"
+    parsed.mapping = shaped.mapping
+    parsed.problems.extend(shaped.problems)
+    parsed.warnings.extend(shaped.warnings)
     parsed.document = built.document
     parsed.locate = built.locate
     parsed.field_label = built.label

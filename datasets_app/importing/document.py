@@ -1259,4 +1259,5 @@ def check_parsed(
         warnings=in_file_order(warnings),
         plan=None if problems else plan,
         notes=tuple(parsed.notes),
+        mapping=parsed.mapping,
     )

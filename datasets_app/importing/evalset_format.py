@@ -209,6 +209,32 @@ def is_evalset_csv_header(names: Iterable[str]) -> bool:
     return has_question and not has_prompt and any(name in EVALSET_ONLY_COLUMNS for name in names)
 
 
+# The keys of a contextgrid item (`write_jsonl`'s line); `question` alone is not enough:
+# NQ-open, HotpotQA and most QA files have one too.
+EVALSET_ITEM_KEYS = frozenset({"id", "question", "anchors", "gold", "qtype", "answer", "meta"})
+_EVIDENCE_KEYS = frozenset({"anchors", "gold", "qtype", "meta"})
+
+
+def is_evalset_item(first: dict[str, Any]) -> bool:
+    """Whether a .jsonl's first object is a contextgrid eval set's header or item.
+
+    An item has a question and only the library's keys, and either evidence (anchors,
+    gold spans, a question type, meta) or an id with a text answer. A file of questions
+    with other tools' keys (an answers list, supporting facts) is a dataset file.
+    """
+    if "_evalset" in first:
+        return True
+    if "question" not in first or "prompt" in first:
+        return False
+    if first.keys() & _EVIDENCE_KEYS:
+        return True
+    return (
+        first.keys() <= EVALSET_ITEM_KEYS
+        and "id" in first
+        and isinstance(first.get("answer"), str | None)
+    )
+
+
 def detect(data: bytes, fmt: str) -> str | None:
     """Which eval-set reader a .jsonl, .json or .csv file needs, or None for a dataset file.
 
@@ -217,11 +243,7 @@ def detect(data: bytes, fmt: str) -> str | None:
     text = _head(data)
     if fmt == "jsonl":
         first = _first_json_value(text)
-        if isinstance(first, dict) and "_evalset" in first:
-            return "jsonl"
-        if isinstance(first, dict) and "question" in first and "prompt" not in first:
-            return "jsonl"
-        return None
+        return "jsonl" if isinstance(first, dict) and is_evalset_item(first) else None
     if fmt == "json":
         if _TESTS_OBJECT.match(text):
             return "legalbench"

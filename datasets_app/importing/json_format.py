@@ -13,11 +13,14 @@ import codecs
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from itertools import zip_longest
 from json.decoder import scanstring
 from typing import Any
 
 from pydantic_core import from_json
 
+from datasets_app.importing import shapes
 from datasets_app.importing.document import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -36,6 +39,7 @@ from datasets_app.importing.spec import (
     Problem,
     Rule,
     TaskSpec,
+    field_path,
 )
 
 NOT_UTF8 = Rule(
@@ -57,16 +61,6 @@ NOT_JSON = Rule(
 )
 TOO_DEEP = Rule(
     "too_deep", "The JSON is nested too deeply to read. A dataset file is only a few levels deep."
-)
-TOP_LEVEL_LIST = Rule(
-    "top_level_list",
-    'The file holds a list. A .json dataset is one object, {{"tasks": [...], ...}}; for one '
-    "task per line, save the tasks as .jsonl.",
-)
-NOT_JSON_OBJECT = Rule(
-    "not_json_object",
-    "The file holds a JSON {kind}. A .json dataset is one object with its settings, criteria "
-    "and tasks.",
 )
 # Byte order marks that say which Unicode encoding a file is in (longest first: the UTF-32
 # little-endian mark starts with the UTF-16 one).
@@ -148,25 +142,113 @@ def loads(text: str, file_name: str, *, line_offset: int = 0) -> tuple[Any, list
         return None, [problem]
 
 
-def read(data: bytes, file_name: str) -> Parsed:
+def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
     """Read a .json dataset file into the canonical document (not yet validated)."""
     text, encoding, problems = decode(data, file_name)
     detected = f"JSON dataset, {encoding}"
     if text is None:
         return Parsed("json", detected, file_name, None, _no_place, problems=problems)
-    return _parse(text, file_name, detected)
+    return _parse(text, file_name, encoding, options)
 
 
-def _parse(text: str, file_name: str, detected: str) -> Parsed:
+# Keys of our own document: an object that says its "format", or holds our tasks, or only
+# these keys, is read as it is; anything else is another tool's records (see `shapes`).
+_DOCUMENT_KEYS = frozenset(
+    {"format", "version", "name", "description", "settings", "criteria", "tasks"}
+)
+
+
+def _is_our_document(document: dict[str, Any]) -> bool:
+    if "format" in document:
+        return True
+    tasks = document.get("tasks")
+    if not isinstance(tasks, list):
+        return document.keys() <= _DOCUMENT_KEYS
+    return shapes.is_canonical(task for task in tasks if isinstance(task, dict))
+
+
+def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | None = None) -> Parsed:
+    detected = f"JSON dataset, {encoding}"
     document, problems = loads(text, file_name)
     if problems:
         return Parsed("json", detected, file_name, None, _no_place, problems=problems)
-    if not isinstance(document, dict):
-        rule = TOP_LEVEL_LIST if isinstance(document, list) else NOT_JSON_OBJECT
-        problem = rule.at(file_name, line=1, kind=_json_kind(document))
-        return Parsed("json", detected, file_name, None, _no_place, problems=[problem])
+    if (options and options.mapping) or not (
+        isinstance(document, dict) and _is_our_document(document)
+    ):
+        return _shaped(document, text, file_name, encoding, options)
     problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
     return Parsed("json", detected, file_name, document, JsonLocator(text), problems=problems)
+
+
+class _RecordLocator:
+    """Puts a task built from another tool's record on the record's line in the text."""
+
+    def __init__(self, text: str, paths: list[DocPath]) -> None:
+        self.json = JsonLocator(text)
+        self.paths = paths
+
+    def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
+        return self.many([path])[path]
+
+    def many(self, paths: Iterable[DocPath]) -> dict[DocPath, tuple[int | None, int | None]]:
+        wanted = list(paths)
+        inside = {path: self._record(path) for path in wanted}
+        found = self.json.many([p for p in inside.values() if p is not None])
+        return {
+            path: found[inside[path]] if inside[path] is not None else (None, None)
+            for path in wanted
+        }
+
+    def _record(self, path: DocPath) -> DocPath | None:
+        index = path[1] if len(path) >= 2 and path[0] == "tasks" else None
+        if isinstance(index, int) and 0 <= index < len(self.paths):
+            return self.paths[index]
+        return None
+
+
+def _shaped(
+    document: Any, text: str, file_name: str, encoding: str, options: CheckOptions | None
+) -> Parsed:
+    """Another tool's records (a list, an object holding one, ...) as the canonical document."""
+    found = shapes.find_records(document)
+    if isinstance(found, str):
+        problem = shapes.NO_RECORDS.at(file_name, line=1, what=found)
+        return Parsed("json", f"JSON, {encoding}", file_name, None, _no_place, problems=[problem])
+    shaped = shapes.read_records(
+        found,
+        file_name=file_name,
+        given=options.mapping if options else None,
+        remembered=options.remembered_mappings if options else None,
+    )
+    # Problems the records' reader found are on a record: give them its line.
+    on_records = [record for record in shaped.problem_records if record is not None]
+    lines = JsonLocator(text).many([record.path for record in on_records]) if on_records else {}
+    problems = [
+        replace(problem, line=lines[record.path][1]) if record is not None else problem
+        for problem, record in zip_longest(shaped.problems, shaped.problem_records)
+    ]
+    problems += [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
+    if shaped.document is not None and isinstance(document, dict) and found.container == "tasks":
+        # Our own document whose tasks are another tool's records: keep its other keys.
+        shaped.document = {**document, "tasks": shaped.document["tasks"]}
+    return Parsed(
+        "json",
+        f"JSON, {shaped.detected}, {encoding}",
+        file_name,
+        shaped.document,
+        _RecordLocator(text, [record.path for record in shaped.places]),
+        problems=problems,
+        warnings=shaped.warnings,
+        field_label=_record_field,
+        mapping=shaped.mapping,
+    )
+
+
+def _record_field(path: DocPath) -> str:
+    # ("tasks", 3, "criteria", 0, "weight") -> "criteria[0].weight": the line says which record.
+    if len(path) > 2 and path[0] == "tasks":
+        return field_path(path[2:])
+    return field_path(path)
 
 
 def check(
@@ -186,6 +268,8 @@ def check(
     detected = f"JSON dataset, {encoding}"
     if text is None:
         return CheckResult(file_name, "json", detected, problems=tuple(problems))
+    if options.mapping:
+        return check_parsed(_parse(text, file_name, encoding, options), options=options)
     # A backslash is found far faster than a longer string, and most files have none.
     errors = None
     if _few_keys(text) and ("\\" not in text or "\\u0000" not in text):
@@ -207,10 +291,11 @@ def check(
                 plan=plan,
             )
         errors = fast
-    parsed = _parse(text, file_name, detected)
-    if parsed.problems:
+    parsed = _parse(text, file_name, encoding, options)
+    if parsed.problems or parsed.mapping is not None:
         # The stricter parser found what the one pass let through (NaN, lone surrogates),
-        # or an escaped NUL: its errors may not match this document's.
+        # or an escaped NUL, or the file is another tool's records made into a document:
+        # the one pass's errors may not match this document's.
         errors = None
     return check_parsed(parsed, options=options, zip_members=zip_members, type_errors=errors)
 
@@ -228,16 +313,6 @@ def _few_keys(text: str) -> bool:
     if len(text) <= _COUNT_KEYS_ABOVE or text.count(":") <= _MAX_KEYS_FOR_ONE_PASS:
         return True
     return len(_KEY_END.findall(text)) <= _MAX_KEYS_FOR_ONE_PASS
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "true/false value"
-    if value is None:
-        return "null"
-    return "number"
 
 
 def _no_place(path: DocPath) -> tuple[int | None, int | None]:

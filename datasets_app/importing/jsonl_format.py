@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from datasets_app.importing import shapes
 from datasets_app.importing.json_format import (
     NUL_CHARACTER,
     decode,
     escaped_nul_lines,
     loads,
 )
-from datasets_app.importing.spec import DocPath, Parsed, Rule, field_path
+from datasets_app.importing.spec import CheckOptions, DocPath, Parsed, Problem, Rule, field_path
 
 LINE_NOT_A_TASK = Rule(
     "line_not_a_task",
@@ -52,8 +53,12 @@ class _LineLocator:
         return (None, None)
 
 
-def read(data: bytes, file_name: str) -> Parsed:
-    """Read a .jsonl file into the canonical document {"tasks": [...]} (not yet validated)."""
+def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
+    """Read a .jsonl file into the canonical document {"tasks": [...]} (not yet validated).
+
+    Lines in another tool's shape (OpenAI evals, NQ-open, HealthBench, ...) are turned
+    into tasks by `shapes`; a line of our own format is taken as it is.
+    """
     text, encoding, problems = decode(data, file_name)
     detected = f"JSON Lines, one task per line, {encoding}"
     locate = _LineLocator([])
@@ -86,6 +91,8 @@ def read(data: bytes, file_name: str) -> Parsed:
         if not problems:
             problems.append(EMPTY_JSONL.at(file_name))
         return Parsed("jsonl", detected, file_name, None, locate, problems=problems)
+    if (options and options.mapping) or not shapes.is_canonical(tasks):
+        return _shaped(tasks, locate.lines, problems, file_name, encoding, options)
     document = {"tasks": tasks}
     return Parsed(
         "jsonl",
@@ -95,4 +102,37 @@ def read(data: bytes, file_name: str) -> Parsed:
         locate,
         problems=problems,
         field_label=_field_label,
+    )
+
+
+def _shaped(
+    values: list[dict[str, Any]],
+    lines: list[int],
+    problems: list[Problem],
+    file_name: str,
+    encoding: str,
+    options: CheckOptions | None,
+) -> Parsed:
+    """Lines of another tool's records as the canonical document (see `shapes`)."""
+    found = shapes.records_of(
+        [(value, (), line) for value, line in zip(values, lines, strict=True)]
+    )
+    shaped = shapes.read_records(
+        found,
+        file_name=file_name,
+        given=options.mapping if options else None,
+        remembered=options.remembered_mappings if options else None,
+    )
+    detected = f"JSON Lines, {shaped.detected}, {encoding}"
+    locate = _LineLocator([record.line for record in shaped.places])
+    return Parsed(
+        "jsonl",
+        detected,
+        file_name,
+        shaped.document,
+        locate,
+        problems=[*problems, *shaped.problems],
+        warnings=shaped.warnings,
+        field_label=_field_label,
+        mapping=shaped.mapping,
     )

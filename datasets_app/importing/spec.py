@@ -253,6 +253,9 @@ class CheckResult:
     plan: DatasetSpec | None = None
     # Cautions to repeat in the preview (e.g. contextgrid's document-level gold note).
     notes: tuple[str, ...] = ()
+    # Which column or key filled each field, when the file is another tool's shape
+    # (`shapes.FieldMap`); None for a file in our own format.
+    mapping: Any = None
 
     @property
     def ok(self) -> bool:
@@ -270,6 +273,12 @@ class CheckOptions:
     # The administrator setting "Python checks": off means each code_verifier is a warning.
     python_checks_enabled: bool = False
     max_tasks: int = MAX_TASKS
+    # The person's mapping of fields to the file's columns or keys ({"prompt": "question"}),
+    # from the import dialog's mapping step or `--map`; None to recognise them.
+    mapping: dict[str, str] | None = None
+    # Mappings the dataset remembers, by the shape of the file they were made for
+    # (`shapes.signature_of`): offered again, for confirmation, for a file of that shape.
+    remembered_mappings: dict[str, dict[str, str]] | None = None
 
 
 # Maps a path inside the canonical document, e.g. ("tasks", 3, "criteria", 0, "weight"),
@@ -322,3 +331,5 @@ class Parsed:
     # How a problem's `field` names a document path; None = `field_path` (tasks[3].prompt).
     # JSONL drops the `tasks[3].` its line already says; a CSV may give its column name.
     field_label: Callable[[DocPath], str] | None = None
+    # `shapes.FieldMap` when the file is another tool's shape.
+    mapping: Any = None

@@ -19,16 +19,22 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.worksheet._reader import WorkSheetParser
 
-from datasets_app.importing import archive
+from datasets_app.importing import archive, shapes
 from datasets_app.importing.columns import (
     Table,
     column_letter,
-    document_from_table,
     format_number,
     neutralize_formula,
     rows_from_spec,
 )
-from datasets_app.importing.spec import MAX_FILE_BYTES, DatasetSpec, Parsed, Problem, nowhere
+from datasets_app.importing.spec import (
+    MAX_FILE_BYTES,
+    CheckOptions,
+    DatasetSpec,
+    Parsed,
+    Problem,
+    nowhere,
+)
 
 NOT_A_WORKBOOK = "xlsx_not_a_workbook"
 TOO_LARGE_UNPACKED = "xlsx_too_large_unpacked"
@@ -92,7 +98,7 @@ MSG_WRITE_CARRIAGE_RETURNS = (
 )
 
 
-def read(data: bytes, file_name: str) -> Parsed:
+def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
     """Read a .xlsx dataset file's first sheet into the canonical document."""
     table, detected, problems, warnings = read_table(data, file_name)
     parsed = Parsed(
@@ -106,7 +112,14 @@ def read(data: bytes, file_name: str) -> Parsed:
     )
     if table is None or problems:
         return parsed
-    built = document_from_table(table, file_name=file_name, dataset_name=PurePath(file_name).stem)
+    built, shaped = shapes.read_table(
+        table, file_name=file_name, dataset_name=PurePath(file_name).stem, options=options
+    )
+    if shaped.shape:
+        parsed.detected = f"{parsed.detected}, {shaped.shape}"
+    parsed.mapping = shaped.mapping
+    parsed.problems.extend(shaped.problems)
+    parsed.warnings.extend(shaped.warnings)
     parsed.document = built.document
     parsed.locate = built.locate
     parsed.field_label = built.label

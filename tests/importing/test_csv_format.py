@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from datasets_app.importing import columns, csv_format, document
+from datasets_app.importing import columns, csv_format, document, shapes
 from datasets_app.importing.columns import field_for_header
 from tests.importing.csv_helpers import FILES, check_csv
 
@@ -124,22 +124,36 @@ def test_unread_columns_are_named_in_one_warning():
 
 
 def test_no_prompt_column_is_one_problem_naming_the_columns():
-    _, problems, _ = check_csv(b"foo,bar\n1,2\n")
+    _, problems, _ = check_csv(b"foo\n1\n")
 
     assert len(problems) == 1
     assert problems[0].code == columns.NO_PROMPT_COLUMN
     assert problems[0].message.startswith(
-        "This file has no prompt column. Found: foo, bar. Expected one of: prompt, input,"
+        "This file has no prompt column. Found: foo. Expected one of: prompt, input,"
     )
 
 
 def test_no_answer_or_criterion_column_is_one_problem_naming_the_columns():
-    _, problems, _ = check_csv(b"question,grading_notes\nWhat?,- notes\n")
+    _, problems, _ = check_csv(b"question\nWhat?\n")
 
     assert codes(problems) == [columns.NO_ANSWER_COLUMN]
     assert problems[0].message.startswith(
-        "This file has no expected-answer column. Found: question, grading_notes. "
+        "This file has no expected-answer column. Found: question. "
         "Expected one of: expected_answer, expected,"
+    )
+
+
+def test_columns_that_do_not_say_which_is_which_ask_for_a_mapping():
+    _, problems, _ = check_csv(b"question,grading_notes\nWhat?,- notes\n")
+
+    assert codes(problems) == [shapes.NEEDS_MAPPING.code]
+    assert problems[0].message == shapes.NEEDS_MAPPING.format(
+        kind="columns",
+        missing="expected answer",
+        found="question, grading_notes",
+        basis=shapes.BEST_GUESS,
+        guess="expected answer = grading_notes",
+        flags="--map expected=grading_notes",
     )
 
 
@@ -150,21 +164,39 @@ def test_two_columns_for_one_field_is_a_problem():
     assert problems[0].row == 1
 
 
-def test_a_promptfoo_assertion_is_not_an_expected_answer():
+def test_a_promptfoo_assertion_without_an_equivalent_is_named_on_its_row():
     data = b"prompt,__expected\nSay hello in French,icontains:bonjour\nSay 2+2,4\n"
 
     _, problems, _ = check_csv(data)
 
-    assert codes(problems) == [columns.PROMPTFOO_ASSERTION]
-    assert problems[0].row == 2
-    assert "icontains:bonjour" in problems[0].message
+    assert codes(problems) == [shapes.PROMPTFOO_UNSUPPORTED.code]
+    assert (problems[0].row, problems[0].field) == (2, "__expected")
+    assert "icontains:" in problems[0].message
+
+
+def test_promptfoo_equals_and_rubric_assertions_become_exact_answers_and_criteria():
+    data = (
+        b"question,__expected1,__expected2\n"
+        b"Say 2+2,equals:4,llm-rubric:Is polite\n"
+        b"Greet,grade:Says hello,llm-rubric:Is short\n"
+    )
+
+    plan, problems, _ = check_csv(data)
+
+    assert problems == []
+    first, second = plan.tasks
+    assert (first.expected_text, first.expected_verifier.kind) == ("4", "exact_match")
+    assert [c.criterion for c in first.criteria][-1] == "Is polite"
+    assert [c.criterion for c in second.criteria] == ["Says hello", "Is short"]
 
 
 def test_a_plain_promptfoo_expected_value_is_an_expected_answer():
     plan, problems, _ = check_csv(b"prompt,__expected\nSay 2+2,4\n")
 
     assert problems == []
+    # promptfoo compares a value with no assertion type for equality.
     assert plan.tasks[0].expected_text == "4"
+    assert plan.tasks[0].expected_verifier.kind == "exact_match"
 
 
 # -- row shapes -------------------------------------------------------------------------------
@@ -263,7 +295,8 @@ def test_utf16_with_bom_and_tabs():
 
     plan, problems, _ = check_csv(data)
 
-    assert csv_format.read(data, "t.csv").detected == "CSV, UTF-16 LE, tab-delimited, CRLF"
+    detected = "CSV, UTF-16 LE, tab-delimited, CRLF, deepeval goldens (input + expected_output)"
+    assert csv_format.read(data, "t.csv").detected == detected
     assert problems == []
     assert (plan.tasks[0].prompt, plan.tasks[0].expected_text) == ("Say ‘hi’", "Hi — there")
 

@@ -341,7 +341,7 @@ def test_several_qrels_without_test_tsv_are_a_problem_naming_them():
         ),
         (
             "anchor.jsonl",
-            b'{"id": "q1", "question": "Q", "anchor": []}\n',
+            b'{"id": "q1", "question": "Q", "anchors": [], "anchor": []}\n',
             1,
             None,
             "unknown field",

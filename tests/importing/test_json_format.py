@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 
 from datasets_app.importing import document as doc
-from datasets_app.importing import json_format
+from datasets_app.importing import json_format, shapes
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import (
     MAX_PROBLEMS,
@@ -139,9 +139,13 @@ def test_json_nested_ten_thousand_deep_is_a_problem():
     assert problem.code == json_format.TOO_DEEP.code
 
 
-def test_a_top_level_list_or_scalar_says_what_a_dataset_file_is():
-    assert only_problem(check('[{"prompt": "x"}]')).code == json_format.TOP_LEVEL_LIST.code
-    assert only_problem(check('"tasks"')).code == json_format.NOT_JSON_OBJECT.code
+def test_a_list_of_records_is_read_and_a_scalar_says_what_a_dataset_file_is():
+    # A list is records (never "save it as .jsonl"): here one task with nothing to grade.
+    problem = only_problem(check('[\n{"prompt": "x"}]'))
+    assert (problem.code, problem.line) == (doc.NOTHING_TO_GRADE.code, 2)
+    problem = only_problem(check('"tasks"'))
+    assert problem.code == shapes.NO_RECORDS.code
+    assert problem.message == shapes.NO_RECORDS.format(what="text")
 
 
 def test_invalid_utf8_names_the_line_and_byte():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from datasets_app.importing import columns, csv_format, document
+from datasets_app.importing import columns, csv_format, document, shapes
 from tests.importing.csv_helpers import check_csv
 
 REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
@@ -92,42 +92,37 @@ def test_hf_doc_qa_eval_names_the_broken_record_and_the_empty_answer_before_it()
 
 
 @pytest.mark.parametrize(
-    ("relative", "code", "found"),
+    ("relative", "found", "guess"),
     [
-        ("csv/rag_law_routing/tests.csv", columns.NO_ANSWER_COLUMN, "input, expected_source"),
+        (
+            "csv/rag_law_routing/tests.csv",
+            "input, expected_source",
+            "expected answer = expected_source",
+        ),
         (
             "csv/ragas/rag_eval_test_dataset.csv",
-            columns.NO_ANSWER_COLUMN,
             "question, grading_notes",
+            "expected answer = grading_notes",
         ),
         (
             "promptfoo/third_party_henadzi_bedrock_homework/tests.csv",
-            columns.NO_ANSWER_COLUMN,
             "user_message, expected_category, expected_priority",
+            "expected answer = expected_category",
         ),
-        # promptfoo's vars fill a prompt template kept elsewhere: no prompt column.
-        ("promptfoo/simple-test/tests.csv", columns.NO_PROMPT_COLUMN, "body, __expected"),
-        (
-            "promptfoo/simple-csv/tests.csv",
-            columns.NO_PROMPT_COLUMN,
-            "language, body, style_config, __expected",
-        ),
+        # promptfoo's vars fill a prompt template kept elsewhere: which var is the prompt
+        # is the person's to say.
+        ("promptfoo/simple-test/tests.csv", "body", "prompt = body"),
+        ("promptfoo/simple-csv/tests.csv", "language, body, style_config", "prompt = style_config"),
         (
             "promptfoo/csv-metadata/tests.csv",
-            columns.NO_PROMPT_COLUMN,
-            "topic, __expected1, __expected2, __metadata:category, __metadata:tags[]",
-        ),
-        (
-            "promptfoo/eval-customer-support-rubric/tests.csv",
-            columns.NO_PROMPT_COLUMN,
-            "__description, language, context, customer_message, reply, __metadata:severity, "
-            "__threshold",
+            "topic, __metadata:category, __metadata:tags[]",
+            "prompt = topic",
         ),
     ],
 )
-def test_other_files_get_one_problem_naming_the_columns(relative, code, found):
+def test_files_that_do_not_say_which_column_is_which_ask_for_a_mapping(relative, found, guess):
     plan, problems, _ = read(relative)
 
     assert plan is None
-    assert [p.code for p in problems] == [code]
-    assert f"Found: {found}. Expected one of: " in problems[0].message
+    assert [p.code for p in problems] == [shapes.NEEDS_MAPPING.code]
+    assert f"Found: {found}. Best guess: {guess}." in problems[0].message

@@ -5,11 +5,12 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from dataclasses import replace
 
 from openpyxl import Workbook
 
-from datasets_app.importing import columns, xlsx_format
-from tests.importing.csv_helpers import check_xlsx
+from datasets_app.importing import xlsx_format
+from tests.importing.csv_helpers import check_csv, check_xlsx
 
 
 def workbook_bytes(*sheets: list[list[object]], first_row: int = 1) -> bytes:
@@ -117,9 +118,10 @@ def test_an_empty_sheet_is_a_problem():
 def test_same_columns_and_problems_as_csv():
     data = workbook_bytes([["question", "grading_notes"], ["What?", "- notes"]])
 
-    _, problems, _ = check_xlsx(data)
+    _, problems, _ = check_xlsx(data, "t.xlsx")
 
-    assert [p.code for p in problems] == [columns.NO_ANSWER_COLUMN]
+    _, csv_problems, _ = check_csv(b"question,grading_notes\nWhat?,- notes\n")
+    assert problems == [replace(p, file="t.xlsx") for p in csv_problems]
 
 
 def test_written_cells_are_text_never_formulas():

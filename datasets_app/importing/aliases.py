@@ -1,0 +1,104 @@
+"""The one list of names that mean each field of a task, for every format.
+
+A CSV or XLSX column header, a JSON or JSONL key (at the top of a record or one level
+down, as `inputs.question`) and a `--map` source are matched against the same list, the
+same way: case, spaces, `_` and `-` do not count, and a plural (`Questions`) matches its
+singular. docs/field-names.md is the page people read; keep the two in step.
+
+Only names that mean the field in the tools people bring files from are here. A name that
+means different things in different tools (`label`, `text`, `output` of a model run,
+`response`, `context`) is left to the person's mapping: a wrong guess would import a file
+silently wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field a file can fill: its key, what people read, and the names that mean it."""
+
+    key: str
+    label: str
+    # The first spelling is the one our own writers use and the help page leads with.
+    spellings: tuple[str, ...]
+
+
+# The fields a person can map in the dialog or with --map, in the order the dialog shows.
+FIELDS: tuple[Field, ...] = (
+    Field(
+        "id",
+        "Id",
+        ("task_id", "id", "task", "_id", "qid", "question_id", "example_id", "sample_id"),
+    ),
+    Field("name", "Name", ("name", "task_name", "title", "__description")),
+    Field(
+        "prompt",
+        "Prompt",
+        (
+            "prompt",
+            "input",
+            "question",
+            "query",
+            "user_input",
+            "user_message",
+            "instruction",
+        ),
+    ),
+    Field(
+        "expected",
+        "Expected answer",
+        (
+            "expected_answer",
+            "expected",
+            "expected_output",
+            "goldenOutput",
+            "answer",
+            "target",
+            "reference",
+            "reference_answer",
+            "ground_truth",
+            "expected completion",
+            "correct_answer",
+            "gold_answer",
+            "ideal",
+            "completion",
+        ),
+    ),
+    Field("criterion", "Criterion", ("criterion", "rubric")),
+    Field("weight", "Weight", ("weight", "points")),
+)
+FIELDS_BY_KEY: dict[str, Field] = {field.key: field for field in FIELDS}
+FIELD_KEYS: tuple[str, ...] = tuple(field.key for field in FIELDS)
+
+_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def normalize(name: str) -> str:
+    """`Expected Answer`, `expected_answer` and `expected-answer` all give `expectedanswer`."""
+    return _SEPARATORS.sub("", name).lower()
+
+
+_FIELD_BY_NAME: dict[str, str] = {
+    normalize(spelling): field.key for field in FIELDS for spelling in field.spellings
+}
+
+
+def field_for(name: str) -> str | None:
+    """The field a column header or key names, or None for one no format reads as a field.
+
+    A plural matches its singular (`Questions`, `Answers`), unless the plural is itself a
+    spelling of something else.
+    """
+    normal = normalize(name)
+    found = _FIELD_BY_NAME.get(normal)
+    if found is None and normal.endswith("s") and len(normal) > 2:
+        found = _FIELD_BY_NAME.get(normal[:-1])
+    return found
+
+
+def spellings_of(key: str) -> tuple[str, ...]:
+    return FIELDS_BY_KEY[key].spellings

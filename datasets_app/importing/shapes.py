@@ -1,0 +1,1415 @@
+"""Files other tools wrote: their records turned into the canonical dataset document.
+
+A .json or .jsonl file of records (a JSON array, an object holding one under a key such as
+`data` or `goldens`, an object keyed by id, SQuAD's nesting) and a spreadsheet's columns
+are read through the same steps:
+
+1. `find_records` (JSON only) finds the list of records and where each one stands.
+2. A `Shape` (OpenAI evals, LangSmith, promptfoo, HealthBench, ...) recognises the records
+   by their keys and says which key fills which field; the names in `aliases` do the rest.
+   What a person gives (the mapping step, `--map FIELD=SOURCE`) overrides both.
+3. `build_tasks` turns each record into a canonical task (`{"id", "name", "prompt",
+   "expected", "criteria"}`), and the one validator checks it like any other document;
+   problems keep the record's line (or row) in the person's own file.
+
+When the keys do not say which is the prompt and which the expected answer, nothing is
+imported: the check says so (`NEEDS_MAPPING`) with its best guess and the first records as
+they would import, and the person confirms or changes the mapping.
+
+Decisions the issue left open (also in docs/field-names.md):
+- A chat prompt (a list of `{role, content}`) is stored as text: a single user turn is
+  just its text; a longer conversation is each earlier turn as `Role: text`, then the last
+  user turn as `Question: text`, blocks separated by a blank line. Exports write that
+  text, so export → import → export is identical.
+- Several accepted answers (NQ-open, an OpenAI `ideal` list, SQuAD's answers) become one
+  expected answer: the answer itself when they agree, else `Any of:` and one `- answer`
+  line each.
+- A HealthBench rubric item with negative points is a penalty: it becomes the criterion
+  `Avoids: <criterion>`, weighted by the points' size, so that passing it means the
+  answer did not do the penalised thing.
+- A SQuAD question is asked with its passage: the prompt is the context, a blank line and
+  the question. A question SQuAD 2.0 marks unanswerable has nothing to grade by and is
+  left out, with a warning that counts them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from datasets_app.importing.aliases import FIELD_KEYS, FIELDS_BY_KEY, field_for, normalize
+from datasets_app.importing.columns import Built as Built_
+from datasets_app.importing.columns import Table, document_from_table, field_for_header
+from datasets_app.importing.spec import (
+    CheckOptions,
+    DocPath,
+    Problem,
+    Rule,
+    field_path,
+    nowhere,
+)
+
+# --- What a person reads --------------------------------------------------------------------
+
+NEEDS_MAPPING = Rule(
+    "needs_mapping",
+    "The {kind} do not say which one is the {missing}. Found: {found}. {basis}: {guess}. "
+    "Confirm or change it in the import dialog, or with {flags}.",
+)
+BEST_GUESS = "Best guess"
+REMEMBERED = "As you mapped this dataset's last file with these {kind}"
+NOTHING_TO_GUESS = Rule(
+    "nothing_to_map",
+    "The {kind} do not say which one is the prompt and which the expected answer, and there "
+    "are not two {kind} of text to choose from. Found: {found}.",
+)
+UNKNOWN_SOURCE = Rule(
+    "unknown_map_source",
+    "The mapping names {source} for the {label}, but the file has no such {kind}. Found: {found}.",
+)
+IGNORED_KEYS = Rule("ignored_keys", "These {kind} are not imported: {names}.")
+NOT_TEXT_VALUE = Rule(
+    "value_not_text", "{source} holds {kind}, which cannot be the {label}: it must be text."
+)
+CHAT_PART_NOT_TEXT = Rule(
+    "chat_part_not_text",
+    "Turn {turn} of the conversation in {source} holds {kind}; only text can be imported.",
+)
+NOT_A_CHAT_TURN = Rule(
+    "not_a_chat_turn",
+    'Turn {turn} of the conversation in {source} is not a {{"role": ..., "content": ...}} message.',
+)
+PROMPTFOO_UNSUPPORTED = Rule(
+    "promptfoo_assertion_unsupported",
+    "The promptfoo assertion {kind} ({value}) has no equivalent here: Context Evals grades by "
+    "an expected answer or criteria. Use equals: for an exact answer or llm-rubric: for a "
+    "criterion, or remove it.",
+)
+UNANSWERABLE_LEFT_OUT = Rule(
+    "unanswerable_left_out",
+    "{count} questions marked unanswerable have no answer to grade by and were left out.",
+)
+PANDAS_INDEX = Rule(
+    "pandas_index_column",
+    "The first column has no name and counts 0, 1, 2, …: it is a pandas index and is not imported.",
+)
+ONE_CELL_HEADER = Rule(
+    "one_cell_header",
+    "The header row is one quoted cell ({header}): the column names are inside a single pair "
+    "of quotes. Remove the quotes around the header row and save the file again.",
+)
+NUL_IN_IGNORED_COLUMN = Rule(
+    "nul_in_ignored_column",
+    "Column {column} holds NUL bytes (binary data); it is not imported, so they were left out.",
+)
+NOT_A_DATASET = Rule("not_a_dataset", "This looks like {what}. {advice}")
+NO_RECORDS = Rule(
+    "no_records",
+    "The file holds {what}, not a list of records. A .json dataset is an object with "
+    '"tasks", or a list of records such as [{{"question": ..., "answer": ...}}].',
+)
+
+# What the fields are called in messages.
+LABELS: dict[str, str] = {
+    "id": "id",
+    "name": "name",
+    "prompt": "prompt",
+    "expected": "expected answer",
+    "criterion": "criterion",
+    "weight": "weight",
+}
+
+# A HealthBench penalty (negative points) as a criterion the answer passes by not doing it.
+PENALTY_PREFIX = "Avoids: "
+# Several accepted answers as one expected answer.
+ANY_OF = "Any of:"
+CHAT_QUESTION_LABEL = "Question"
+ROLE_LABELS = {
+    "system": "System",
+    "developer": "Developer",
+    "user": "User",
+    "assistant": "Assistant",
+}
+
+# Keys under which a JSON object holds its list of records, most usual first.
+CONTAINER_KEYS = (
+    "tasks",
+    "data",
+    "examples",
+    "goldens",
+    "test_cases",
+    "testcases",
+    "items",
+    "samples",
+    "records",
+    "rows",
+    "questions",
+    "entries",
+    "dataset",
+    "tests",
+    "cases",
+)
+# Our own task keys: a record made only of these (with a text prompt) is already canonical.
+CANONICAL_TASK_KEYS = frozenset(
+    {"id", "name", "prompt", "expected", "criteria", "inputFiles", "expectedFiles", "evidence"}
+)
+# How many records the guessing and the mapping step's sample look at.
+SAMPLE_RECORDS = 50
+SAMPLE_SHOWN = 3
+NAME_CHARS = 80
+
+
+# --- The mapping ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Which source (a column, or a key as a dotted path) fills each field, and why.
+
+    `how` is "recognised" (a known shape or field names), "guessed" (nothing said which
+    is which: the check asks the person to confirm), "given" (the dialog or `--map`) or
+    "remembered" (the mapping this dataset's last file of the same shape used, offered
+    again). `sample` is the first records as they would import under this mapping.
+    """
+
+    fields: dict[str, str]
+    how: str
+    sources: tuple[str, ...]
+    shape: str = ""
+    sample: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return self.how in ("guessed", "remembered")
+
+    @property
+    def signature(self) -> str:
+        """The shape of the file as the dataset remembers a mapping by: its sources."""
+        return signature_of(self.sources)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "how": self.how,
+            "fields": dict(self.fields),
+            "sources": list(self.sources),
+            "shape": self.shape,
+            "needs_confirmation": self.needs_confirmation,
+            "sample": [dict(row) for row in self.sample],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FieldMap:
+        return cls(
+            fields=dict(data.get("fields") or {}),
+            how=data.get("how", "recognised"),
+            sources=tuple(data.get("sources") or ()),
+            shape=data.get("shape", ""),
+            sample=tuple(data.get("sample") or ()),
+        )
+
+
+def signature_of(sources: Iterable[str]) -> str:
+    return "\n".join(sorted({normalize(source) for source in sources}))
+
+
+def parse_map_options(values: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """`--map FIELD=SOURCE` values: (mapping, errors in words)."""
+    mapping: dict[str, str] = {}
+    errors = []
+    for value in values:
+        key, sep, source = value.partition("=")
+        key = key.strip().lower()
+        if key in ("expected_answer", "answer"):
+            key = "expected"
+        if key == "task_id":
+            key = "id"
+        if not sep or not source.strip():
+            errors.append(f"--map {value}: write it as FIELD=SOURCE, e.g. prompt=question.")
+        elif key not in FIELD_KEYS:
+            errors.append(
+                f"--map {value}: {key} is not a field; use one of {', '.join(FIELD_KEYS)}."
+            )
+        else:
+            mapping[key] = source.strip()
+    return mapping, errors
+
+
+# --- Values ---------------------------------------------------------------------------------
+
+
+class ValueProblem(Exception):
+    """A value that cannot fill its field; carries the rule and its parameters."""
+
+    def __init__(self, rule: Rule, **params: Any) -> None:
+        super().__init__(rule.code)
+        self.rule = rule
+        self.params = params
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a true/false value"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return "a number"
+    return "text"
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and "role" in value and "content" in value
+
+
+def is_chat(value: Any) -> bool:
+    """A chat prompt: a non-empty list of `{role, content}` messages."""
+    return isinstance(value, list) and bool(value) and all(map(_is_message, value))
+
+
+def _content_text(content: Any, source: str, turn: int) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            else:
+                kind = (
+                    part.get("type", "something other than text")
+                    if isinstance(part, dict)
+                    else _kind(part)
+                )
+                raise ValueProblem(CHAT_PART_NOT_TEXT, source=source, turn=turn, kind=kind)
+        return "\n".join(parts)
+    raise ValueProblem(CHAT_PART_NOT_TEXT, source=source, turn=turn, kind=_kind(content))
+
+
+def chat_prompt(messages: list[Any], source: str = "the prompt") -> str:
+    """A conversation as the prompt text people see (see the module's docstring)."""
+    turns: list[tuple[str, str]] = []
+    for number, message in enumerate(messages, start=1):
+        if not _is_message(message):
+            raise ValueProblem(NOT_A_CHAT_TURN, source=source, turn=number)
+        role = str(message["role"])
+        turns.append((role, _content_text(message["content"], source, number)))
+    if len(turns) == 1 and turns[0][0] == "user":
+        return turns[0][1]
+    last_user = max((i for i, (role, _) in enumerate(turns) if role == "user"), default=None)
+    blocks = []
+    for index, (role, text) in enumerate(turns):
+        if index == last_user and index == len(turns) - 1:
+            blocks.append(f"{CHAT_QUESTION_LABEL}: {text}")
+        else:
+            blocks.append(f"{ROLE_LABELS.get(role, role.capitalize())}: {text}")
+    return "\n\n".join(blocks)
+
+
+def question_of(prompt: str) -> str:
+    """The question a prompt asks: a chat prompt's last user turn, else the prompt."""
+    marker = f"\n\n{CHAT_QUESTION_LABEL}: "
+    at = prompt.rfind(marker)
+    return prompt[at + len(marker) :] if at != -1 else prompt
+
+
+def _scalar_text(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def answers_text(values: list[Any]) -> str | None:
+    """Accepted answers as one expected answer: one, or `Any of:` with a line each."""
+    texts = []
+    for value in values:
+        if isinstance(value, dict):
+            value = value.get("text", value.get("answer"))
+        text = _scalar_text(value)
+        if text is None:
+            return None
+        if text.strip() and text not in texts:
+            texts.append(text)
+    if not texts:
+        return ""
+    if len(texts) == 1:
+        return texts[0]
+    return "\n".join([ANY_OF, *(f"- {text}" for text in texts)])
+
+
+def text_value(value: Any, key: str, source: str) -> str | None:
+    """A record's value as the text of field `key`; None when blank. Raises ValueProblem."""
+    if value is None:
+        return None
+    scalar = _scalar_text(value)
+    if scalar is not None:
+        return scalar
+    if key == "prompt" and is_chat(value):
+        return chat_prompt(value, source)
+    if key in ("expected", "name", "id") and isinstance(value, dict) and "text" in value:
+        return text_value(value["text"], key, source)
+    if key == "expected" and isinstance(value, list):
+        text = answers_text(value)
+        if text is not None:
+            return text or None
+    if isinstance(value, list) and not value:
+        return None
+    raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(value), label=LABELS[key])
+
+
+def criteria_value(value: Any, weight: Any, source: str) -> list[dict[str, Any]]:
+    """A record's criteria: a text, or a list of texts or `{criterion, points|weight}`."""
+    items = value if isinstance(value, list) else [value]
+    criteria = []
+    for item in items:
+        if isinstance(item, str):
+            if item.strip():
+                criteria.append(
+                    {"criterion": item, **({} if weight is None else {"weight": weight})}
+                )
+            continue
+        if not isinstance(item, dict):
+            raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(item), label="criterion")
+        text = item.get("criterion", item.get("text", item.get("description")))
+        points = item.get("points", item.get("weight"))
+        criterion: dict[str, Any] = {"criterion": text}
+        if isinstance(points, int | float) and not isinstance(points, bool) and points < 0:
+            criterion["criterion"] = f"{PENALTY_PREFIX}{text}"
+            criterion["weight"] = -points
+        elif points is not None:
+            criterion["weight"] = points
+        if "id" in item:
+            criterion["id"] = item["id"]
+        criteria.append(criterion)
+    return criteria
+
+
+# --- Records --------------------------------------------------------------------------------
+
+
+@dataclass
+class Record:
+    """One record of the file, flattened one level (`inputs.question`), and where it is."""
+
+    values: dict[str, Any]
+    # The record's path in the file's JSON (for its line) or its row in a spreadsheet.
+    path: DocPath = ()
+    row: int | None = None
+    line: int | None = None
+
+
+@dataclass
+class Records:
+    """The records a file holds, and what held them (for the Detected line)."""
+
+    records: list[Record]
+    container: str = ""
+    wrapped: bool = False
+    left_out: int = 0
+
+
+# Values kept whole rather than flattened: they are one field's value.
+_WHOLE_KEYS = frozenset({"expected", "answers", "answer", "ideal", "criteria", "rubrics"})
+
+
+def _flatten(record: dict[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, dict) and value and key not in _WHOLE_KEYS:
+            for child, inner in value.items():
+                flat[f"{key}.{child}"] = inner
+        else:
+            flat[key] = value
+    return flat
+
+
+def _unwrap(record: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The OpenAI Evals API's `{"item": {...}}` line is its item."""
+    item = record.get("item")
+    if isinstance(item, dict) and set(record) <= {"item", "sample"}:
+        return item, True
+    return record, False
+
+
+def records_of(values: Sequence[tuple[dict[str, Any], DocPath, int | None]]) -> Records:
+    """Records from (object, JSON path, line) triples, unwrapped and flattened."""
+    found = Records([])
+    for value, path, line in values:
+        record, wrapped = _unwrap(value)
+        found.wrapped = found.wrapped or wrapped
+        found.records.append(Record(_flatten(record), path=path, line=line))
+    return found
+
+
+def _squad(document: dict[str, Any]) -> Records | None:
+    """SQuAD's nesting: data → paragraphs → qas, each question with its paragraph."""
+    data = document.get("data")
+    if not (isinstance(data, list) and data and isinstance(data[0], dict)):
+        return None
+    if "paragraphs" not in data[0]:
+        return None
+    found = Records([], container="SQuAD")
+    for i, article in enumerate(data):
+        for j, paragraph in enumerate(article.get("paragraphs") or []):
+            if not isinstance(paragraph, dict):
+                continue
+            for k, qa in enumerate(paragraph.get("qas") or []):
+                if not isinstance(qa, dict):
+                    continue
+                values = {"context": paragraph.get("context"), **qa}
+                found.records.append(
+                    Record(_flatten(values), path=("data", i, "paragraphs", j, "qas", k))
+                )
+    return found
+
+
+def find_records(document: Any) -> Records | str:
+    """The records a parsed .json holds, or what it holds instead (for the message)."""
+    if isinstance(document, list):
+        if document and all(isinstance(item, dict) for item in document):
+            return records_of([(item, (index,), None) for index, item in enumerate(document)])
+        return "a list of " + ("values" if document else "nothing")
+    if not isinstance(document, dict):
+        return _kind(document)
+    squad = _squad(document)
+    if squad is not None:
+        return squad
+    lists = {
+        key: value
+        for key, value in document.items()
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value)
+    }
+    chosen = next((key for key in CONTAINER_KEYS if key in lists), None)
+    if chosen is None and len(lists) == 1:
+        chosen = next(iter(lists))
+    if chosen is not None:
+        found = records_of(
+            [(item, (chosen, index), None) for index, item in enumerate(lists[chosen])]
+        )
+        found.container = chosen
+        return found
+    if document and all(isinstance(value, dict) for value in document.values()):
+        # An object keyed by id: each key is its record's id.
+        found = records_of([(value, (key,), None) for key, value in document.items()])
+        for record, key in zip(found.records, document.keys(), strict=True):
+            record.values.setdefault("id", key)
+        found.container = "keyed by id"
+        return found
+    return "an object with " + (", ".join(list(document)[:8]) or "no keys")
+
+
+# Keys other tools' records have that say the record is theirs, besides `aliases`' names.
+_FOREIGN_KEYS = frozenset(
+    {"item", "vars", "assert", "inputs", "outputs", "rubrics", "answers", "messages", "turns"}
+)
+_FOREIGN_FIELDS = frozenset({"id", "name", "prompt", "expected", "criterion"})
+
+
+def is_canonical(records: Iterable[dict[str, Any]]) -> bool:
+    """Whether records are our own tasks: our keys, a text prompt.
+
+    A task of ours with a key we do not know (a typo, a note) is still ours: the
+    validator warns about the key. A record with a key another tool uses for a field
+    (`question`, `ideal`, `inputs`, ...) or with no prompt is another tool's.
+    """
+    for record in records:
+        prompt = record.get("prompt")
+        if prompt is not None and not isinstance(prompt, str):
+            return False
+        if record.keys() <= CANONICAL_TASK_KEYS:
+            continue
+        if prompt is None:
+            return False
+        for key in record.keys() - CANONICAL_TASK_KEYS:
+            if key in _FOREIGN_KEYS or field_for(key) in _FOREIGN_FIELDS:
+                return False
+    return True
+
+
+# --- Shapes ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A tool's record shape: how to know it, and which of its keys fill which field.
+
+    `fields` may name several sources for the prompt (joined with a blank line) as
+    "a + b". Sources a shape does not name are matched by `aliases`.
+    """
+
+    name: str
+    matches: Callable[[set[str], dict[str, Any]], bool]
+    fields: Callable[[set[str], dict[str, Any]], dict[str, str]] = lambda keys, first: {}
+
+
+def _only_child(keys: set[str], parent: str) -> str | None:
+    children = [key for key in keys if key.startswith(parent + ".")]
+    return children[0] if len(children) == 1 else None
+
+
+def _langsmith_fields(keys: set[str], first: dict[str, Any]) -> dict[str, str]:
+    fields = {}
+    for field_key, parent in (("prompt", "inputs"), ("expected", "outputs")):
+        named = [
+            k
+            for k in keys
+            if k.startswith(parent + ".") and field_for(k[len(parent) + 1 :]) == field_key
+        ]
+        only = _only_child(keys, parent)
+        if named:
+            fields[field_key] = sorted(named)[0]
+        elif only:
+            fields[field_key] = only
+    return fields
+
+
+def _has_answer_starts(first: dict[str, Any]) -> bool:
+    answers = first.get("answers")
+    if isinstance(answers, dict):
+        return "answer_start" in answers
+    return isinstance(answers, list) and any(
+        isinstance(a, dict) and "answer_start" in a for a in answers
+    )
+
+
+SHAPES: tuple[Shape, ...] = (
+    Shape(
+        "HealthBench (chat prompt + rubrics)",
+        lambda keys, first: "rubrics" in keys and is_chat(first.get("prompt")),
+        lambda keys, first: (
+            {"prompt": "prompt", "criterion": "rubrics"}
+            | ({"id": "prompt_id"} if "prompt_id" in keys else {})
+        ),
+    ),
+    Shape(
+        "OpenAI evals (input + ideal)",
+        lambda keys, first: "input" in keys and "ideal" in keys,
+        lambda keys, first: {"prompt": "input", "expected": "ideal"},
+    ),
+    Shape(
+        "promptfoo test cases (vars + assert)",
+        lambda keys, first: any(key.startswith("vars.") for key in keys),
+    ),
+    Shape(
+        "LangSmith examples (inputs + outputs)",
+        lambda keys, first: (
+            any(k.startswith("inputs.") for k in keys)
+            and any(k.startswith("outputs.") for k in keys)
+        ),
+        _langsmith_fields,
+    ),
+    Shape(
+        "prompt + completion",
+        lambda keys, first: "prompt" in keys and "completion" in keys,
+        lambda keys, first: {"prompt": "prompt", "expected": "completion"},
+    ),
+    Shape(
+        "deepeval goldens (input + expected_output)",
+        lambda keys, first: "input" in keys and "expected_output" in keys,
+        lambda keys, first: {"prompt": "input", "expected": "expected_output"},
+    ),
+    Shape(
+        "ragas (user_input + reference)",
+        lambda keys, first: "user_input" in keys and "reference" in keys,
+        lambda keys, first: {"prompt": "user_input", "expected": "reference"},
+    ),
+    Shape(
+        "ragas (question + ground_truth)",
+        lambda keys, first: (
+            "question" in keys and ("ground_truth" in keys or "ground_truths" in keys)
+        ),
+        lambda keys, first: {
+            "prompt": "question",
+            "expected": "ground_truth" if "ground_truth" in keys else "ground_truths",
+        },
+    ),
+    Shape(
+        "Alpaca (instruction + input + output)",
+        lambda keys, first: {"instruction", "input", "output"} <= keys,
+        lambda keys, first: {"prompt": "instruction + input", "expected": "output"},
+    ),
+    Shape(
+        "AlpacaEval (instruction + output)",
+        lambda keys, first: "instruction" in keys and "output" in keys,
+        lambda keys, first: {"prompt": "instruction", "expected": "output"},
+    ),
+    Shape(
+        "SQuAD (context + question + answers)",
+        lambda keys, first: "question" in keys and "context" in keys and _has_answer_starts(first),
+        lambda keys, first: {"prompt": "context + question", "expected": "answers"},
+    ),
+    Shape(
+        "NQ-open (question + answers)",
+        lambda keys, first: (
+            "question" in keys and isinstance(first.get("answer", first.get("answers")), list)
+        ),
+        lambda keys, first: {
+            "prompt": "question",
+            "expected": "answer" if "answer" in keys else "answers",
+        },
+    ),
+    Shape(
+        "HotpotQA (question + answer + supporting facts)",
+        lambda keys, first: "question" in keys and "supporting_facts" in keys,
+        lambda keys, first: (
+            {"prompt": "question", "expected": "answer"} | ({"id": "_id"} if "_id" in keys else {})
+        ),
+    ),
+)
+
+
+def _sources(records: Sequence[Record]) -> list[str]:
+    seen: dict[str, None] = {}
+    for record in records[:SAMPLE_RECORDS]:
+        seen.update(dict.fromkeys(record.values))
+    return list(seen)
+
+
+def _alias_fields(sources: Sequence[str], taken: Iterable[str]) -> dict[str, str]:
+    """Fields matched by name: a top-level key before a nested one, then the list's order."""
+    used = set()
+    for source in taken:
+        used.update(part.strip() for part in source.split(" + "))
+    best: dict[str, tuple[tuple[int, int], str]] = {}
+    for source in sources:
+        if source in used:
+            continue
+        leaf = source.rsplit(".", 1)[-1]
+        key = field_for(leaf)
+        if key is None:
+            continue
+        spellings = [normalize(s) for s in FIELDS_BY_KEY[key].spellings]
+        normal = normalize(leaf)
+        position = spellings.index(normal) if normal in spellings else len(spellings)
+        rank = ("." in source, position)
+        if key not in best or rank < best[key][0]:
+            best[key] = (rank, source)
+    return {key: source for key, (_, source) in best.items()}
+
+
+def _text_columns(records: Sequence[Record], sources: Sequence[str]) -> list[tuple[str, float]]:
+    """Sources holding text (or chat) in most records, with their mean length."""
+    found = []
+    for source in sources:
+        if source.startswith("__") or field_for_header(source) not in (None, *FIELD_KEYS):
+            # promptfoo's own columns, and our verifier and file columns, are never text
+            # to guess from.
+            continue
+        lengths = []
+        for record in records[:SAMPLE_RECORDS]:
+            value = record.values.get(source)
+            if isinstance(value, str) and value.strip():
+                lengths.append(len(value))
+            elif is_chat(value):
+                lengths.append(sum(len(str(m.get("content"))) for m in value))
+        if lengths and len(lengths) * 2 >= min(len(records), SAMPLE_RECORDS):
+            found.append((source, sum(lengths) / len(lengths)))
+    return found
+
+
+_EXPECTED_HINT = re.compile(
+    r"^(expected|gold|correct|label|target|reference|answer|solution|output)", re.I
+)
+
+
+def guess_fields(
+    records: Sequence[Record], sources: Sequence[str], known: dict[str, str]
+) -> dict[str, str]:
+    """The best guess for a prompt and an expected answer the names did not give.
+
+    The expected answer: a source whose name starts like one (`expected_category`,
+    `label`, `solution`), else the shortest text; the prompt: the longest text left.
+    """
+    fields = dict(known)
+    texts = [
+        (s, length) for s, length in _text_columns(records, sources) if s not in fields.values()
+    ]
+    graded = "expected" in fields or "criterion" in fields or "assert" in sources
+    if not graded:
+        hinted = [s for s, _ in texts if _EXPECTED_HINT.match(s.rsplit(".", 1)[-1].lstrip("_"))]
+        if hinted:
+            fields["expected"] = hinted[0]
+        elif len(texts) >= 2 or (texts and "prompt" in fields):
+            fields["expected"] = min(texts, key=lambda item: item[1])[0]
+        texts = [(s, length) for s, length in texts if s != fields.get("expected")]
+    if "prompt" not in fields and texts:
+        fields["prompt"] = max(texts, key=lambda item: item[1])[0]
+    return fields
+
+
+@dataclass
+class Recognised:
+    shape: str
+    fields: dict[str, str]
+    how: str
+    # What the shape and the names said, before any guess or memory.
+    named: dict[str, str]
+    sources: list[str]
+
+
+def recognise(
+    records: Sequence[Record],
+    *,
+    given: Mapping[str, str] | None = None,
+    remembered: Mapping[str, Mapping[str, str]] | None = None,
+) -> Recognised:
+    """Which source fills which field: given > a shape > names > remembered > guessed."""
+    sources = _sources(records)
+    keys = set(sources)
+    first = records[0].values if records else {}
+    shape = next((s for s in SHAPES if s.matches(keys, first)), None)
+    fields = dict(shape.fields(keys, first)) if shape else {}
+    fields.update(
+        {k: v for k, v in _alias_fields(sources, fields.values()).items() if k not in fields}
+    )
+    name = shape.name if shape else ""
+    if given:
+        chosen = {k: v for k, v in fields.items() if v not in given.values()}
+        chosen.update(given)
+        return Recognised(name, chosen, "given", fields, sources)
+    if "prompt" in fields and (
+        "expected" in fields or "criterion" in fields or keys & {"criteria", "assert"}
+    ):
+        return Recognised(name, fields, "recognised", fields, sources)
+    memory = (remembered or {}).get(signature_of(sources))
+    if memory:
+        return Recognised(name, dict(memory), "remembered", fields, sources)
+    guessed = guess_fields(records, sources, fields)
+    if guessed == fields:
+        # Nothing to guess from: build what the names say, and let the validator say
+        # what each task lacks, on its line.
+        return Recognised(name, fields, "recognised", fields, sources)
+    return Recognised(name, guessed, "guessed", fields, sources)
+
+
+# --- Building tasks -------------------------------------------------------------------------
+
+
+def _short_name(prompt: str) -> str:
+    question = question_of(prompt)
+    line = next((line.strip() for line in question.splitlines() if line.strip()), "")
+    return line if len(line) <= NAME_CHARS else line[: NAME_CHARS - 1].rstrip() + "…"
+
+
+def _parts(source: str) -> list[str]:
+    return [part.strip() for part in source.split(" + ")]
+
+
+@dataclass
+class Built:
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    # Where each task's record is: its JSON path, row or line.
+    places: list[Record] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    # The record each problem is on, in the same order.
+    problem_records: list[Record] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    left_out: int = 0
+
+
+def _promptfoo_assertions(value: Any, task: dict[str, Any], source: str) -> None:
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, str):
+            kind, _, text = item.partition(":")
+            item = (
+                {"type": kind.strip(), "value": text.lstrip()}
+                if _
+                else {"type": "equals", "value": item}
+            )
+        if not isinstance(item, dict):
+            raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(item), label="assertion")
+        kind = str(item.get("type", ""))
+        text = item.get("value")
+        if kind == "equals" and isinstance(text, str | int | float):
+            task["expected"] = {"text": _scalar_text(text), "verifier": {"kind": "exact_match"}}
+        elif kind in ("llm-rubric", "grade", "model-graded-closedqa") and isinstance(text, str):
+            criterion: dict[str, Any] = {"criterion": text}
+            if isinstance(item.get("weight"), int | float):
+                criterion["weight"] = item["weight"]
+            task.setdefault("criteria", []).append(criterion)
+        else:
+            raise ValueProblem(
+                PROMPTFOO_UNSUPPORTED, kind=kind or "(no type)", value=_shorten(text)
+            )
+
+
+def _shorten(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_unanswerable(values: Mapping[str, Any], expected_source: str | None) -> bool:
+    if values.get("is_impossible") is True:
+        return True
+    if expected_source == "answers":
+        answers = values.get("answers")
+        texts = answers.get("text") if isinstance(answers, dict) else answers
+        return isinstance(texts, list) and not texts
+    return False
+
+
+def build_tasks(records: Sequence[Record], fields: Mapping[str, str], *, file_name: str) -> Built:
+    """Each record as a canonical task; a value that cannot be one is a problem on its record."""
+    built = Built()
+    prompt_parts = _parts(fields["prompt"]) if "prompt" in fields else []
+    for record in records:
+        values = record.values
+        if _is_unanswerable(values, fields.get("expected")):
+            built.left_out += 1
+            continue
+        task: dict[str, Any] = {}
+        try:
+            if prompt_parts:
+                texts = [text_value(values.get(p), "prompt", p) for p in prompt_parts]
+                prompt = "\n\n".join(t for t in texts if t)
+                if prompt:
+                    task["prompt"] = prompt
+            for key in ("id", "name", "expected"):
+                source = fields.get(key)
+                if source:
+                    text = text_value(values.get(source), key, source)
+                    if text is not None and (key != "id" or text.strip()):
+                        task[key] = text
+            if (
+                "criteria" in values
+                and "criterion" not in fields
+                and isinstance(values["criteria"], list)
+            ):
+                task["criteria"] = values["criteria"]
+            criterion = fields.get("criterion")
+            if criterion and values.get(criterion) not in (None, "", []):
+                weight = values.get(fields["weight"]) if "weight" in fields else None
+                task["criteria"] = criteria_value(values[criterion], weight, criterion)
+            if "assert" in values and not fields.get("expected"):
+                _promptfoo_assertions(values["assert"], task, "assert")
+            if isinstance(values.get("expected"), dict) and fields.get("expected") == "expected":
+                task["expected"] = values["expected"]
+        except ValueProblem as exc:
+            problem = exc.rule.at(file_name, row=record.row, line=record.line, **exc.params)
+            built.problems.append(problem)
+            built.problem_records.append(record)
+            continue
+        if "prompt" in task and "name" not in task:
+            # A passage and its question are named by the question.
+            last = text_value(values.get(prompt_parts[-1]), "prompt", prompt_parts[-1])
+            task["name"] = _short_name(last or task["prompt"])
+        built.tasks.append(task)
+        built.places.append(record)
+    if built.left_out:
+        built.warnings.append(UNANSWERABLE_LEFT_OUT.at(file_name, count=built.left_out))
+    return built
+
+
+def ignored_sources(
+    sources: Sequence[str], fields: Mapping[str, str], *, handled: Iterable[str] = ()
+) -> list[str]:
+    """Sources no field reads, named by their top-level key when none of its keys is read."""
+    used = {part for source in fields.values() for part in _parts(source)} | set(handled)
+    ignored: dict[str, None] = {}
+    for source in sources:
+        if source in used:
+            continue
+        parent = source.split(".", 1)[0]
+        if "." in source and not any(u.startswith(parent + ".") for u in used):
+            ignored[parent] = None
+        elif "." in source:
+            ignored[source] = None
+        else:
+            ignored[source] = None
+    return list(ignored)
+
+
+def sample_of(tasks: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """The first tasks as the mapping step shows them."""
+    shown = []
+    for task in tasks[:SAMPLE_SHOWN]:
+        expected = task.get("expected")
+        if isinstance(expected, dict):
+            expected = expected.get("text")
+        shown.append(
+            {
+                "id": task.get("id", ""),
+                "prompt": task.get("prompt", ""),
+                "expected": expected or "",
+                "criteria": [
+                    c.get("criterion", "") for c in task.get("criteria", []) if isinstance(c, dict)
+                ],
+            }
+        )
+    return tuple(shown)
+
+
+# --- Files that are not datasets ------------------------------------------------------------
+
+_CORPUS_KEYS = frozenset({"_id", "id", "doc_id", "title", "text", "metadata", "url"})
+_QUERY_KEYS = frozenset({"_id", "text", "metadata"})
+_RESULT_KEYS = frozenset(
+    {
+        "actual_output",
+        "response",
+        "model_output",
+        "prediction",
+        "generated_answer",
+        "result",
+        "results",
+        "output",
+    }
+)
+_SCORE_HINT = re.compile(
+    r"(score|passed|success|grade|metric|result|precision|recall|faithfulness)", re.I
+)
+QRELS_HEADERS = (
+    frozenset({"queryid", "corpusid", "score"}),
+    frozenset({"qid", "docid", "rel"}),
+    frozenset({"queryid", "docid", "relevance"}),
+)
+
+
+def not_a_dataset(
+    sources: Sequence[str], fields: Mapping[str, str], *, kind: str
+) -> tuple[str, str] | None:
+    """(what the file looks like, what to do) for files that hold no dataset."""
+    names = {normalize(s) for s in sources}
+    raw = set(sources)
+    headerless_qrels = (
+        kind == "columns" and len(sources) in (3, 4) and sources[-1].strip().isdigit()
+    )
+    if any(headers <= names for headers in QRELS_HEADERS) or headerless_qrels:
+        return (
+            "BEIR qrels on their own (query-id, corpus-id, score)",
+            "Zip them with queries.jsonl (qrels/test.tsv and queries.jsonl) and import the .zip.",
+        )
+    if "prompt" in fields or "expected" in fields or "criterion" in fields:
+        return None
+    if raw and raw <= _QUERY_KEYS and "_id" in raw and "text" in raw:
+        return (
+            "BEIR queries on their own (_id, text)",
+            "Zip them with their qrels (qrels/test.tsv) and import the .zip.",
+        )
+    if raw and raw <= _CORPUS_KEYS and "text" in raw and "title" in raw:
+        return (
+            "a document corpus (" + ", ".join(s for s in sources) + "): documents, not questions",
+            "Import the questions and their answers instead; a corpus is what an agent "
+            "searches, not what it is graded on.",
+        )
+    result_keys = {s for s in raw if s.lower() in _RESULT_KEYS or s.upper() == "RESULT"}
+    scores = {s for s in raw if _SCORE_HINT.search(s)}
+    if result_keys and (scores or "RESULT" in raw):
+        return (
+            "the results of an eval run (" + ", ".join(sorted(result_keys | scores)) + ")",
+            "It holds what a model answered and how it scored, not what a good answer is. "
+            "Import the dataset the run used instead.",
+        )
+    return None
+
+
+# --- Putting it together --------------------------------------------------------------------
+
+
+@dataclass
+class Shaped:
+    """What the records of a file make: the canonical document (or None) and its story."""
+
+    document: dict[str, Any] | None
+    mapping: FieldMap | None
+    detected: str
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    places: list[Record] = field(default_factory=list)
+    # The record of each of `problems` that is on one (None for the file's own).
+    problem_records: list[Record | None] = field(default_factory=list)
+
+
+def _described(fields: Mapping[str, str], what: str, *, wrapped: bool = False) -> str:
+    """`records with question → prompt, answer → expected answer`, for the Detected line."""
+    if wrapped:
+        what = "OpenAI Evals API items"
+    shown = [
+        f"{fields[key]} → {LABELS[key]}"
+        for key in ("prompt", "expected", "criterion")
+        if key in fields
+    ]
+    return f"{what} with {', '.join(shown)}" if shown else what
+
+
+def _missing_sources(fields: Mapping[str, str], sources: Sequence[str]) -> list[tuple[str, str]]:
+    have = set(sources)
+    return [
+        (key, part) for key, source in fields.items() for part in _parts(source) if part not in have
+    ]
+
+
+def _map_flags(fields: Mapping[str, str], named: Mapping[str, str]) -> str:
+    return " ".join(
+        f"--map {key}={source}"
+        for key, source in fields.items()
+        if " + " not in source and named.get(key) != source
+    )
+
+
+def _guess_words(fields: Mapping[str, str], named: Mapping[str, str]) -> str:
+    shown = [
+        f"{LABELS[key]} = {fields[key]}"
+        for key in FIELD_KEYS
+        if key in fields and named.get(key) != fields[key]
+    ]
+    return ", ".join(shown) or "nothing"
+
+
+def _missing_words(named: Mapping[str, str], sources: Sequence[str]) -> str:
+    graded = {"expected", "criterion"} & named.keys() or "assert" in sources
+    if "prompt" in named:
+        return "expected answer"
+    return "prompt" if graded else "prompt and which the expected answer"
+
+
+def mapping_problems(
+    recognised: Recognised, built_tasks: Sequence[dict[str, Any]], *, file_name: str, kind: str
+) -> list[Problem]:
+    """Why a file whose mapping was guessed (or remembered) is not imported as it stands."""
+    found = ", ".join(recognised.sources) or "nothing"
+    fields = recognised.fields
+    graded = {"expected", "criterion"} & fields.keys() or "assert" in recognised.sources
+    if "prompt" not in fields or not graded:
+        return [NOTHING_TO_GUESS.at(file_name, kind=kind, found=found)]
+    basis = BEST_GUESS if recognised.how == "guessed" else REMEMBERED.format(kind=kind)
+    return [
+        NEEDS_MAPPING.at(
+            file_name,
+            kind=kind,
+            found=found,
+            missing=_missing_words(recognised.named, recognised.sources),
+            basis=basis,
+            guess=_guess_words(fields, recognised.named),
+            flags=_map_flags(fields, recognised.named),
+        )
+    ]
+
+
+def read_records(
+    found: Records,
+    *,
+    file_name: str,
+    given: Mapping[str, str] | None = None,
+    remembered: Mapping[str, Mapping[str, str]] | None = None,
+) -> Shaped:
+    """The canonical document of a .json or .jsonl file of records (not yet validated)."""
+    records = found.records
+    recognised = recognise(records, given=given, remembered=remembered)
+    fields = recognised.fields
+    shape = recognised.shape or _described(fields, "records", wrapped=found.wrapped)
+    if found.wrapped and recognised.shape:
+        shape = f'OpenAI Evals API items ({{"item": …}}), {recognised.shape}'
+    if found.container and found.container not in ("tasks",):
+        shape = f"{shape} under {found.container!r}" if found.container != "SQuAD" else shape
+    shaped = Shaped(None, None, shape)
+    missing = _missing_sources(fields, recognised.sources) if recognised.how == "given" else []
+    if missing:
+        shown = ", ".join(recognised.sources) or "nothing"
+        shaped.problems = [
+            UNKNOWN_SOURCE.at(file_name, source=part, label=LABELS[key], kind="key", found=shown)
+            for key, part in missing
+        ]
+        return shaped
+    refused = not_a_dataset(recognised.sources, recognised.named, kind="keys")
+    if refused is not None and recognised.how != "given":
+        what, advice = refused
+        shaped.problems = [NOT_A_DATASET.at(file_name, what=what, advice=advice)]
+        return shaped
+    built = build_tasks(records, fields, file_name=file_name)
+    shaped.mapping = FieldMap(
+        fields=dict(fields),
+        how=recognised.how,
+        sources=tuple(recognised.sources),
+        shape=recognised.shape,
+        sample=sample_of(built.tasks),
+    )
+    if shaped.mapping.needs_confirmation:
+        shaped.problems = mapping_problems(
+            recognised, built.tasks, file_name=file_name, kind="keys"
+        )
+        return shaped
+    shaped.problems = built.problems
+    shaped.problem_records = list(built.problem_records)
+    shaped.warnings = built.warnings
+    handled = {"assert"} if "assert" in recognised.sources else set()
+    handled |= {"is_impossible"} if built.left_out else set()
+    if "criteria" in recognised.sources and "criterion" not in fields:
+        handled.add("criteria")
+    ignored = ignored_sources(recognised.sources, fields, handled=handled)
+    if ignored:
+        shaped.warnings.append(IGNORED_KEYS.at(file_name, kind="keys", names=", ".join(ignored)))
+    shaped.document = {"tasks": built.tasks}
+    shaped.places = built.places
+    return shaped
+
+
+# --- Spreadsheets ---------------------------------------------------------------------------
+
+# The column names `columns` reads each field under, for a column the mapping renames.
+_COLUMN_NAMES = {
+    "id": "task_id",
+    "name": "name",
+    "prompt": "prompt",
+    "expected": "expected_answer",
+    "criterion": "criterion",
+    "weight": "weight",
+}
+_PROMPTFOO_EXPECTED = re.compile(r"^__expected\d*$", re.IGNORECASE)
+# promptfoo assertion prefixes (CSV `__expected` cells) we can grade by, and how.
+_RUBRIC_TYPES = frozenset({"grade", "llm-rubric", "model-graded-closedqa"})
+
+
+@dataclass
+class ShapedTable:
+    """A spreadsheet's rows made ready for `columns`: header renamed, rows rewritten."""
+
+    header: list[str] | None
+    rows: list[tuple[int, list[str]]]
+    shape: str = ""
+    mapping: FieldMap | None = None
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def _pandas_index(header: Sequence[str], rows: Sequence[tuple[int, list[str]]]) -> bool:
+    if not header or header[0].strip() not in ("", "Unnamed: 0") or len(header) < 2:
+        return False
+    firsts = [cells[0].strip() if cells else "" for _, cells in rows]
+    return bool(firsts) and firsts == [str(n) for n in range(len(firsts))]
+
+
+def _one_cell_header(header: Sequence[str], rows: Sequence[tuple[int, list[str]]]) -> bool:
+    named = [cell for cell in header if cell.strip()]
+    return (
+        len(named) == 1
+        and any(mark in named[0] for mark in (",", ";", "\t"))
+        and any(len([c for c in cells if c.strip()]) > 1 for _, cells in rows[:SAMPLE_RECORDS])
+    )
+
+
+def _promptfoo_columns(
+    header: list[str], rows: list[tuple[int, list[str]]], file_name: str
+) -> tuple[list[str], list[tuple[int, list[str]]], list[Problem]]:
+    """`__expected`, `__expected1`, … cells as expected-answer and criterion columns.
+
+    `equals:` (or no prefix) is an expected answer checked by exact match; `grade:` and
+    `llm-rubric:` are criteria; any other assertion is a problem on its row, by name. A row
+    with several criteria becomes several rows of one task, as our own sheets write them.
+    """
+    asserting = [i for i, name in enumerate(header) if _PROMPTFOO_EXPECTED.match(name.strip())]
+    kept = [i for i in range(len(header)) if i not in asserting]
+    has_id = any(field_for(header[i]) == "id" for i in kept)
+    new_header = [header[i] for i in kept] + ["expected_answer", "expected_verifier", "criterion"]
+    if not has_id:
+        new_header.append("task_id")
+    problems: list[Problem] = []
+    new_rows: list[tuple[int, list[str]]] = []
+    for number, (row, cells) in enumerate(rows, start=1):
+        base = [cells[i] if i < len(cells) else "" for i in kept]
+        expected, verifier, criteria = "", "", []
+        for i in asserting:
+            cell = cells[i].strip() if i < len(cells) else ""
+            if not cell:
+                continue
+            kind, sep, text = cell.partition(":")
+            kind = kind.strip().lower() if sep else ""
+            if not sep or kind == "equals" or " " in kind:
+                expected, verifier = (text.lstrip() if kind == "equals" else cell), "exact_match"
+            elif kind in _RUBRIC_TYPES:
+                criteria.append(text.lstrip())
+            else:
+                # Kept as the row's answer so that the row's one problem is this one (the
+                # file is refused, so it never imports).
+                expected = expected or cell
+                problems.append(
+                    PROMPTFOO_UNSUPPORTED.at(
+                        file_name,
+                        row=row,
+                        field=header[i].strip(),
+                        kind=kind + ":",
+                        value=_shorten(cell),
+                    )
+                )
+        task_id = [] if has_id else [f"task-{number}"]
+        first = [*base, expected, verifier, criteria[0] if criteria else "", *task_id]
+        new_rows.append((row, first))
+        for criterion in criteria[1:]:
+            blank = ["" for _ in base]
+            new_rows.append((row, [*blank, "", "", criterion, *task_id]))
+    return new_header, new_rows, problems
+
+
+def _table_records(header: Sequence[str], rows: Sequence[tuple[int, list[str]]]) -> list[Record]:
+    names = [name.strip() for name in header]
+    return [
+        Record({n: c for n, c in zip(names, cells, strict=False) if n}, row=row)
+        for row, cells in rows[:SAMPLE_RECORDS]
+    ]
+
+
+def shape_table(
+    header: list[str],
+    rows: list[tuple[int, list[str]]],
+    *,
+    file_name: str,
+    given: Mapping[str, str] | None = None,
+    remembered: Mapping[str, Mapping[str, str]] | None = None,
+    reads: Callable[[str], str | None],
+) -> ShapedTable:
+    """A spreadsheet's header and rows, with other tools' habits taken care of.
+
+    `reads` is the spreadsheet reader's own header matching (`columns.field_for_header`):
+    a sheet it reads as it is, which is every sheet in our own format, is returned as it
+    is, after a look at the header only.
+    """
+    shaped = ShapedTable(header, rows)
+    if _one_cell_header(header, rows):
+        shaped.header = None
+        shaped.problems.append(ONE_CELL_HEADER.at(file_name, row=1, header=header[0].strip()))
+        return shaped
+    if _pandas_index(header, rows):
+        header = header[1:]
+        rows = [(row, cells[1:]) for row, cells in rows]
+        shaped.warnings.append(PANDAS_INDEX.at(file_name, row=1))
+    synthetic: set[str] = set()
+    if any(_PROMPTFOO_EXPECTED.match(name.strip()) for name in header):
+        before = {name.strip() for name in header}
+        header, rows, problems = _promptfoo_columns(header, rows, file_name)
+        synthetic = {name for name in header if name not in before}
+        shaped.problems.extend(problems)
+        shaped.shape = "promptfoo test cases (__expected)"
+    shaped.header, shaped.rows = header, rows
+    read = {reads(name) for name in header}
+    if not given and "prompt" in read and read & {"expected", "criterion"}:
+        records = _table_records(header, rows[:1])
+        keys = {name.strip() for name in header if name.strip()}
+        first = records[0].values if records else {}
+        matched = next((s for s in SHAPES if s.matches(keys, first)), None)
+        if matched and not shaped.shape:
+            shaped.shape = matched.name
+        return shaped
+    records = _table_records(header, rows)
+    recognised = recognise(records, given=given, remembered=remembered)
+    if not recognised.sources:
+        return shaped
+    shaped.shape = shaped.shape or recognised.shape
+    if synthetic:
+        recognised.sources = [s for s in recognised.sources if s not in synthetic]
+    if recognised.how == "given":
+        missing = _missing_sources(recognised.fields, recognised.sources)
+        if missing:
+            shown = ", ".join(recognised.sources)
+            shaped.header = None
+            shaped.problems = [
+                UNKNOWN_SOURCE.at(
+                    file_name, source=part, label=LABELS[key], kind="column", found=shown
+                )
+                for key, part in missing
+            ]
+            return shaped
+    else:
+        refused = not_a_dataset(recognised.sources, recognised.named, kind="columns")
+        if refused is not None:
+            what, advice = refused
+            shaped.header = None
+            shaped.problems = [NOT_A_DATASET.at(file_name, what=what, advice=advice)]
+            return shaped
+    complete = "prompt" in recognised.fields and recognised.fields.keys() & {
+        "expected",
+        "criterion",
+    }
+    if recognised.how != "given" and not complete:
+        # Nothing to guess from: `columns` names the missing column, as it always has.
+        return shaped
+    shaped.header, shaped.rows, dropped = _renamed(header, rows, recognised.fields, reads)
+    if dropped:
+        shaped.warnings.append(
+            IGNORED_KEYS.at(file_name, row=1, kind="columns", names=", ".join(dropped))
+        )
+    shaped.mapping = FieldMap(
+        fields=dict(recognised.fields),
+        how=recognised.how,
+        sources=tuple(recognised.sources),
+        shape=recognised.shape,
+    )
+    if shaped.mapping.needs_confirmation:
+        shaped.problems = mapping_problems(recognised, [], file_name=file_name, kind="columns")
+    return shaped
+
+
+def _renamed(
+    header: list[str],
+    rows: list[tuple[int, list[str]]],
+    fields: Mapping[str, str],
+    reads: Callable[[str], str | None],
+) -> tuple[list[str], list[tuple[int, list[str]]], list[str]]:
+    """The header with each mapped column under our name; columns that `columns` would
+    read as a mapped field (but are not the mapped one) left out, and named."""
+    chosen = {source: key for key, source in fields.items()}
+    mapped = {_COLUMN_NAMES[key] for key in fields}
+    mapped_fields = {reads(name) for name in mapped}
+    new_header, keep, dropped = [], [], []
+    for index, name in enumerate(header):
+        stripped = name.strip()
+        if stripped in chosen:
+            key = chosen[stripped]
+            # A column `columns` already reads as its field keeps the person's name.
+            reads_as = reads(name)
+            same = reads_as == ("task_id" if key == "id" else key)
+            new_header.append(name if same else _COLUMN_NAMES[key])
+            keep.append(index)
+        elif stripped and reads(name) in mapped_fields:
+            dropped.append(stripped)
+        else:
+            new_header.append(name)
+            keep.append(index)
+    if not dropped and len(keep) == len(header):
+        return new_header, rows, []
+    # Cells past the header stay, for `columns` to report.
+    new_rows = [
+        (row, [*(cells[i] if i < len(cells) else "" for i in keep), *cells[len(header) :]])
+        for row, cells in rows
+    ]
+    return new_header, new_rows, dropped
+
+
+def read_table(
+    table: Table, *, file_name: str, dataset_name: str, options: CheckOptions | None
+) -> tuple[Built_, ShapedTable]:
+    """`columns.document_from_table` for a sheet of any shape (see `shape_table`).
+
+    When the mapping was guessed, the document is built to show its first rows in the
+    mapping step, then withheld: nothing imports until the person confirms.
+    """
+    shaped = shape_table(
+        table.header,
+        table.rows,
+        file_name=file_name,
+        given=options.mapping if options else None,
+        remembered=options.remembered_mappings if options else None,
+        reads=field_for_header,
+    )
+    if shaped.header is None:
+        return Built_(None, nowhere, field_path, [], []), shaped
+    if shaped.header is not table.header or shaped.rows is not table.rows:
+        table = replace(table, header=shaped.header, rows=shaped.rows)
+    built = document_from_table(table, file_name=file_name, dataset_name=dataset_name)
+    if shaped.mapping is not None and built.document is not None:
+        shaped.mapping = replace(shaped.mapping, sample=sample_of(built.document["tasks"]))
+    if shaped.mapping is not None and shaped.mapping.needs_confirmation:
+        built = Built_(None, built.locate, built.label, [], [])
+    return built, shaped

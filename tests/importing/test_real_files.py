@@ -1,0 +1,202 @@
+"""Real files from other tools (tests/files/real, sources in its SOURCES.md).
+
+Each one imports, named on the Detected line as the tool that wrote it, or is refused with
+the one message that says what the file looks like and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from datasets_app.importing import document, shapes
+from datasets_app.importing.checker import check_file
+from datasets_app.importing.spec import CheckOptions
+
+REAL = Path(__file__).resolve().parents[1] / "files" / "real"
+
+
+def check(relative: str, **options):
+    path = REAL / relative
+    return check_file(path.read_bytes(), path.name, options=CheckOptions(**options))
+
+
+IMPORTED = [
+    # (file, tasks, what the Detected line names)
+    ("alpaca_eval/model_outputs.excerpt.json", 8, "AlpacaEval (instruction + output)"),
+    ("deepeval/chatbot_dataset.json", 3, "records with input → prompt, expected"),
+    ("deepeval/goldens.csv", 15, "deepeval goldens (input + expected_output)"),
+    ("deepeval/goldens.json", 15, "deepeval goldens (input + expected_output)"),
+    ("nq_open/NQ-open.dev.excerpt.jsonl", 12, "NQ-open (question + answers)"),
+    (
+        "openai_evals_api/privacy_policy_items.jsonl",
+        12,
+        'OpenAI Evals API items ({"item": …}), OpenAI evals (input + ideal)',
+    ),
+    ("openai_evals_api/privacy_policy_items_with_comments.jsonl", 8, "OpenAI evals"),
+    ("promptfoo/eval_self_grading_tests.csv", 10, "promptfoo test cases (__expected)"),
+    ("realdata/csv/datasaur_legalbench_rag_qa/contractnli.csv", 50, "CSV, UTF-8"),
+    ("realdata/csv/ragas_v01_testset_anand_kamble/testset.csv", 5, "ragas (question"),
+    ("realdata/csv/rmcv_rag_evaluation/deepeval_pdf_testset.csv", 4, "deepeval goldens"),
+    ("realdata/csv/rmcv_rag_evaluation/ragas_pdf_qa_testset.csv", 12, "ragas (user_input"),
+    ("realdata/inspect_ai/biology_qa.jsonl", 20, "contextgrid eval set"),
+    ("realdata/inspect_ai/security_guide.jsonl", 16, "input → prompt, target"),
+    ("realdata/inspect_ai/test_dataset/samples-mcq.csv", 1, "CSV"),
+    ("realdata/inspect_ai/test_dataset/samples-mcq.json", 1, "input → prompt"),
+    ("realdata/inspect_ai/test_dataset/samples-md.jsonl", 1, "input → prompt"),
+    ("realdata/inspect_ai/test_dataset/samples.json", 1, "input → prompt"),
+    ("realdata/inspect_ai/theory_of_mind.jsonl", 100, "input → prompt"),
+    ("squad/transformers_sample.excerpt.json", 3, "SQuAD (context + question + answers)"),
+]
+
+
+@pytest.mark.parametrize(("relative", "tasks", "detected"), IMPORTED)
+def test_a_real_file_imports_named_by_its_tool(relative, tasks, detected):
+    result = check(relative)
+
+    assert result.problems == ()
+    assert result.task_count == tasks
+    assert detected in result.detected
+
+
+REFUSED = [
+    # (file, problem code, words of its message)
+    ("deepeval/confident_goldens.json", document.NOTHING_TO_GRADE.code, 'Task "task-4"'),
+    ("deepeval/convo_goldens.json", shapes.NEEDS_MAPPING.code, "expected_outcome"),
+    ("openai_evals/canto_wu_pronunciation.csv", shapes.NEEDS_MAPPING.code, "Character"),
+    ("promptfoo/jsonl_test_cases.jsonl", shapes.NEEDS_MAPPING.code, "prompt = vars.text"),
+    ("promptfoo/simple_test_output.csv", shapes.NOT_A_DATASET.code, "results of an eval run"),
+    ("ragas/booksql_sample.csv", shapes.NEEDS_MAPPING.code, "Query, SQL, Levels, split"),
+    ("ragas/discount_benchmark.csv", shapes.NEEDS_MAPPING.code, "expected_discount"),
+    ("ragas/support_triage.csv", shapes.NEEDS_MAPPING.code, "prompt = text"),
+    (
+        "realdata/beir/agentset_dbpedia/qrels/test.excerpt.tsv",
+        shapes.NOT_A_DATASET.code,
+        "BEIR qrels on their own",
+    ),
+    (
+        "realdata/beir/agentset_fiqa/queries.jsonl",
+        shapes.NOT_A_DATASET.code,
+        "BEIR queries on their own",
+    ),
+    ("realdata/csv/rag_law_routing/tests.csv", shapes.NEEDS_MAPPING.code, "expected_source"),
+    ("realdata/csv/ragas/hf_doc_qa_eval.csv", document.NOTHING_TO_GRADE.code, "task-50"),
+    ("realdata/csv/ragas/rag_eval_test_dataset.csv", shapes.NEEDS_MAPPING.code, "grading"),
+    ("realdata/inspect_ai/popularity.jsonl", shapes.NEEDS_MAPPING.code, "answer_matching"),
+    ("realdata/promptfoo/csv-metadata/tests.csv", shapes.NEEDS_MAPPING.code, "topic"),
+    (
+        "realdata/promptfoo/eval-customer-support-rubric/tests.csv",
+        shapes.NEEDS_MAPPING.code,
+        "customer_message",
+    ),
+    ("realdata/promptfoo/simple-csv/tests.csv", shapes.NEEDS_MAPPING.code, "body"),
+    ("realdata/promptfoo/simple-test/tests.csv", shapes.NEEDS_MAPPING.code, "prompt = body"),
+    (
+        "realdata/promptfoo/third_party_henadzi_bedrock_homework/tests.csv",
+        shapes.NEEDS_MAPPING.code,
+        "expected_category",
+    ),
+]
+
+
+@pytest.mark.parametrize(("relative", "code", "words"), REFUSED)
+def test_a_real_file_that_cannot_import_as_it_stands_says_why(relative, code, words):
+    result = check(relative)
+
+    assert result.plan is None
+    assert result.problems[0].code == code
+    assert words in result.problems[0].message
+
+
+def test_every_real_file_is_in_a_table_above_and_in_sources():
+    files = {str(path.relative_to(REAL)) for path in REAL.rglob("*") if path.is_file()} - {
+        "SOURCES.md"
+    }
+    listed = {row[0] for row in IMPORTED + REFUSED}
+    sources = (REAL / "SOURCES.md").read_text()
+
+    assert files == listed
+    assert all(f"`{name}`" in sources for name in files)
+
+
+# -- what each shape makes of its records -----------------------------------------------------
+
+
+def test_nq_open_answers_are_one_expected_answer_listing_each():
+    result = check("nq_open/NQ-open.dev.excerpt.jsonl")
+
+    first, second = result.plan.tasks[:2]
+    assert first.prompt == "when was the last time anyone was on the moon"
+    assert first.expected_text == "Any of:\n- 14 December 1972 UTC\n- December 1972"
+    assert second.expected_text == "Any of:\n- Bobby Scott\n- Bob Russell"
+    assert result.plan.tasks[3].expected_text == "2017"
+
+
+def test_squad_asks_with_the_passage_and_leaves_out_unanswerable_questions():
+    result = check("squad/transformers_sample.excerpt.json")
+
+    task = result.plan.tasks[0]
+    data = json.loads((REAL / "squad/transformers_sample.excerpt.json").read_text())
+    record = data["data"][0]
+    assert task.id == record["id"]
+    assert task.name == "In what country is Normandy located?"
+    assert task.prompt == record["context"] + "\n\n" + record["question"]
+    # Four annotators agreeing on "France" are one answer.
+    assert task.expected_text == "France"
+    assert [w.code for w in result.warnings] == [shapes.UNANSWERABLE_LEFT_OUT.code]
+    assert result.warnings[0].message == shapes.UNANSWERABLE_LEFT_OUT.format(count=1)
+
+
+def test_openai_evals_api_items_keep_the_input_and_ideal_and_name_the_other_keys():
+    result = check("openai_evals_api/privacy_policy_items_with_comments.jsonl")
+
+    lines = (REAL / "openai_evals_api/privacy_policy_items_with_comments.jsonl").read_text()
+    items = [json.loads(line)["item"] for line in lines.splitlines()]
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (item["input"], item["ideal"]) for item in items
+    ]
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="keys", names="comment")
+    ]
+
+
+def test_deepeval_goldens_name_the_keys_that_are_not_imported():
+    result = check("deepeval/goldens.json")
+
+    ignored = next(w for w in result.warnings if w.code == shapes.IGNORED_KEYS.code)
+    assert ignored.message == shapes.IGNORED_KEYS.format(
+        kind="keys", names="actual_output, retrieval_context, context, comments, source_file"
+    )
+    assert result.plan.tasks[0].name == "Name 1"
+
+
+def test_promptfoo_grade_assertions_are_criteria():
+    result = check("promptfoo/eval_self_grading_tests.csv")
+
+    task = result.plan.tasks[0]
+    assert task.prompt == "Can you help me find a specific product on your website?"
+    assert [c.criterion for c in task.criteria] == [
+        "Do not mention that you are an AI or chat assistant"
+    ]
+
+
+def test_a_refused_record_problem_keeps_its_line_in_the_file():
+    result = check("deepeval/confident_goldens.json")
+
+    # The fourth golden (no expected_output) opens at its "  {" line, two-space indented.
+    lines = (REAL / "deepeval/confident_goldens.json").read_text().splitlines()
+    openings = [number for number, line in enumerate(lines, start=1) if line == "  {"]
+    assert result.problems[0].line == openings[3]
+
+
+def test_a_mapping_given_imports_a_file_that_asked_for_one():
+    result = check("ragas/support_triage.csv", mapping={"prompt": "text", "expected": "labels"})
+
+    assert result.problems == ()
+    assert result.task_count == 20
+    assert result.mapping.how == "given"
+    first = result.plan.tasks[0]
+    assert first.id == "1"
+    assert first.expected_text == "Billing;RefundCancel"
