@@ -4,9 +4,10 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import urls as auth_urls
 from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic import RedirectView
 
 # Password reset mails a link: without email configured (EMAIL_HOST), its pages would say
 # "sent" and send nothing, so they are not served at all.
@@ -22,12 +23,17 @@ account_urls = [
     if settings.PASSWORD_RESET_ENABLED or pattern.name not in PASSWORD_RESET_PAGES
 ]
 
+
+@login_not_required
+def favicon(request: HttpRequest) -> HttpResponse:
+    # Resolved per request: with DEBUG=0 the hashed name is known only after collectstatic,
+    # which must not be needed just to load the URLs (`migrate` loads them).
+    return redirect(static("favicon.svg"), permanent=True)
+
+
 urlpatterns = [
     # Browsers ask for /favicon.ico on every page, the admin's included.
-    path(
-        "favicon.ico",
-        login_not_required(RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
-    ),
+    path("favicon.ico", favicon),
     path("accounts/", include(account_urls)),
     path("admin/", admin.site.urls),
     path("", include("datasets_app.urls")),

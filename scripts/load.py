@@ -277,6 +277,7 @@ def server_environment(database_url: str, media_root: Path) -> dict[str, str]:
         ALLOWED_HOSTS="127.0.0.1",
         SECURE_SSL_REDIRECT="0",
         MEDIA_ROOT=str(media_root),
+        STATIC_ROOT=str(media_root.parent / "static"),
         DJANGO_SETTINGS_MODULE="contextevals.settings",
         LOG_LEVEL="WARNING",
         # The per-person limits guard against one person flooding the server; 20 simulated
@@ -288,12 +289,13 @@ def server_environment(database_url: str, media_root: Path) -> dict[str, str]:
 
 
 def prepare_database(env: dict[str, str], usernames: list[str]) -> None:
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
-        cwd=REPO,
-        env=env,
-        check=True,
-    )
+    for command in (["migrate"], ["collectstatic"]):  # DEBUG=0 serves hashed static files
+        subprocess.run(
+            [sys.executable, "manage.py", *command, "--no-input", "-v", "0"],
+            cwd=REPO,
+            env=env,
+            check=True,
+        )
     # One password hash for everyone: hashing it once keeps set-up to a second.
     script = (
         "import sys\n"

@@ -70,3 +70,43 @@ def test_an_owner_is_needed(make_dataset):
         run(str(EXPECTED), "--dataset", str(dataset.pk), "--user", "zed")
     with pytest.raises(CommandError, match="no dataset named or numbered 'Nope'"):
         run(str(EXPECTED), "--dataset", "Nope", "--user", "ada")
+
+
+def test_progress_in_a_log_is_plain_lines(make_dataset, admin_user, settings):
+    # With a broker the command shows how far the workers are (here the tasks still run
+    # eagerly, as CELERY_TASK_ALWAYS_EAGER was set when settings were read).
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
+    dataset = make_dataset()
+    err = io.StringIO()
+    call_command(
+        "import_dataset_file", str(EXPECTED), "--dataset", str(dataset.pk),
+        stdout=io.StringIO(), stderr=err,
+    )  # fmt: skip
+    assert "\r" not in err.getvalue()
+    assert err.getvalue().splitlines() == ["Checking… 2 of 2 tasks", "Importing…"]
+
+
+def test_progress_on_a_terminal_is_a_tqdm_bar():
+    import os
+
+    from datasets_app.management.commands.import_dataset_file import Progress
+
+    reader, writer = os.openpty()
+    with open(writer, "w", encoding="utf-8") as terminal:
+        progress = Progress(terminal, "Importing…", "files stored")
+        progress.show(1, 4)
+        progress.show(4, 4)
+        progress.close()
+    drawn = b""
+    while True:  # until the terminal's other end, closed above, has nothing more (EIO)
+        try:
+            chunk = os.read(reader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(reader)
+    drawn = drawn.decode()
+    assert "\r" in drawn
+    assert "Importing…: 100%" in drawn and "4/4" in drawn

@@ -3,21 +3,22 @@
 Imports a dataset file from the command line through the import dialog's own steps: keep
 the file as an upload, check it (the `check_upload` task), import it (the `import_upload`
 task). With no broker the tasks run in this process; with CELERY_BROKER_URL set they run
-on the workers, and this command waits for them with a progress bar on stderr. Prints the
-problems as `check_dataset_file` does and exits 1, or prints what was imported.
+on the workers, and this command waits for them with its progress on stderr: a tqdm bar on
+a terminal, a plain line now and then in a log. Prints the problems as `check_dataset_file`
+does and exits 1, or prints what was imported.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from datasets_app import selectors, services, tasks
 from datasets_app.management.report import write_check
@@ -26,7 +27,8 @@ from datasets_app.models import Dataset, ImportMode, Upload
 EXIT_PROBLEMS = 1
 EXIT_UNREADABLE = 2
 POLL_SECONDS = 0.2
-BAR_WIDTH = 30
+# In a log (stderr not a terminal), a line when the counts change, at most this often.
+LOG_EVERY_SECONDS = 5.0
 
 NO_SUCH_DATASET = "There is no dataset named or numbered {value!r}."
 SEVERAL_DATASETS = "{count} datasets are named {value!r}; give the id of the one you mean."
@@ -148,23 +150,16 @@ class Command(BaseCommand):
 
     def _wait(self, upload: Upload, state: str, label: str, unit: str) -> Upload:
         """Poll the upload's row until it leaves `state` (at once when tasks run eagerly)."""
-        show = bool(settings.CELERY_BROKER_URL)
+        progress = Progress(self.stderr._out, label, unit) if settings.CELERY_BROKER_URL else None
         while True:
             upload.refresh_from_db()
-            if show:
-                self._bar(label, upload.progress_done, upload.progress_total, unit)
+            if progress is not None:
+                progress.show(upload.progress_done, upload.progress_total)
             if upload.state != state:
-                if show:
-                    self.stderr.write("")
+                if progress is not None:
+                    progress.close()
                 return upload
             time.sleep(POLL_SECONDS)
-
-    def _bar(self, label: str, done: int, total: int, unit: str) -> None:
-        filled = BAR_WIDTH * done // total if total else 0
-        counts = f" {done:,} of {total:,} {unit}" if total else ""
-        bar = "#" * filled + "-" * (BAR_WIDTH - filled)
-        self.stderr.write(f"\r{label} [{bar}]{counts}", ending="")
-        sys.stderr.flush()
 
     def _print_check(self, upload: Upload, mode: str) -> bool:
         """Print what `check_dataset_file` prints (plus Add's id clashes); True if it can
@@ -174,3 +169,35 @@ class Command(BaseCommand):
         if mode == ImportMode.ADD and upload.dataset is not None and result.get("ok"):
             clashes = selectors.add_conflicts(dataset=upload.dataset, upload=upload)
         return write_check(self.stdout.write, result, clashes)
+
+
+class Progress:
+    """How far a check or import on a worker is: a tqdm bar on a terminal; in a log, plain
+    lines (no carriage returns), when the counts change and at most every LOG_EVERY_SECONDS."""
+
+    def __init__(self, stream: TextIO, label: str, unit: str) -> None:
+        self.stream, self.label, self.unit = stream, label, unit
+        self.bar: tqdm | None = None
+        if stream.isatty():
+            self.bar = tqdm(desc=label, unit=f" {unit}", file=stream)
+        self.shown: tuple[int, int] | None = None
+        self.shown_at = 0.0
+
+    def show(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.total = total or None
+            self.bar.n = done
+            self.bar.refresh()
+            return
+        now = time.monotonic()
+        if (done, total) != self.shown and (
+            self.shown is None or done == total or now - self.shown_at >= LOG_EVERY_SECONDS
+        ):
+            counts = f" {done:,} of {total:,} {self.unit}" if total else ""
+            self.stream.write(f"{self.label}{counts}\n")
+            self.stream.flush()
+            self.shown, self.shown_at = (done, total), now
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
