@@ -57,6 +57,10 @@ class Dataset(models.Model):
     # The verifier defaults the page shows: {"expectedAnswerVerifier": {...},
     # "defaultVerifier": {...}}, kept as the file writes them.
     settings = models.JSONField(default=dict, blank=True)
+    # The column or key mappings people confirmed when importing files into this dataset,
+    # by the shape of the file (`shapes.signature_of` its columns): {shape: {field:
+    # source}}. Offered again, pre-filled, for the next file of the same shape.
+    import_mappings = models.JSONField(default=dict, blank=True)
     owner = models.ForeignKey(
         project_settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="datasets"
     )
@@ -295,6 +299,9 @@ class Upload(models.Model):
     mode = models.CharField(max_length=10, choices=ImportMode.choices, default=ImportMode.ADD)
     # The checker's result as `result_to_json` writes it, plus the plan for the import.
     result = models.JSONField(default=dict, blank=True)
+    # The person's mapping of fields to the file's columns or keys ({"prompt": "question"}),
+    # from the dialog's mapping step or `--map`; empty to let the checker recognise them.
+    mapping = models.JSONField(default=dict, blank=True)
     # The "download the problems" CSV, written by the check itself (on a worker): the
     # download only serves it, and never checks the file again in a web request.
     problems_file = models.FileField(upload_to=upload_path, max_length=500, blank=True)

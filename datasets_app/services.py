@@ -11,7 +11,7 @@ import posixpath
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,8 @@ from django.utils.text import get_valid_filename
 
 from datasets_app import selectors
 from datasets_app.importing import checker, json_format, problems_csv, zip_format
+from datasets_app.importing.aliases import FIELD_KEYS
+from datasets_app.importing.shapes import FieldMap
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
     CheckResult,
@@ -166,9 +168,18 @@ def _sha256_of(fileobj) -> tuple[str, int]:
 
 
 def upload_create(
-    *, owner: AbstractBaseUser, dataset: Dataset | None, uploaded_file: File, mode: str = "add"
+    *,
+    owner: AbstractBaseUser,
+    dataset: Dataset | None,
+    uploaded_file: File,
+    mode: str = "add",
+    mapping: dict[str, str] | None = None,
 ) -> Upload:
-    """Keep a chosen file in the media storage under a random key, owned by `owner`."""
+    """Keep a chosen file in the media storage under a random key, owned by `owner`.
+
+    `mapping` ({"prompt": "question"}) says which of the file's columns or keys fills each
+    field, as `--map` gives it; None lets the checker recognise them.
+    """
     sha256, size = _sha256_of(uploaded_file)
     upload = Upload(
         owner=owner,
@@ -177,6 +188,7 @@ def upload_create(
         size=size,
         sha256=sha256,
         mode=mode,
+        mapping=mapping or {},
     )
     upload.file.save(upload.original_name, uploaded_file, save=False)
     upload.full_clean()
@@ -214,11 +226,16 @@ def _check(
     progress: Callable[[int, int], None] | None = None,
     measured: dict[str, tuple[int, str]] | None = None,
 ) -> CheckResult:
+    options = replace(
+        selectors.checker_options(),
+        mapping=upload.mapping or None,
+        remembered_mappings=upload.dataset.import_mappings if upload.dataset else None,
+    )
     with upload.file.open("rb") as fileobj:
         return checker.check_file(
             fileobj,
             upload.original_name,
-            options=selectors.checker_options(),
+            options=options,
             progress=progress,
             measured=measured,
         )
@@ -516,6 +533,7 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
             if mode == ImportMode.ADD and selectors.add_conflicts(dataset=dataset, upload=upload):
                 raise ImportRefused(UPLOAD_HAS_PROBLEMS)
             file_count = _write_plan(dataset=dataset, plan=plan, mode=mode, placed=placed)
+            _remember_mapping(dataset, result.mapping)
             locked.state = Upload.State.IMPORTED
             locked.mode = mode
             locked.save(update_fields=["state", "mode"])
@@ -532,6 +550,27 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
         files=file_count,
         next_version=selectors.next_version_number(dataset),
     )
+
+
+def _remember_mapping(dataset: Dataset, mapping: FieldMap | None) -> None:
+    """Keep the mapping a person gave for this shape of file, to offer it again."""
+    if mapping is None or mapping.how != "given":
+        return
+    dataset.import_mappings = {**dataset.import_mappings, mapping.signature: mapping.fields}
+    dataset.save(update_fields=["import_mappings"])
+
+
+def upload_map(*, upload: Upload, mapping: dict[str, str]) -> Upload:
+    """Check the upload again with the person's mapping of fields to its columns or keys.
+
+    `mapping` is {field: source} for the fields `shapes.FIELD_KEYS` names; a field left
+    out is not read. The check runs as any other (on a worker when there is one).
+    """
+    fields = {key: source for key, source in mapping.items() if key in FIELD_KEYS and source}
+    Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
+        mapping=fields, state=Upload.State.CHECKING, progress_done=0, progress_total=0
+    )
+    return upload_check_start(upload=upload)
 
 
 def _tasks():

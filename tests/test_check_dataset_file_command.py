@@ -146,3 +146,60 @@ def test_a_pipeline_without_a_database_still_checks_files(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "Ready to import 1 task." in result.stdout
     assert "Python checks are taken as off" in result.stderr
+
+
+# -- the mapping step on the command line -----------------------------------------------------
+
+TRIAGE = ROOT / "tests" / "files" / "real" / "ragas" / "support_triage.csv"
+
+
+def test_a_file_that_does_not_say_which_column_is_which_exits_1_with_the_guess():
+    out, code = run(str(TRIAGE), "--json")
+
+    result = json.loads(out)
+    assert code == 1
+    assert result["mapping"]["how"] == "guessed"
+    assert result["mapping"]["fields"] == {"id": "id", "prompt": "text", "expected": "labels"}
+    assert result["mapping"]["sources"] == ["id", "text", "labels", "priority"]
+    assert result["problems"][0]["message"].endswith(
+        "or with --map expected=labels --map prompt=text."
+    )
+
+
+def test_map_options_import_it_and_json_says_what_was_applied():
+    out, code = run(str(TRIAGE), "--map", "prompt=text", "--map", "expected=labels", "--json")
+
+    result = json.loads(out)
+    assert code == 0
+    assert result["task_count"] == 20
+    assert result["mapping"]["how"] == "given"
+    assert result["mapping"]["fields"]["prompt"] == "text"
+    assert result["mapping"]["fields"]["expected"] == "labels"
+    assert result["warnings"][0]["message"] == "These columns are not imported: priority."
+
+
+def test_the_printed_check_says_the_mapping():
+    out, code = run(str(TRIAGE), "--map", "prompt=text", "--map", "expected=labels")
+
+    assert code == 0
+    assert "Mapping (given): id ← id, prompt ← text, expected answer ← labels" in out
+
+
+def test_a_map_naming_no_column_of_the_file_is_a_problem_naming_what_there_is():
+    out, code = run(str(TRIAGE), "--map", "prompt=txt", "--json")
+
+    result = json.loads(out)
+    assert code == 1
+    assert [p["message"] for p in result["problems"]] == [
+        "The mapping names txt for the prompt, but the file has no such column. Found: id, "
+        "text, labels, priority."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [("prompt", "write it as FIELD=SOURCE"), ("answerz=x", "answerz is not a field")],
+)
+def test_a_malformed_map_is_a_command_error(value, words):
+    with pytest.raises(CommandError, match=words):
+        run(str(TRIAGE), "--map", value)

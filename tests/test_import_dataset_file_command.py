@@ -110,3 +110,31 @@ def test_progress_on_a_terminal_is_a_tqdm_bar():
     drawn = drawn.decode()
     assert "\r" in drawn
     assert "Importing…: 100%" in drawn and "4/4" in drawn
+
+
+TRIAGE = FILES / "real" / "ragas" / "support_triage.csv"
+
+
+def test_map_imports_a_file_whose_columns_do_not_say_and_the_dataset_remembers_it(
+    make_dataset, admin_user
+):
+    dataset = make_dataset()
+    out, code = run(str(TRIAGE), "--dataset", str(dataset.pk))
+    assert code == 1
+    assert "Best guess: prompt = text, expected answer = labels." in out
+
+    mapped = ("--map", "prompt=text", "--map", "expected=labels")
+    out, code = run(str(TRIAGE), "--dataset", str(dataset.pk), *mapped)
+    assert code == 0
+    assert "Imported 20 tasks" in out
+    first = dataset.tasks.order_by("position").first()
+    assert first.expected_text == "Billing;RefundCancel"
+    dataset.refresh_from_db()
+    assert list(dataset.import_mappings.values()) == [
+        {"id": "id", "prompt": "text", "expected": "labels"}
+    ]
+
+    # The next file of this shape is offered the same mapping, to confirm.
+    out, code = run(str(TRIAGE), "--dataset", str(dataset.pk), "--mode", "replace")
+    assert code == 1
+    assert "As you mapped this dataset's last file with these columns: prompt = text" in out

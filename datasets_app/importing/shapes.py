@@ -1119,6 +1119,7 @@ def read_records(
     missing = _missing_sources(fields, recognised.sources) if recognised.how == "given" else []
     if missing:
         shown = ", ".join(recognised.sources) or "nothing"
+        shaped.mapping = FieldMap(dict(fields), "given", tuple(recognised.sources))
         shaped.problems = [
             UNKNOWN_SOURCE.at(file_name, source=part, label=LABELS[key], kind="key", found=shown)
             for key, part in missing
@@ -1313,6 +1314,7 @@ def shape_table(
         missing = _missing_sources(recognised.fields, recognised.sources)
         if missing:
             shown = ", ".join(recognised.sources)
+            shaped.mapping = FieldMap(dict(recognised.fields), "given", tuple(recognised.sources))
             shaped.header = None
             shaped.problems = [
                 UNKNOWN_SOURCE.at(

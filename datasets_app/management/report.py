@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from datasets_app.importing.shapes import LABELS
 from datasets_app.importing.spec import Problem
 
 
@@ -19,6 +20,12 @@ def write_check(
     """Print the check; True when the file can be imported."""
     problems = [Problem.from_json(p) for p in [*result.get("problems", []), *extra_problems]]
     write(result.get("detected", ""))
+    mapping = result.get("mapping")
+    if mapping and mapping.get("fields"):
+        fields = ", ".join(
+            f"{LABELS.get(key, key)} ← {source}" for key, source in mapping["fields"].items()
+        )
+        write(f"Mapping ({mapping.get('how', '')}): {fields}")
     if problems or not result.get("ok"):
         count = len(problems)
         write(f"{count} problem{'s' if count != 1 else ''}; nothing can be imported:")

@@ -1,4 +1,9 @@
-"""`manage.py check_dataset_file PATH [--json]`: check a dataset file as the import dialog does.
+"""`manage.py check_dataset_file PATH [--json] [--map FIELD=SOURCE]...`: check a dataset file
+as the import dialog does.
+
+`--map prompt=question` says which column (or key, `inputs.question` for a nested one) fills
+a field, as the dialog's mapping step does; `--json` then says in "mapping" what was
+applied, recognised or guessed.
 
 Prints the preview (or every problem) and exits 0 when the file can be imported, 1 when it
 has problems; 2 when PATH cannot be read. Writes nothing.
@@ -7,6 +12,7 @@ has problems; 2 when PATH cannot be read. Writes nothing.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from datasets_app.importing.checker import check_file, result_to_json
+from datasets_app.importing.shapes import parse_map_options
 from datasets_app.importing.spec import CheckOptions, CheckResult
 from datasets_app.management.report import write_check
 from datasets_app.selectors import checker_options
@@ -35,9 +42,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--json", action="store_true", help="Print the result as one JSON object."
         )
+        parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="FIELD=SOURCE",
+            help="Which column or key fills a field (id, name, prompt, expected, criterion, "
+            "weight), e.g. --map prompt=question; repeat for each field.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
+        mapping, errors = parse_map_options(options["map"])
+        if errors:
+            raise CommandError(" ".join(errors))
         try:
             settings = checker_options()
         except DatabaseError:
@@ -48,6 +66,7 @@ class Command(BaseCommand):
                 "The database is not set up (run 'manage.py migrate'): Python checks are "
                 "taken as off."
             )
+        settings = replace(settings, mapping=mapping or None)
         try:
             with path.open("rb") as source:
                 result = check_file(source, path.name, options=settings)

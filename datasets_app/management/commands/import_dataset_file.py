@@ -1,4 +1,5 @@
-"""`manage.py import_dataset_file PATH --dataset NAME_OR_ID [--mode add|replace] [--new]`.
+"""`manage.py import_dataset_file PATH --dataset NAME_OR_ID [--mode add|replace] [--new]
+[--map FIELD=SOURCE]...`.
 
 Imports a dataset file from the command line through the import dialog's own steps: keep
 the file as an upload, check it (the `check_upload` task), import it (the `import_upload`
@@ -21,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from datasets_app import selectors, services, tasks
+from datasets_app.importing.shapes import parse_map_options
 from datasets_app.management.report import write_check
 from datasets_app.models import Dataset, ImportMode, Upload
 
@@ -60,6 +62,14 @@ class Command(BaseCommand):
             help="Create the dataset (named by --dataset, else by the file).",
         )
         parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="FIELD=SOURCE",
+            help="Which column or key fills a field, e.g. --map prompt=question (as "
+            "check_dataset_file takes it).",
+        )
+        parser.add_argument(
             "--user",
             default="",
             help="Who imports (and owns a new dataset); default: the first superuser.",
@@ -67,6 +77,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
+        mapping, errors = parse_map_options(options["map"])
+        if errors:
+            raise CommandError(" ".join(errors))
         owner = self._owner(options["user"])
         dataset = None
         if not options["new"]:
@@ -81,6 +94,7 @@ class Command(BaseCommand):
                     dataset=dataset,
                     uploaded_file=File(source, name=path.name),
                     mode=mode,
+                    mapping=mapping,
                 )
         except OSError as exc:
             raise CommandError(
