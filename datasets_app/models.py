@@ -17,6 +17,13 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from datasets_app.importing.spec import (
+    MAX_FILE_NAME_BYTES,
+    MAX_ID_CHARS,
+    MAX_TASK_NAME_CHARS,
+    MAX_URL_CHARS,
+)
+
 VERIFIER_KINDS = [
     ("exact_match", "Exact match"),
     ("llm_judge", "LLM judge"),
@@ -94,8 +101,9 @@ class TaskQuerySet(models.QuerySet["Task"]):
 
 class Task(models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="tasks")
-    task_id = models.CharField("id", max_length=200)
-    name = models.CharField(max_length=300, blank=True)
+    # The checker knows these limits (importing.spec), so what it passes fits.
+    task_id = models.CharField("id", max_length=MAX_ID_CHARS)
+    name = models.CharField(max_length=MAX_TASK_NAME_CHARS, blank=True)
     prompt = models.TextField()
     # Empty when the task is graded by criteria only.
     expected_text = models.TextField("expected answer", blank=True)
@@ -140,7 +148,7 @@ class Criterion(models.Model):
     task = models.ForeignKey(
         Task, on_delete=models.CASCADE, related_name="criteria", null=True, blank=True
     )
-    criterion_id = models.CharField("id", max_length=200)
+    criterion_id = models.CharField("id", max_length=MAX_ID_CHARS)
     text = models.TextField("criterion")
     weight = models.FloatField(default=1.0, validators=[MinValueValidator(0.0)])
     verifier = models.JSONField(blank=True, null=True)
@@ -172,9 +180,9 @@ class TaskFile(models.Model):
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="files")
     role = models.CharField(max_length=10, choices=Role.choices)
-    name = models.CharField(max_length=255)
+    name = models.CharField(max_length=MAX_FILE_NAME_BYTES)
     file = models.FileField(upload_to="task-files/%Y/%m/", max_length=500, blank=True)
-    url = models.URLField(max_length=2000, blank=True)
+    url = models.URLField(max_length=MAX_URL_CHARS, blank=True)
     size = models.BigIntegerField(null=True, blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
     position = models.PositiveIntegerField(default=0)

@@ -216,3 +216,11 @@ def test_each_template_downloads(auth_client, slug):
 def test_the_help_page_lists_the_csv_columns(auth_client):
     page = auth_client.get(reverse("datasets_app:help_files")).content.decode()
     assert "goldenOutput" in page and "expected_answer" in page and "criterion_id" in page
+
+
+def test_the_help_page_states_the_limits_the_checker_applies(auth_client):
+    page = auth_client.get(reverse("datasets_app:help_files")).content.decode()
+    assert "can be up to 1,048,576 characters" in page
+    assert "up to 52,428,800 characters of text and 50,000 criteria in all" in page
+    assert "Ids can be up to 200 characters" in page
+    assert "an attached file’s name up to 255 bytes, with no folder in it" in page

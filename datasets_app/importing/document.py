@@ -60,9 +60,16 @@ from datasets_app.importing.spec import (
     EXPECTED_ANSWER_CRITERION_ID,
     LLM_JUDGE_PLACEHOLDERS,
     MAX_ATTACHED_FILE_BYTES,
+    MAX_CRITERIA_PER_FILE,
     MAX_CRITERIA_PER_LIST,
+    MAX_FILE_NAME_BYTES,
     MAX_FILES_PER_KIND,
+    MAX_ID_CHARS,
     MAX_PROBLEMS,
+    MAX_TASK_NAME_CHARS,
+    MAX_TEXT_CHARS,
+    MAX_TEXT_CHARS_PER_FILE,
+    MAX_URL_CHARS,
     OUTPUT_TYPES,
     VERIFIER_KINDS,
     CheckOptions,
@@ -182,6 +189,23 @@ FILE_PATH_AND_URL = Rule("file_path_and_url", "A file has both a path and a url;
 FILE_NO_LOCATION = Rule(
     "file_no_location", "A file needs a path (inside the zip) or a url (https://...)."
 )
+TEXT_TOO_LONG = Rule(
+    "text_too_long", "{label} is {count:,} characters long; the most it can be is {limit:,}."
+)
+TOO_MUCH_TEXT = Rule(
+    "too_much_text",
+    "The file holds {count:,} characters of text in all; the most one file can import is "
+    "{limit:,}. Split it into several files.",
+)
+TOO_MANY_CRITERIA_IN_FILE = Rule(
+    "too_many_criteria_in_file",
+    "The file has {count:,} criteria in all; the most one file can import is {limit:,}. "
+    "Split it into several files.",
+)
+BAD_FILE_NAME = Rule(
+    "bad_file_name",
+    "{name} cannot be a file's name: {reason}. Give the file a plain name, like report.pdf.",
+)
 TOO_MANY_PROBLEMS = Rule(
     "too_many_problems", "…and {count} more problems not listed. Fix these and check again."
 )
@@ -233,16 +257,26 @@ def _optional(schema: cs.CoreSchema, default: Any = None) -> cs.CoreSchema:
 # Text a person must give (a prompt, a criterion, an expected answer) holds at least one
 # character that is not white space: `\s` is Unicode's White_Space, and Python's
 # `str.isspace` also counts the four separators \x1c-\x1f.
-_NON_BLANK_TEXT = cs.str_schema(pattern=r"[^\s\x1c-\x1f]")
-# An id is text; a whole number (not true/false) is read as its digits.
+# Every text field is capped at MAX_TEXT_CHARS (see spec for why).
+_NON_BLANK_TEXT = cs.str_schema(pattern=r"[^\s\x1c-\x1f]", max_length=MAX_TEXT_CHARS)
+# An id is text; a whole number (not true/false) is read as its digits. Either way it fits
+# the database's id columns.
 _ID = _optional(
-    cs.custom_error_schema(
-        cs.union_schema(
-            [cs.str_schema(), cs.no_info_after_validator_function(str, cs.int_schema(strict=True))],
-            mode="left_to_right",
-        ),
-        custom_error_type="bad_id",
-        custom_error_message="An id must be text or a whole number",
+    cs.chain_schema(
+        [
+            cs.custom_error_schema(
+                cs.union_schema(
+                    [
+                        cs.str_schema(),
+                        cs.no_info_after_validator_function(str, cs.int_schema(strict=True)),
+                    ],
+                    mode="left_to_right",
+                ),
+                custom_error_type="bad_id",
+                custom_error_message="An id must be text or a whole number",
+            ),
+            cs.str_schema(max_length=MAX_ID_CHARS),
+        ]
     )
 )
 # Strict numbers first (bools are not numbers); blank, null and numeric text after.
@@ -261,7 +295,7 @@ _WEIGHT = cs.with_default_schema(
     ),
     default=1.0,
 )
-_TEXT = _optional(cs.str_schema())
+_TEXT = _optional(cs.str_schema(max_length=MAX_TEXT_CHARS))
 
 
 def _verifier_schema(extra: ExtraBehavior) -> cs.CoreSchema:
@@ -329,7 +363,8 @@ def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
     @pydantic_with_config(config)
     class FileDoc(TypedDict, total=False):
         path: str | None
-        url: str | None
+        url: Annotated[str, Field(max_length=MAX_URL_CHARS)] | None
+        # Checked by the rules (`file`), which also check the names made from a path or url.
         name: str | None
 
     files = (
@@ -343,7 +378,7 @@ def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
     @pydantic_with_config(config)
     class TaskDoc(TypedDict, total=False):
         id: Annotated[str | None, identifier]
-        name: str | None
+        name: Annotated[str, Field(max_length=MAX_TASK_NAME_CHARS)] | None
         prompt: Required[Annotated[str, non_blank]]
         # A bare string is the expected text (turned into {"text": ...} by the rules);
         # a union rather than a before-validator keeps Python out of the hot path.
@@ -363,7 +398,7 @@ def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
         format: str | None
         version: int | None
         name: str | None
-        description: str | None
+        description: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None
         settings: SettingsDoc | None
         criteria: Annotated[list[CriterionSpec] | None, criteria]
         tasks: Annotated[list[TaskDoc], Field(max_length=max_tasks)] | None
@@ -642,13 +677,34 @@ class _Validator:
             for index, doc in enumerate(task_docs)
         )
         self.duplicates(tasks, task_docs)
-        return DatasetSpec(
+        spec = DatasetSpec(
             name=data.get("name") or "",
             description=data.get("description") or "",
             settings=settings,
             criteria=criteria,
             tasks=tasks,
         )
+        self.totals(spec)
+        return spec
+
+    def totals(self, spec: DatasetSpec) -> None:
+        """What the whole file would store, against the per-file totals (see spec).
+
+        Counted as the database stores it: a task's criteria and verifiers once per task,
+        the criteria for every task once.
+        """
+        criteria = len(spec.criteria) + sum(len(task.criteria) for task in spec.tasks)
+        if criteria > MAX_CRITERIA_PER_FILE:
+            self.findings.problem(
+                TOO_MANY_CRITERIA_IN_FILE, (), count=criteria, limit=MAX_CRITERIA_PER_FILE
+            )
+        text = len(spec.description) + sum(map(_criterion_chars, spec.criteria))
+        for task in spec.tasks:
+            text += len(task.prompt) + len(task.name) + len(task.expected_text or "")
+            text += _verifier_chars(task.expected_verifier)
+            text += sum(map(_criterion_chars, task.criteria))
+        if text > MAX_TEXT_CHARS_PER_FILE:
+            self.findings.problem(TOO_MUCH_TEXT, (), count=text, limit=MAX_TEXT_CHARS_PER_FILE)
 
     def duplicates(self, tasks: tuple[TaskSpec, ...], docs: list[dict[str, Any]]) -> None:
         """A repeated task id is a problem; a repeated prompt only a warning."""
@@ -865,7 +921,7 @@ class _Validator:
                 self.findings.problem(LINK_NOT_HTTPS, (*path, "url"), url=_shown(url))
                 return None
             default_name = unquote(posixpath.basename(parts.path)) or parts.netloc
-            return FileSpec(name=name or default_name, url=url)
+            return self.named(FileSpec(name=name or default_name, url=url), path, name)
         if zip_path is None or _blank(zip_path):
             self.findings.problem(FILE_NO_LOCATION, path)
             return None
@@ -880,7 +936,48 @@ class _Validator:
         if size > MAX_ATTACHED_FILE_BYTES:
             self.findings.problem(FILE_TOO_LARGE, (*path, "path"), path=_shown(zip_path), size=size)
             return None
-        return FileSpec(name=name or posixpath.basename(member), path=member, size=size)
+        return self.named(
+            FileSpec(name=name or posixpath.basename(member), path=member, size=size), path, name
+        )
+
+    def named(self, spec: FileSpec, path: DocPath, given: str | None) -> FileSpec | None:
+        """`spec` if its name (given, or made from its path or link) can be a file's name."""
+        reason = bad_file_name_reason(spec.name)
+        if reason is None:
+            return spec
+        where = (*path, "name") if given is not None else path
+        self.findings.problem(BAD_FILE_NAME, where, name=_shown(spec.name), reason=reason)
+        return None
+
+
+def _verifier_chars(verifier: Verifier | None) -> int:
+    if verifier is None:
+        return 0
+    return len(verifier.instructions or "") + len(verifier.code or "")
+
+
+def _criterion_chars(criterion: CriterionSpec) -> int:
+    return len(criterion.criterion) + _verifier_chars(criterion.verifier)
+
+
+def bad_file_name_reason(name: str) -> str | None:
+    """Why `name` cannot be an attached file's name, or None.
+
+    A name is one file name: stored as the file's name and written as one in an export's
+    zip, so it has no folder in it and fits a file system (at most 255 bytes).
+    """
+    if not name or name.isspace():
+        return "it is blank"
+    if name in (".", ".."):
+        return "it names a folder"
+    if "/" in name or "\\" in name:
+        return "it has a folder in it (/ or \\)"
+    if "\x00" in name:
+        return "it has a NUL character in it"
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_NAME_BYTES:
+        return f"it is {size:,} bytes long, and a file's name can be at most {MAX_FILE_NAME_BYTES}"
+    return None
 
 
 def _given_id(value: Any, default: str) -> str:
@@ -984,15 +1081,16 @@ def _type_problems(
     # A blank bare-string answer fails both branches of `expected`: it is text, so the
     # object branch's error says nothing.
     blank_answers = set()
+    # Likewise a bare-string answer past the cap on text.
+    long_answers: dict[DocPath, ErrorDetails] = {}
     for error in errors:
         path = tuple(error["loc"])
         tag = _expected_branch(path)
-        if (
-            tag is not None
-            and path[tag] in _EXPECTED_AS_TEXT
-            and error["type"] == "string_pattern_mismatch"
-        ):
-            blank_answers.add(path[:tag])
+        if tag is not None and path[tag] in _EXPECTED_AS_TEXT:
+            if error["type"] == "string_pattern_mismatch":
+                blank_answers.add(path[:tag])
+            elif error["type"] == "string_too_long":
+                long_answers[path[:tag]] = error
     for error in errors:
         path = tuple(error["loc"])
         kind = error["type"]
@@ -1005,6 +1103,14 @@ def _type_problems(
                 # A bare string is the answer's text.
                 _text_problem((*owner, "text"), document, findings, missing=False)
                 wrong.append(owner)
+                continue
+            if owner in long_answers:
+                if path[tag] in _EXPECTED_AS_TEXT:
+                    limit = (error.get("ctx") or {}).get("max_length")
+                    label = field_label(owner) or "The file"
+                    count = len(error.get("input") or "")
+                    findings.problem(TEXT_TOO_LONG, owner, label=label, count=count, limit=limit)
+                    wrong.append(owner)
                 continue
             # The string branch only fails when the object branch does, so its error adds
             # nothing; a wrong type at the object branch itself means the value was neither.
@@ -1024,7 +1130,10 @@ def _type_problems(
             path, document, findings, missing=absent
         ):
             continue
-        if kind == "too_long":
+        if kind == "string_too_long":
+            limit = (error.get("ctx") or {}).get("max_length")
+            findings.problem(TEXT_TOO_LONG, path, label=label, count=len(value), limit=limit)
+        elif kind == "too_long":
             count = (error.get("ctx") or {}).get("actual_length")
             limit = (error.get("ctx") or {}).get("max_length")
             if path[-1] == "tasks":

@@ -38,6 +38,46 @@ MAX_CRITERIA_PER_LIST = 1_000
 # last problem says how many more there are.
 MAX_PROBLEMS = 1_000
 
+# The longest text a person can give in one field: a prompt, an expected answer, a
+# criterion, a verifier's instructions or code. 1 MiB of text is about 250,000 tokens, past
+# what most models take in one prompt and far past what a person reads on the task page
+# (which shows every field whole); Excel itself stops a cell at 32,767 characters. Longer
+# material belongs in an attached input file (10 MiB each, which the task page links rather
+# than shows). Without a cap, one 195 KB .xlsx imported a 199 MB prompt and its task page
+# then took 1.7 GiB to draw.
+MAX_TEXT_CHARS = 1024 * 1024
+# What one file may hold in all, so that what a file imports stays the size of what it is:
+# text (every field above, counted each time it is stored, and task names) up to the size a
+# plain .json or .csv can have, so a .xlsx's shared strings cannot multiply it; criteria up
+# to 50 a task on average for 1,000 tasks (rubrics are usually 5-20 each; a file of
+# 1,000 tasks × 1,000 criteria took 54 s and 1.5 GiB to import). Attached files are bounded
+# by the page's own limits: 20 a task (20,000 a file), 10 MiB each, 2 GiB unzipped a zip.
+MAX_TEXT_CHARS_PER_FILE = MAX_FILE_BYTES
+MAX_CRITERIA_PER_FILE = 50_000
+
+# Limits of the database and the storage, checked so that a file the checker passes also
+# imports (and exports and imports back): ids (Task.task_id, Criterion.criterion_id), task
+# names (Task.name), links (TaskFile.url) and attached files' names, which are one name of
+# at most 255 bytes, the most a file system takes, with no folder in it.
+MAX_ID_CHARS = 200
+MAX_TASK_NAME_CHARS = 300
+MAX_URL_CHARS = 2_000
+MAX_FILE_NAME_BYTES = 255
+
+
+def limits_for_people() -> dict[str, str]:
+    """The limits above as the help page states them (numbers written as people read them)."""
+    return {
+        "text": f"{MAX_TEXT_CHARS:,}",
+        "text_per_file": f"{MAX_TEXT_CHARS_PER_FILE:,}",
+        "criteria_per_file": f"{MAX_CRITERIA_PER_FILE:,}",
+        "id": f"{MAX_ID_CHARS:,}",
+        "task_name": f"{MAX_TASK_NAME_CHARS:,}",
+        "url": f"{MAX_URL_CHARS:,}",
+        "file_name": f"{MAX_FILE_NAME_BYTES:,}",
+    }
+
+
 # What grades a task or criterion that names no verifier of its own. The page: "When a task
 # doesn't say how to check it (no verifier), an agent judge compares the answer with the
 # expected one and scores it from 0 to 1."
