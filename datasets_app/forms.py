@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django import forms
 
+from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
 from datasets_app.importing.document import validate_document
 from datasets_app.importing.spec import Problem, Verifier, nowhere
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
@@ -48,6 +51,57 @@ class ImportModeForm(forms.Form):
     mode = forms.ChoiceField(
         choices=ImportMode.choices, initial=ImportMode.ADD, widget=forms.RadioSelect
     )
+
+
+NOT_IN_FILE = "— not in this file —"
+MAPPING_NEEDS_PROMPT = "Choose the column that holds the prompt."
+MAPPING_NEEDS_GRADING = "Choose the column that holds the expected answer, or the criterion."
+MAPPING_SAME_SOURCE = "{source} is chosen for both {first} and {second}; choose it once."
+
+
+class MappingForm(forms.Form):
+    """The mapping step: which of the file's columns (or keys) fills each field.
+
+    One select per field, offering the file's own columns (nested JSON keys as dotted
+    paths, `inputs.question`); a field left at "not in this file" is not read.
+    """
+
+    def __init__(self, *args, sources: Sequence[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", NOT_IN_FILE), *((source, source) for source in sources)]
+        for field in FIELDS:
+            self.fields[f"map_{field.key}"] = forms.ChoiceField(
+                label=field.label, choices=choices, required=False
+            )
+
+    @classmethod
+    def for_mapping(cls, mapping: dict, *args, **kwargs) -> MappingForm:
+        """The form for a checked file's mapping, pre-filled with what it applied or guessed."""
+        initial = {f"map_{key}": source for key, source in mapping.get("fields", {}).items()}
+        return cls(*args, sources=mapping.get("sources", []), initial=initial, **kwargs)
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        chosen = self.mapping()
+        if "prompt" not in chosen:
+            self.add_error("map_prompt", MAPPING_NEEDS_PROMPT)
+        if "expected" not in chosen and "criterion" not in chosen:
+            self.add_error("map_expected", MAPPING_NEEDS_GRADING)
+        seen: dict[str, str] = {}
+        for key, source in chosen.items():
+            if source in seen:
+                first, second = FIELDS_BY_KEY[seen[source]].label, FIELDS_BY_KEY[key].label
+                self.add_error(
+                    f"map_{key}",
+                    MAPPING_SAME_SOURCE.format(source=source, first=first, second=second),
+                )
+            seen.setdefault(source, key)
+        return cleaned
+
+    def mapping(self) -> dict[str, str]:
+        """{field: source} for the fields given a column."""
+        data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
+        return {f.key: data[f"map_{f.key}"] for f in FIELDS if data.get(f"map_{f.key}")}
 
 
 class NewDatasetForm(DatasetForm):

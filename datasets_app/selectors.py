@@ -174,6 +174,17 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
     }
 
 
+def mapping_step_due(result: dict[str, Any] | None) -> bool:
+    """Whether the dialog asks the person which column is which: the checker guessed (or
+    remembered) the mapping, or the person's own mapping left the file with problems."""
+    mapping = (result or {}).get("mapping")
+    if not mapping or not mapping.get("sources"):
+        return False
+    return bool(mapping.get("needs_confirmation")) or (
+        mapping.get("how") == "given" and not result.get("ok")
+    )
+
+
 def imported_message(upload: Upload) -> str:
     count = upload.result.get("task_count", 0)
     tasks = f"{count} task" + ("" if count == 1 else "s")

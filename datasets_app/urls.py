@@ -19,6 +19,7 @@ urlpatterns = [
     path("datasets/<int:pk>/import/check/", views.import_check, name="import_check"),
     path("datasets/<int:pk>/import/<uuid:key>/", views.import_status, name="import_status"),
     path("datasets/<int:pk>/import/<uuid:key>/import/", views.import_commit, name="import_commit"),
+    path("datasets/<int:pk>/import/<uuid:key>/map/", views.import_map, name="import_map"),
     path("uploads/<uuid:key>/problems.csv", views.upload_problems, name="upload_problems"),
     path("templates/<slug:slug>/", views.starter_download, name="starter_download"),
     path("help/dataset-files/", views.help_files, name="help_files"),

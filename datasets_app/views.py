@@ -22,6 +22,7 @@ from datasets_app import exporting, guards, selectors, services
 from datasets_app.forms import (
     ImportFileForm,
     ImportModeForm,
+    MappingForm,
     NewDatasetForm,
     SettingsEditor,
     TaskEditor,
@@ -89,6 +90,11 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
     }
     if upload is not None and upload.state != Upload.State.CHECKING:
         context.update(selectors.import_preview(upload=upload, mode=mode))
+        mapping = (upload.result or {}).get("mapping")
+        if upload.state == Upload.State.CHECKED and selectors.mapping_step_due(upload.result):
+            # The mapping step: the guess (or the person's last choice) to confirm or change.
+            context["mapping_form"] = MappingForm.for_mapping(mapping)
+            context["mapping"] = mapping
     return context
 
 
@@ -193,6 +199,20 @@ def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
         return _redirect(request, dataset.get_absolute_url())
+    return _render_import(request, dataset, upload, mode)
+
+
+@require_POST
+@guards.guard_upload(rate=guards.CHECKS, check_size=False, refuse=_refuse_import)
+def import_map(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
+    """The mapping step: check the file again with the columns the person chose."""
+    dataset = selectors.dataset_for(request.user, pk)
+    upload = _upload_for(request, key, dataset)
+    mode = _mode(request.POST.get("mode"))
+    form = MappingForm.for_mapping((upload.result or {}).get("mapping") or {}, request.POST)
+    if upload.state != Upload.State.CHECKED or not form.is_valid():
+        return _render_import(request, dataset, upload, mode, mapping_form=form)
+    upload = services.upload_map(upload=upload, mapping=form.mapping())
     return _render_import(request, dataset, upload, mode)
 
 

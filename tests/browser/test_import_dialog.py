@@ -113,3 +113,31 @@ def test_a_new_dataset_from_a_file(logged_in, live_server, screenshot):
         page.get_by_text("Imported 2 tasks as drafts. Check them, then Save as v1.")
     ).to_be_visible()
     assert Dataset.objects.get().tasks.count() == 2
+
+
+def test_the_mapping_step_asks_which_column_is_which(logged_in, live_server, screenshot):
+    page = logged_in
+    page.get_by_role("link", name="New dataset").click()
+    page.get_by_label("Name").fill("Support triage")
+    page.get_by_role("button", name="Create dataset").click()
+
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(
+        str(FILES / "real" / "ragas" / "support_triage.csv")
+    )
+    expect(dialog.get_by_role("heading", name="Which column is which?")).to_be_visible()
+    expect(dialog.get_by_label("Prompt")).to_have_value("text")
+    expect(dialog.get_by_label("Expected answer")).to_have_value("labels")
+    expect(dialog.get_by_text("Billing;RefundCancel").first).to_be_visible()
+    expect(dialog.get_by_role("button", name="Import tasks")).to_be_disabled()
+    screenshot(page, "import-dialog-mapping")
+
+    dialog.get_by_label("Expected answer").select_option("priority")
+    dialog.get_by_role("button", name="Use these columns").click()
+    button = dialog.get_by_role("button", name="Import 20 tasks")
+    expect(button).to_be_enabled()
+    expect(dialog.get_by_text("These columns are not imported: labels.")).to_be_visible()
+    screenshot(page, "import-dialog-mapped")
+    button.click()
+    page.wait_for_url(f"{live_server.url}/datasets/*/")
+    expect(page.get_by_text("Imported 20 tasks as drafts.")).to_be_visible()
