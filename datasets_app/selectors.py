@@ -17,6 +17,7 @@ from datasets_app.importing.spec import (
     CriterionSpec,
     DatasetSpec,
     FileSpec,
+    Rule,
     TaskSpec,
     Verifier,
 )
@@ -204,18 +205,24 @@ def latest_version(dataset: Dataset) -> Version | None:
     return dataset.versions.order_by("-number").first()
 
 
-TASK_ID_TAKEN = (
+TASK_ID_TAKEN = Rule(
+    "task_id_taken",
     "Task id '{id}' is already one of this dataset's tasks. Give it another id, or choose "
-    "Replace its tasks."
+    "Replace its tasks.",
 )
-CRITERION_ID_TAKEN = (
+CRITERION_ID_TAKEN = Rule(
+    "criterion_id_taken",
     "Criterion id '{id}' is already one of this dataset's criteria for every task. Give it "
-    "another id, or choose Replace its tasks."
+    "another id, or choose Replace its tasks.",
 )
 
 
 def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
-    """Problems that only Add has: ids the file shares with the dataset's live tasks."""
+    """Problems that only Add has: ids the file shares with the dataset's live tasks.
+
+    As the stored check holds its problems (`Problem.to_json`), so that both are shown,
+    printed and counted alike.
+    """
     result = upload.result
     file_ids = [task["id"] for task in result.get("tasks", [])]
     # The dataset's ids, intersected here: cheaper than an IN clause of 1,000 file ids.
@@ -229,19 +236,12 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
     problems = []
     for index in clashes:
         file, row, line = places.get(index, (upload.original_name, None, None))
-        message = TASK_ID_TAKEN.format(id=file_ids[index])
-        problems.append({"file": file, "row": row, "line": line, "field": "id", "message": message})
+        problems.append(TASK_ID_TAKEN.at(file, row=row, line=line, field="id", id=file_ids[index]))
     problems += [
-        {
-            "file": upload.original_name,
-            "row": None,
-            "line": None,
-            "field": "criteria",
-            "message": CRITERION_ID_TAKEN.format(id=criterion_id),
-        }
+        CRITERION_ID_TAKEN.at(upload.original_name, field="criteria", id=criterion_id)
         for criterion_id in sorted(taken_criteria)
     ]
-    return problems
+    return [problem.to_json() for problem in problems]
 
 
 def _task_places(

@@ -93,10 +93,10 @@ def test_json_output_is_one_object(bad_file):
 
     output, code = run(str(bad_file), "--json")
     assert code == 1
-    assert [p["field"] for p in json.loads(output)["problems"]] == [
-        "tasks[0].criteria[0].weight",
-        "tasks[1].prompt",
-        "tasks[1]",
+    assert [(p["field"], p["code"]) for p in json.loads(output)["problems"]] == [
+        ("tasks[0].criteria[0].weight", "bad_weight"),
+        ("tasks[1].prompt", "missing_prompt"),
+        ("tasks[1]", "nothing_to_grade"),
     ]
 
 

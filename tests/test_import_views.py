@@ -10,7 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import services
+from datasets_app import selectors, services
 from datasets_app.models import Criterion, Task, TaskState, Upload
 from tests.conftest import FILES
 
@@ -118,9 +118,11 @@ def test_the_problems_download_never_checks_the_file_in_the_web_request(
 
     lines = response.content.decode("utf-8-sig").splitlines()
     assert response.status_code == 200
-    assert lines[0] == "prompt,expected_answer,problem"
-    assert lines[1].startswith("hello,,") and lines[1] != "hello,,"
-    assert lines[2] == "fine,yes,"
+    assert lines[0] == "prompt,expected_answer,problem_code,problem"
+    assert lines[1].startswith("hello,,nothing_to_grade,")
+    assert lines[2] == "fine,yes,,"
+    # The stored check keeps each problem's code too.
+    assert [p["code"] for p in upload.result["problems"]] == ["nothing_to_grade"]
 
 
 def test_a_checked_file_without_problems_keeps_no_problems_file(auth_client, make_dataset):
@@ -184,6 +186,8 @@ def test_add_refuses_ids_the_dataset_already_has(auth_client, make_dataset):
     page = check(auth_client, dataset, "qa.json", EXPECTED).content.decode()
     assert "Task id &#x27;yoy-growth&#x27; is already one of this dataset&#x27;s tasks" in page
     second = Upload.objects.latest("pk")
+    clashes = selectors.add_conflicts(dataset=dataset, upload=second)
+    assert {(p["code"], p["field"]) for p in clashes} == {(selectors.TASK_ID_TAKEN.code, "id")}
     commit(auth_client, dataset, second)
     assert dataset.tasks.live().count() == 2
 

@@ -35,57 +35,57 @@ from datasets_app.importing.spec import (
     FileSpec,
     Locate,
     Problem,
+    Rule,
     Verifier,
     field_path,
 )
 
-# Stable problem codes (programs match on these) and the messages people read.
-NO_PROMPT_COLUMN = "csv_no_prompt_column"
-NO_ANSWER_COLUMN = "csv_no_answer_column"
-DUPLICATE_COLUMN = "csv_duplicate_column"
-EXTRA_CELLS = "csv_extra_cells"
-NAMELESS_COLUMN_VALUE = "csv_nameless_column_value"
-NO_ROWS = "csv_no_rows"
-ROW_WITHOUT_TASK = "csv_row_without_task"
-CONFLICTING_TASK_FIELD = "csv_conflicting_task_field"
-REPEATED_TASK_ROW = "csv_repeated_task_row"
-PROMPTFOO_ASSERTION = "csv_promptfoo_assertion"
-IGNORED_COLUMNS = "csv_ignored_columns"
-
-MSG_NO_PROMPT_COLUMN = (
-    "This file has no prompt column. Found: {found}. Expected one of: {expected}."
+# What a person reads about a sheet's shape, each with its stable code for programs.
+NO_PROMPT_COLUMN = Rule(
+    "csv_no_prompt_column",
+    "This file has no prompt column. Found: {found}. Expected one of: {expected}.",
 )
-MSG_NO_ANSWER_COLUMN = (
+NO_ANSWER_COLUMN = Rule(
+    "csv_no_answer_column",
     "This file has no expected-answer column. Found: {found}. Expected one of: {expected} "
-    "(or a criterion column: {criterion})."
+    "(or a criterion column: {criterion}).",
 )
-MSG_DUPLICATE_COLUMN = "Columns {columns} all mean {field}; keep one of them."
-MSG_EXTRA_CELLS = (
+DUPLICATE_COLUMN = Rule(
+    "csv_duplicate_column",
+    "Columns {columns} all mean {meaning}; keep one of them.",
+)
+EXTRA_CELLS = Rule(
+    "csv_extra_cells",
     "This row has {cells} cells but the header has {header}: a quote or a delimiter is "
-    "probably out of place."
+    "probably out of place.",
 )
-MSG_NAMELESS_COLUMN_VALUE = (
+NAMELESS_COLUMN_VALUE = Rule(
+    "csv_nameless_column_value",
     "This row has a value ({value}) in column {column}, which has no header: a quote or a "
-    "delimiter is probably out of place."
+    "delimiter is probably out of place.",
 )
-MSG_NO_ROWS = "This file has a header row but no tasks below it."
-MSG_ROW_WITHOUT_TASK = (
+NO_ROWS = Rule("csv_no_rows", "This file has a header row but no tasks below it.")
+ROW_WITHOUT_TASK = Rule(
+    "csv_row_without_task",
     "This row belongs to no task: give it a prompt (or a task_id), or, for a criterion for "
-    "every task, leave only the criterion columns filled."
+    "every task, leave only the criterion columns filled.",
 )
-MSG_CONFLICTING_TASK_FIELD = (
+CONFLICTING_TASK_FIELD = Rule(
+    "csv_conflicting_task_field",
     "This row gives task {task} a different {column} from row {first_row}; give it once, on "
-    "the task's first row."
+    "the task's first row.",
 )
-MSG_REPEATED_TASK_ROW = (
+REPEATED_TASK_ROW = Rule(
+    "csv_repeated_task_row",
     "This row repeats task {task} from row {first_row} without adding a criterion; task ids "
-    "must be unique."
+    "must be unique.",
 )
-MSG_PROMPTFOO_ASSERTION = (
+PROMPTFOO_ASSERTION = Rule(
+    "csv_promptfoo_assertion",
     "{column} holds a promptfoo assertion ({value}), not an expected answer; Context Evals "
-    "grades by an expected answer or criteria. Found: {found}."
+    "grades by an expected answer or criteria. Found: {found}.",
 )
-MSG_IGNORED_COLUMNS = "These columns are not imported: {columns}."
+IGNORED_COLUMNS = Rule("csv_ignored_columns", "These columns are not imported: {columns}.")
 
 
 @dataclass(frozen=True)
@@ -258,9 +258,9 @@ class _Builder:
         self._rows: tuple[list[tuple[int, dict[str, str]]], list[_Task]] | None = None
 
     def problem(
-        self, code: str, message: str, *, row: int | None, field: str | None = None
+        self, rule: Rule, *, row: int | None, field: str | None = None, **params: Any
     ) -> None:
-        self.problems.append(Problem(code, message, self.file_name, row=row, field=field))
+        self.problems.append(rule.at(self.file_name, row=row, field=field, **params))
 
     def locate(self, path: tuple[str | int, ...]) -> tuple[int | None, int | None]:
         # The most specific place known: a criterion's weight lives on the criterion's row,
@@ -293,10 +293,9 @@ class _Builder:
             if len(indexes) > 1:
                 self.problem(
                     DUPLICATE_COLUMN,
-                    MSG_DUPLICATE_COLUMN.format(
-                        columns=", ".join(header[i].strip() for i in indexes), field=key
-                    ),
                     row=self.table.header_row,
+                    columns=", ".join(header[i].strip() for i in indexes),
+                    meaning=key,
                 )
         if self.problems:
             return None
@@ -304,30 +303,24 @@ class _Builder:
         if "prompt" not in positions:
             self.problem(
                 NO_PROMPT_COLUMN,
-                MSG_NO_PROMPT_COLUMN.format(
-                    found=found_text, expected=", ".join(COLUMNS_BY_KEY["prompt"].spellings)
-                ),
                 row=None,
+                found=found_text,
+                expected=", ".join(COLUMNS_BY_KEY["prompt"].spellings),
             )
             return None
         if "expected" not in positions and not positions.keys() & set(CRITERION_KEYS):
             self.problem(
                 NO_ANSWER_COLUMN,
-                MSG_NO_ANSWER_COLUMN.format(
-                    found=found_text,
-                    expected=", ".join(COLUMNS_BY_KEY["expected"].spellings),
-                    criterion=", ".join(COLUMNS_BY_KEY["criterion"].spellings),
-                ),
                 row=None,
+                found=found_text,
+                expected=", ".join(COLUMNS_BY_KEY["expected"].spellings),
+                criterion=", ".join(COLUMNS_BY_KEY["criterion"].spellings),
             )
             return None
         if ignored:
             self.warnings.append(
-                Problem(
-                    IGNORED_COLUMNS,
-                    MSG_IGNORED_COLUMNS.format(columns=", ".join(ignored)),
-                    self.file_name,
-                    row=self.table.header_row,
+                IGNORED_COLUMNS.at(
+                    self.file_name, row=self.table.header_row, columns=", ".join(ignored)
                 )
             )
         return {key: indexes[0] for key, indexes in positions.items()}
@@ -378,11 +371,7 @@ class _Builder:
         for row_number, cells in self.table.rows:
             if len(cells) != width:
                 if len(cells) > width and any(map(str.strip, cells[width:])):
-                    self.problem(
-                        EXTRA_CELLS,
-                        MSG_EXTRA_CELLS.format(cells=len(cells), header=width),
-                        row=row_number,
-                    )
+                    self.problem(EXTRA_CELLS, row=row_number, cells=len(cells), header=width)
                     continue
                 cells = (cells + padding)[:width]
             if nameless:
@@ -390,10 +379,9 @@ class _Builder:
                 if stray is not None:
                     self.problem(
                         NAMELESS_COLUMN_VALUE,
-                        MSG_NAMELESS_COLUMN_VALUE.format(
-                            value=_shorten(cells[stray]), column=column_letter(stray)
-                        ),
                         row=row_number,
+                        value=_shorten(cells[stray]),
+                        column=column_letter(stray),
                     )
                     continue
             picked = cells_of(cells)
@@ -402,13 +390,11 @@ class _Builder:
             if promptfoo and _is_promptfoo_assertion(values.get("expected", "")):
                 self.problem(
                     PROMPTFOO_ASSERTION,
-                    MSG_PROMPTFOO_ASSERTION.format(
-                        column=expected_column,
-                        value=_shorten(values["expected"]),
-                        found=found_text,
-                    ),
                     row=row_number,
                     field=expected_column,
+                    column=expected_column,
+                    value=_shorten(values["expected"]),
+                    found=found_text,
                 )
                 continue
             if has_task_ids and picked[0] != id_cell:
@@ -440,24 +426,22 @@ class _Builder:
                 continue
             if current is None:
                 if values or not criterion:
-                    self.problem(ROW_WITHOUT_TASK, MSG_ROW_WITHOUT_TASK, row=row_number)
+                    self.problem(ROW_WITHOUT_TASK, row=row_number)
                 else:
                     global_criteria.append((row_number, criterion))
                 continue
             if not (values and self._merge(current, values, row_number)) and not criterion:
                 self.problem(
                     REPEATED_TASK_ROW,
-                    MSG_REPEATED_TASK_ROW.format(
-                        task=current.explicit_id or f"on row {current.row}",
-                        first_row=current.row,
-                    ),
                     row=row_number,
+                    task=current.explicit_id or f"on row {current.row}",
+                    first_row=current.row,
                 )
             if criterion:
                 current.criteria.append((row_number, criterion))
 
         if not tasks and not global_criteria and not self.problems:
-            self.problem(NO_ROWS, MSG_NO_ROWS, row=None)
+            self.problem(NO_ROWS, row=None)
         if self.problems and not tasks:
             return None
         return self._document(global_criteria, tasks)
@@ -473,13 +457,11 @@ class _Builder:
             elif task.values[key] != value:
                 self.problem(
                     CONFLICTING_TASK_FIELD,
-                    MSG_CONFLICTING_TASK_FIELD.format(
-                        task=task.explicit_id or f"on row {task.row}",
-                        column=self._header_for(key),
-                        first_row=task.rows_of[key],
-                    ),
                     row=row_number,
                     field=self._header_for(key),
+                    task=task.explicit_id or f"on row {task.row}",
+                    column=self._header_for(key),
+                    first_row=task.rows_of[key],
                 )
                 added = True
         return added

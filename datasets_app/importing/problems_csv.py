@@ -1,10 +1,11 @@
 """The "download the problems" file: a checked file's problems as a CSV to fix them in.
 
 For a .csv or .xlsx upload it is the person's own sheet, row for row (so row 7 is still row
-7), with a `problem` column added; problems that belong to no data row (a missing column,
-a header problem, a whole-file limit) go on one extra row at the end, after every row of
-the file, where they shift nothing. For .json, .jsonl and .zip uploads, or when the upload
-itself is gone, it is one row per problem: file, row, line, field, problem.
+7), with `problem_code` and `problem` columns added; problems that belong to no data row (a
+missing column, a header problem, a whole-file limit) go on one extra row at the end, after
+every row of the file, where they shift nothing. For .json, .jsonl and .zip uploads, or
+when the upload itself is gone, it is one row per problem: file, row, line, field, code,
+problem.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from datasets_app.importing.columns import unneutralize_formula
 from datasets_app.importing.spec import CheckResult, Problem
 
 PROBLEM_COLUMN = "problem"
-LIST_HEADER = ["file", "row", "line", "field", "problem"]
+# Each problem's stable code, for a program or a person searching the help pages.
+CODE_COLUMN = "problem_code"
+LIST_HEADER = ["file", "row", "line", "field", "code", "problem"]
 # Prefixed to problems on the extra last row, which have no row of their own.
 WHOLE_FILE = "Whole file: "
 HEADER_ROW = "Header row {row}: "
@@ -59,36 +62,54 @@ def _annotated_sheet(rows: list[list[str]], problems: tuple[Problem, ...]) -> by
         (number for number, cells in enumerate(rows, 1) if any(c.strip() for c in cells)), 1
     )
     columns = {cell.strip() for cell in rows[header_number - 1] if cell.strip()}
-    by_row: dict[int, list[str]] = defaultdict(list)
-    elsewhere: list[str] = []
+    by_row: dict[int, list[Problem]] = defaultdict(list)
+    elsewhere: list[Problem] = []
     for problem in problems:
         if problem.row is not None and header_number < problem.row <= len(rows):
-            by_row[problem.row].append(_message(problem, columns))
-        elif problem.row == header_number:
-            elsewhere.append(HEADER_ROW.format(row=problem.row) + _message(problem, columns))
+            by_row[problem.row].append(problem)
         else:
-            elsewhere.append(WHOLE_FILE + _where(problem) + _message(problem, columns))
+            elsewhere.append(problem)
+
+    def elsewhere_message(problem: Problem) -> str:
+        if problem.row == header_number:
+            return HEADER_ROW.format(row=problem.row) + _message(problem, columns)
+        return WHOLE_FILE + _where(problem) + _message(problem, columns)
+
     width = max(len(cells) for cells in rows)
     out: list[list[str]] = []
     for number, cells in enumerate(rows, 1):
         padded = cells + [""] * (width - len(cells))
         if number == header_number:
-            out.append([*padded, PROBLEM_COLUMN])
+            out.append([*padded, CODE_COLUMN, PROBLEM_COLUMN])
         else:
-            out.append([*padded, "; ".join(by_row.get(number, ()))])
+            found = by_row.get(number, [])
+            out.append(
+                [
+                    *padded,
+                    "; ".join(problem.code for problem in found),
+                    "; ".join(_message(problem, columns) for problem in found),
+                ]
+            )
     if elsewhere:
-        out.append([""] * width + ["; ".join(elsewhere)])
+        out.append(
+            [""] * width
+            + [
+                "; ".join(problem.code for problem in elsewhere),
+                "; ".join(elsewhere_message(problem) for problem in elsewhere),
+            ]
+        )
     return csv_format.encode_rows(out[0], out[1:])
 
 
 def problem_list(problems: Iterable[Problem]) -> bytes:
-    """The problems as a CSV of one row each (file, row, line, field, problem)."""
+    """The problems as a CSV of one row each (file, row, line, field, code, problem)."""
     rows = [
         [
             problem.file,
             "" if problem.row is None else str(problem.row),
             "" if problem.line is None else str(problem.line),
             problem.field or "",
+            problem.code,
             problem.message,
         ]
         for problem in problems

@@ -219,7 +219,9 @@ class Problem:
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
+        """The problem as `--json`, the stored check and the API carry it, code included."""
         return {
+            "code": self.code,
             "file": self.file,
             "row": self.row,
             "line": self.line,

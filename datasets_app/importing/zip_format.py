@@ -36,6 +36,7 @@ from datasets_app.importing.spec import (
     FileSpec,
     Parsed,
     Problem,
+    Rule,
     TaskSpec,
     Verifier,
     field_path,
@@ -67,78 +68,90 @@ _JUNK_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 # Past this many unused files, one warning counts the rest instead of naming each.
 MAX_UNUSED_WARNINGS = 20
 
-# Problem codes (stable, for programs) and messages (what a person reads).
-NOT_A_ZIP = "zip_not_a_zip"
-CORRUPT = "zip_corrupt"
-TOO_MANY_MEMBERS = "zip_too_many_members"
-UNSAFE_PATH = "zip_unsafe_path"
-SYMLINK = "zip_symlink"
-DUPLICATE_MEMBER = "zip_duplicate_member"
-OVERLAPPING_MEMBERS = "zip_overlapping_members"
-ENCRYPTED = "zip_encrypted"
-UNSUPPORTED_COMPRESSION = "zip_unsupported_compression"
-COMPRESSION_RATIO = "zip_compression_ratio"
-TOO_LARGE_UNZIPPED = "zip_too_large_unzipped"
-NO_DATASET_FILE = "zip_no_dataset_file"
-SEVERAL_DATASET_FILES = "zip_several_dataset_files"
-DATASET_FILE_TOO_LARGE = "zip_dataset_file_too_large"
-MEMBER_TOO_LARGE = "zip_member_too_large"
-MEMBER_CORRUPT = "zip_member_corrupt"
-UNUSED_MEMBER = "zip_unused_member"
-
-NOT_A_ZIP_MESSAGE = (
+# What a person reads, each with its stable code for programs.
+NOT_A_ZIP = Rule(
+    "zip_not_a_zip",
     "This file is not a zip archive, or it was cut short while copying. Zip the dataset "
-    "folder again and choose the new file."
+    "folder again and choose the new file.",
 )
-CORRUPT_MESSAGE = "The zip is damaged and cannot be read ({detail}). Zip the dataset again."
-TOO_MANY_MEMBERS_MESSAGE = (
+CORRUPT = Rule(
+    "zip_corrupt",
+    "The zip is damaged and cannot be read ({detail}). Zip the dataset again.",
+)
+TOO_MANY_MEMBERS = Rule(
+    "zip_too_many_members",
     "The zip holds more than {limit:,} entries, more than any dataset can attach "
-    "(1,000 tasks with up to 20 files each)."
+    "(1,000 tasks with up to 20 files each).",
 )
-UNSAFE_PATH_MESSAGE = (
+UNSAFE_PATH = Rule(
+    "zip_unsafe_path",
     "This name has {reason}, so unzipping it could write outside the dataset's folder. "
-    "Zip the dataset again from its own folder."
+    "Zip the dataset again from its own folder.",
 )
-SYMLINK_MESSAGE = "This entry is a symbolic link, not a file. Put the file itself in the zip."
-DUPLICATE_MEMBER_MESSAGE = "The zip holds {count} entries with this name; keep one."
-OVERLAPPING_MEMBERS_MESSAGE = (
+SYMLINK = Rule(
+    "zip_symlink",
+    "This entry is a symbolic link, not a file. Put the file itself in the zip.",
+)
+DUPLICATE_MEMBER = Rule(
+    "zip_duplicate_member",
+    "The zip holds {count} entries with this name; keep one.",
+)
+OVERLAPPING_MEMBERS = Rule(
+    "zip_overlapping_members",
     "This entry's data overlaps another entry of the zip, which only zip bombs do (they "
-    "make a small zip unpack to gigabytes), so the zip is refused. Zip the dataset again."
+    "make a small zip unpack to gigabytes), so the zip is refused. Zip the dataset again.",
 )
-ENCRYPTED_MESSAGE = (
+ENCRYPTED = Rule(
+    "zip_encrypted",
     "This file is password-protected, so it cannot be read. Zip the dataset again without "
-    "a password."
+    "a password.",
 )
-UNSUPPORTED_COMPRESSION_MESSAGE = (
+UNSUPPORTED_COMPRESSION = Rule(
+    "zip_unsupported_compression",
     "This file is compressed in a way we can't read (method {method}). Zip the dataset "
-    "again with your computer's built-in zip tool."
+    "again with your computer's built-in zip tool.",
 )
-COMPRESSION_RATIO_MESSAGE = (
+COMPRESSION_RATIO = Rule(
+    "zip_compression_ratio",
     "This file would expand {ratio:,} times when unzipped (to {size}), far more than real "
-    "data does, so the zip is refused."
+    "data does, so the zip is refused.",
 )
-TOO_LARGE_UNZIPPED_MESSAGE = (
-    "The zip expands to more than {limit} when unzipped. Split the dataset into several imports."
+TOO_LARGE_UNZIPPED = Rule(
+    "zip_too_large_unzipped",
+    "The zip expands to more than {limit} when unzipped. Split the dataset into several imports.",
 )
-NO_DATASET_FILE_MESSAGE = (
+NO_DATASET_FILE = Rule(
+    "zip_no_dataset_file",
     "The zip has no dataset file: put one .csv, .json, .jsonl or .xlsx file at its top "
-    "level, next to the files its tasks attach. It holds: {found}."
+    "level, next to the files its tasks attach. It holds: {found}.",
 )
-NESTED_ZIP_MESSAGE = (
-    "The zip has no dataset file, only another zip ({found}). Zips inside a zip are not "
-    "opened: put the dataset file and its files in one zip."
-)
-SEVERAL_DATASET_FILES_MESSAGE = (
+SEVERAL_DATASET_FILES = Rule(
+    "zip_several_dataset_files",
     "The zip has {count} dataset files at its top level ({found}). Keep one, or name the "
-    "one to import dataset.json (or dataset.csv) and the others are attached files."
+    "one to import dataset.json (or dataset.csv) and the others are attached files.",
 )
-DATASET_FILE_TOO_LARGE_MESSAGE = "The dataset file is {size} unzipped; the limit is {limit}."
-MEMBER_TOO_LARGE_MESSAGE = (
-    "This file is more than {limit} once unzipped, the most a task's attached file can be."
+DATASET_FILE_TOO_LARGE = Rule(
+    "zip_dataset_file_too_large",
+    "The dataset file is {size} unzipped; the limit is {limit}.",
 )
-MEMBER_CORRUPT_MESSAGE = "This file in the zip is damaged and cannot be read ({detail})."
-UNUSED_MEMBER_MESSAGE = "No task uses this file, so it will not be imported."
-MORE_UNUSED_MESSAGE = "{count:,} more files in the zip are not used by any task either."
+MEMBER_TOO_LARGE = Rule(
+    "zip_member_too_large",
+    "This file is more than {limit} once unzipped, the most a task's attached file can be.",
+)
+MEMBER_CORRUPT = Rule(
+    "zip_member_corrupt",
+    "This file in the zip is damaged and cannot be read ({detail}).",
+)
+UNUSED_MEMBER = Rule("zip_unused_member", "No task uses this file, so it will not be imported.")
+NESTED_ZIP = Rule(
+    "zip_no_dataset_file",
+    "The zip has no dataset file, only another zip ({found}). Zips inside a zip are not "
+    "opened: put the dataset file and its files in one zip.",
+)
+MORE_UNUSED = Rule(
+    "zip_unused_member",
+    "{count:,} more files in the zip are not used by any task either.",
+)
 
 
 # Called as (tasks done, tasks in all) while a check streams the attached files.
@@ -174,16 +187,15 @@ def check(
     except archive.READ_ERRORS:
         extent = None
     if extent is None:
-        return _refused(file_name, Problem(NOT_A_ZIP, NOT_A_ZIP_MESSAGE, file_name))
+        return _refused(file_name, NOT_A_ZIP.at(file_name))
     entries, directory_bytes = extent
     if entries > archive.MAX_MEMBERS or directory_bytes > archive.MAX_CENTRAL_DIRECTORY_BYTES:
-        message = TOO_MANY_MEMBERS_MESSAGE.format(limit=archive.MAX_MEMBERS)
-        return _refused(file_name, Problem(TOO_MANY_MEMBERS, message, file_name))
+        problem = TOO_MANY_MEMBERS.at(file_name, limit=archive.MAX_MEMBERS)
+        return _refused(file_name, problem)
     try:
         zf = archive.open_archive(fp)
     except archive.READ_ERRORS as exc:
-        message = CORRUPT_MESSAGE.format(detail=_detail(exc))
-        return _refused(file_name, Problem(CORRUPT, message, file_name))
+        return _refused(file_name, CORRUPT.at(file_name, detail=_detail(exc)))
     with zf:
         return _check_archive(zf, file_name, options, progress, measured)
 
@@ -292,40 +304,40 @@ def _archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Probl
     """Everything wrong with the archive that its directory alone shows."""
     if len(infos) > archive.MAX_MEMBERS:
         # The end record undercounted; the directory's size cap kept this cheap to learn.
-        message = TOO_MANY_MEMBERS_MESSAGE.format(limit=archive.MAX_MEMBERS)
-        return [Problem(TOO_MANY_MEMBERS, message, zip_name)]
+        return [TOO_MANY_MEMBERS.at(zip_name, limit=archive.MAX_MEMBERS)]
     problems: list[Problem] = []
     for info in infos:
         name = info.filename
         reason = archive.unsafe_path_reason(name)
         if reason is not None:
-            message = UNSAFE_PATH_MESSAGE.format(reason=reason)
-            problems.append(Problem(UNSAFE_PATH, message, _shown(name, zip_name)))
+            problems.append(UNSAFE_PATH.at(_shown(name, zip_name), reason=reason))
             if not name:
                 continue  # nothing more to learn, and ZipInfo.is_dir() fails on ""
         if archive.is_symlink(info):
-            problems.append(Problem(SYMLINK, SYMLINK_MESSAGE, _shown(name, zip_name)))
+            problems.append(SYMLINK.at(_shown(name, zip_name)))
         if info.is_dir():
             continue
         if info.flag_bits & archive.ENCRYPTED_FLAGS:
-            problems.append(Problem(ENCRYPTED, ENCRYPTED_MESSAGE, _shown(name, zip_name)))
+            problems.append(ENCRYPTED.at(_shown(name, zip_name)))
         elif info.compress_type not in archive.SUPPORTED_METHODS:
-            message = UNSUPPORTED_COMPRESSION_MESSAGE.format(method=info.compress_type)
-            problems.append(Problem(UNSUPPORTED_COMPRESSION, message, _shown(name, zip_name)))
+            problems.append(
+                UNSUPPORTED_COMPRESSION.at(_shown(name, zip_name), method=info.compress_type)
+            )
         if info.file_size > archive.RATIO_CHECKED_ABOVE_BYTES:
             ratio = info.file_size // max(info.compress_size, 1)
             if ratio > archive.MAX_COMPRESSION_RATIO:
-                message = COMPRESSION_RATIO_MESSAGE.format(ratio=ratio, size=_size(info.file_size))
-                problems.append(Problem(COMPRESSION_RATIO, message, _shown(name, zip_name)))
+                problems.append(
+                    COMPRESSION_RATIO.at(
+                        _shown(name, zip_name), ratio=ratio, size=_size(info.file_size)
+                    )
+                )
     for name, count in Counter(info.filename for info in infos).items():
         if count > 1:
-            message = DUPLICATE_MEMBER_MESSAGE.format(count=count)
-            problems.append(Problem(DUPLICATE_MEMBER, message, _shown(name, zip_name)))
+            problems.append(DUPLICATE_MEMBER.at(_shown(name, zip_name), count=count))
     if sum(info.file_size for info in infos) > archive.MAX_TOTAL_UNCOMPRESSED_BYTES:
-        message = TOO_LARGE_UNZIPPED_MESSAGE.format(
-            limit=_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES)
+        problems.append(
+            TOO_LARGE_UNZIPPED.at(zip_name, limit=_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES))
         )
-        problems.append(Problem(TOO_LARGE_UNZIPPED, message, zip_name))
     return problems
 
 
@@ -336,12 +348,11 @@ def _overlap_problems(zf: zipfile.ZipFile, zip_name: str) -> list[Problem]:
     try:
         overlapping = archive.overlapping_member(zf.fp, zf)  # type: ignore[arg-type]
     except archive.READ_ERRORS as exc:
-        message = CORRUPT_MESSAGE.format(detail=_detail(exc))
-        return [Problem(CORRUPT, message, zip_name)]
+        return [CORRUPT.at(zip_name, detail=_detail(exc))]
     if overlapping is None:
         return []
     shown = _shown(overlapping.filename, zip_name)
-    return [Problem(OVERLAPPING_MEMBERS, OVERLAPPING_MEMBERS_MESSAGE, shown)]
+    return [OVERLAPPING_MEMBERS.at(shown)]
 
 
 def _is_junk(name: str) -> bool:
@@ -376,10 +387,8 @@ def _find_dataset_file(
     if not candidates:
         nested = [info.filename for info in top if _suffix(info.filename) == ".zip"]
         if nested:
-            message = NESTED_ZIP_MESSAGE.format(found=_listing(nested))
-        else:
-            message = NO_DATASET_FILE_MESSAGE.format(found=_top_level_listing(files, folder))
-        return None, Problem(NO_DATASET_FILE, message, zip_name)
+            return None, NESTED_ZIP.at(zip_name, found=_listing(nested))
+        return None, NO_DATASET_FILE.at(zip_name, found=_top_level_listing(files, folder))
     preferred = [
         info
         for info in candidates
@@ -387,10 +396,9 @@ def _find_dataset_file(
     ]
     if len(preferred) == 1:
         return preferred[0], None
-    message = SEVERAL_DATASET_FILES_MESSAGE.format(
-        count=len(candidates), found=_listing([info.filename for info in candidates])
+    return None, SEVERAL_DATASET_FILES.at(
+        zip_name, count=len(candidates), found=_listing([info.filename for info in candidates])
     )
-    return None, Problem(SEVERAL_DATASET_FILES, message, zip_name)
 
 
 def _read_dataset_file(
@@ -398,12 +406,8 @@ def _read_dataset_file(
 ) -> tuple[bytes | None, Problem | None]:
     """The dataset file's bytes: the one member read whole, so it is bounded first by its
     declared size and then by what actually comes out."""
-    too_large = Problem(
-        DATASET_FILE_TOO_LARGE,
-        DATASET_FILE_TOO_LARGE_MESSAGE.format(
-            size=_size(info.file_size), limit=_size(MAX_FILE_BYTES)
-        ),
-        info.filename,
+    too_large = DATASET_FILE_TOO_LARGE.at(
+        info.filename, size=_size(info.file_size), limit=_size(MAX_FILE_BYTES)
     )
     if info.file_size > MAX_FILE_BYTES:
         return None, too_large
@@ -414,8 +418,7 @@ def _read_dataset_file(
     except ArchiveError:
         return None, too_large
     except archive.READ_ERRORS as exc:
-        message = MEMBER_CORRUPT_MESSAGE.format(detail=_detail(exc))
-        return None, Problem(MEMBER_CORRUPT, message, info.filename)
+        return None, MEMBER_CORRUPT.at(info.filename, detail=_detail(exc))
     return bytes(buffer), None
 
 
@@ -545,19 +548,20 @@ def _stream_members(
                 digest.update(chunk)
                 size += len(chunk)
         except ArchiveError:
-            message = MEMBER_TOO_LARGE_MESSAGE.format(limit=_size(MAX_ATTACHED_FILE_BYTES))
-            problems.append(Problem(MEMBER_TOO_LARGE, message, info.filename))
+            problems.append(
+                MEMBER_TOO_LARGE.at(info.filename, limit=_size(MAX_ATTACHED_FILE_BYTES))
+            )
             continue
         except archive.READ_ERRORS as exc:
-            message = MEMBER_CORRUPT_MESSAGE.format(detail=_detail(exc))
-            problems.append(Problem(MEMBER_CORRUPT, message, info.filename))
+            problems.append(MEMBER_CORRUPT.at(info.filename, detail=_detail(exc)))
             continue
         total += size
         if total > archive.MAX_TOTAL_UNCOMPRESSED_BYTES:
-            message = TOO_LARGE_UNZIPPED_MESSAGE.format(
-                limit=_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES)
+            problems.append(
+                TOO_LARGE_UNZIPPED.at(
+                    info.filename, limit=_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES)
+                )
             )
-            problems.append(Problem(TOO_LARGE_UNZIPPED, message, info.filename))
             break
         measured[info.filename] = (size, digest.hexdigest())
     return measured, problems
@@ -598,12 +602,9 @@ def _unused_warnings(
         for info in files
         if info.filename != dataset_name and info.filename not in used_names
     ]
-    warnings = [
-        Problem(UNUSED_MEMBER, UNUSED_MEMBER_MESSAGE, name) for name in unused[:MAX_UNUSED_WARNINGS]
-    ]
+    warnings = [UNUSED_MEMBER.at(name) for name in unused[:MAX_UNUSED_WARNINGS]]
     if len(unused) > MAX_UNUSED_WARNINGS:
-        message = MORE_UNUSED_MESSAGE.format(count=len(unused) - MAX_UNUSED_WARNINGS)
-        warnings.append(Problem(UNUSED_MEMBER, message, dataset_name))
+        warnings.append(MORE_UNUSED.at(dataset_name, count=len(unused) - MAX_UNUSED_WARNINGS))
     return warnings
 
 

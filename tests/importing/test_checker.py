@@ -153,6 +153,7 @@ def test_result_to_json_has_exactly_the_documented_shape():
         "problems": [],
         "warnings": [
             {
+                "code": "python_checks_off",
                 "file": "r.json",
                 "row": None,
                 "line": 1,

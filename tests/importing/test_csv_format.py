@@ -116,7 +116,7 @@ def test_unread_columns_are_named_in_one_warning():
 
     assert problems == []
     assert [w.message for w in warnings] == [
-        columns.MSG_IGNORED_COLUMNS.format(columns="source_file, notes")
+        columns.IGNORED_COLUMNS.format(columns="source_file, notes")
     ]
 
 
@@ -127,7 +127,7 @@ def test_no_prompt_column_is_one_problem_naming_the_columns():
     _, problems, _ = check_csv(b"foo\n1\n")
 
     assert len(problems) == 1
-    assert problems[0].code == columns.NO_PROMPT_COLUMN
+    assert problems[0].code == columns.NO_PROMPT_COLUMN.code
     assert problems[0].message.startswith(
         "This file has no prompt column. Found: foo. Expected one of: prompt, input,"
     )
@@ -136,7 +136,7 @@ def test_no_prompt_column_is_one_problem_naming_the_columns():
 def test_no_answer_or_criterion_column_is_one_problem_naming_the_columns():
     _, problems, _ = check_csv(b"question\nWhat?\n")
 
-    assert codes(problems) == [columns.NO_ANSWER_COLUMN]
+    assert codes(problems) == [columns.NO_ANSWER_COLUMN.code]
     assert problems[0].message.startswith(
         "This file has no expected-answer column. Found: question. "
         "Expected one of: expected_answer, expected,"
@@ -160,7 +160,7 @@ def test_columns_that_do_not_say_which_is_which_ask_for_a_mapping():
 def test_two_columns_for_one_field_is_a_problem():
     _, problems, _ = check_csv(b"question,query,answer\nA,B,C\n")
 
-    assert codes(problems) == [columns.DUPLICATE_COLUMN]
+    assert codes(problems) == [columns.DUPLICATE_COLUMN.code]
     assert problems[0].row == 1
 
 
@@ -208,7 +208,7 @@ def test_rows_are_numbered_by_record_even_when_a_cell_spans_lines():
     _, problems, _ = check_csv(data)
 
     # Record 1 is the header; the blank record 3 and the empty line 4 still count as rows.
-    assert [(p.code, p.row) for p in problems] == [(columns.EXTRA_CELLS, 6)]
+    assert [(p.code, p.row) for p in problems] == [(columns.EXTRA_CELLS.code, 6)]
 
 
 def test_a_trailing_comma_in_the_header_is_ignored_but_a_value_under_it_is_not():
@@ -216,7 +216,7 @@ def test_a_trailing_comma_in_the_header_is_ignored_but_a_value_under_it_is_not()
 
     _, problems, _ = check_csv(data)
 
-    assert [(p.code, p.row) for p in problems] == [(columns.NAMELESS_COLUMN_VALUE, 3)]
+    assert [(p.code, p.row) for p in problems] == [(columns.NAMELESS_COLUMN_VALUE.code, 3)]
     assert "64" in problems[0].message
     assert "column C" in problems[0].message
 
@@ -234,7 +234,7 @@ def test_a_different_prompt_for_the_same_task_id_is_a_problem():
     _, problems, _ = check_csv(data)
 
     assert [(p.code, p.row, p.field) for p in problems] == [
-        (columns.CONFLICTING_TASK_FIELD, 3, "prompt")
+        (columns.CONFLICTING_TASK_FIELD.code, 3, "prompt")
     ]
 
 
@@ -243,20 +243,20 @@ def test_a_task_id_repeated_without_a_criterion_is_a_problem():
 
     _, problems, _ = check_csv(data)
 
-    assert [(p.code, p.row) for p in problems] == [(columns.REPEATED_TASK_ROW, 3)]
+    assert [(p.code, p.row) for p in problems] == [(columns.REPEATED_TASK_ROW.code, 3)]
 
 
 def test_an_answer_before_any_task_belongs_to_no_task():
     _, problems, _ = check_csv(b"prompt,answer\n,A\nQ,B\n")
 
-    assert [(p.code, p.row) for p in problems] == [(columns.ROW_WITHOUT_TASK, 2)]
+    assert [(p.code, p.row) for p in problems] == [(columns.ROW_WITHOUT_TASK.code, 2)]
 
 
 def test_header_only_file_is_a_problem():
     _, problems, _ = check_csv(b"prompt,expected_answer\r\n")
 
-    assert codes(problems) == [columns.NO_ROWS]
-    assert problems[0].message == columns.MSG_NO_ROWS
+    assert codes(problems) == [columns.NO_ROWS.code]
+    assert problems[0].message == columns.NO_ROWS.message
 
 
 def test_validator_problems_land_on_the_row_and_column_of_the_value():

@@ -28,12 +28,12 @@ def test_csv_rows_come_back_row_for_row_with_their_problems():
 
     out = rows_of(problems_csv(result_for(data, "quiz.csv", "csv", problems), data))
 
-    assert out[0] == ["prompt", "answer", "weight", "problem"]
-    assert out[1] == ["Q1", "A", "", ""]
-    assert out[2] == ["", "", "", ""]  # the blank row stays, so row numbers still match
+    assert out[0] == ["prompt", "answer", "weight", "problem_code", "problem"]
+    assert out[1] == ["Q1", "A", "", "", ""]
+    assert out[2] == ["", "", "", "", ""]  # the blank row stays, so row numbers still match
     assert out[3][0] == "two\nlines"
     (on_row_4,) = [p for p in problems if p.row == 4]
-    assert out[3][3] == on_row_4.message
+    assert out[3][3:] == [on_row_4.code, on_row_4.message]
     assert "task-2" in on_row_4.message
     # A formula is written back neutralised.
     assert out[4][1] == "'=1+1"
@@ -46,9 +46,12 @@ def test_problems_of_no_row_go_on_one_extra_last_row():
 
     out = rows_of(problems_csv(result_for(data, "notes.csv", "csv", problems), data))
 
-    assert out[:2] == [["question", "grading_notes", "problem"], ["What?", "'- notes", ""]]
+    assert out[:2] == [
+        ["question", "grading_notes", "problem_code", "problem"],
+        ["What?", "'- notes", "", ""],
+    ]
     assert out[2][:2] == ["", ""]
-    assert out[2][2] == module.WHOLE_FILE + problems[0].message
+    assert out[2][2:] == [problems[0].code, module.WHOLE_FILE + problems[0].message]
 
 
 def test_several_problems_on_one_row_are_joined():
@@ -59,6 +62,7 @@ def test_several_problems_on_one_row_are_joined():
 
     verifier, weight = sorted(problems, key=lambda p: p.field)
     assert out[1][-1] == f"{weight.message} (weight); {verifier.message} (verifier)"
+    assert out[1][-2] == f"{weight.code}; {verifier.code}"
 
 
 def test_xlsx_rows_come_back_as_csv_with_their_problems():
@@ -68,9 +72,9 @@ def test_xlsx_rows_come_back_as_csv_with_their_problems():
 
     out = rows_of(problems_csv(result_for(data, "t.xlsx", "xlsx", [problem]), data))
 
-    assert out[0][-1] == "problem"
+    assert out[0][-2:] == ["problem_code", "problem"]
     assert out[1][:3] == ["t1", "n", "P"]
-    assert out[1][-1] == "Something is off."
+    assert out[1][-2:] == ["x", "Something is off."]
     assert check_xlsx(data)[1] == []
 
 
@@ -84,9 +88,9 @@ def test_json_results_and_missing_uploads_are_a_list_of_problems():
     unreadable = rows_of(problems_csv(result_for(b"", "q.csv", "csv", problems), None))
 
     assert out == [
-        ["file", "row", "line", "field", "problem"],
-        ["d.json", "", "7", "w", "A weight must be a positive number."],
-        ["d.json", "", "", "", "The file has no tasks."],
+        ["file", "row", "line", "field", "code", "problem"],
+        ["d.json", "", "7", "w", "bad_weight", "A weight must be a positive number."],
+        ["d.json", "", "", "", "no_tasks", "The file has no tasks."],
     ]
     assert unreadable == out
 
@@ -97,5 +101,5 @@ def test_an_undecodable_csv_falls_back_to_the_list():
 
     out = rows_of(problems_csv(result_for(data, "t.csv", "csv", problems), data))
 
-    assert out[0] == ["file", "row", "line", "field", "problem"]
+    assert out[0] == ["file", "row", "line", "field", "code", "problem"]
     assert len(out) == 2

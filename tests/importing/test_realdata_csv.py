@@ -83,7 +83,7 @@ def test_hf_doc_qa_eval_names_the_broken_record_and_the_empty_answer_before_it()
     found = sorted((p.row, p.code) for p in problems)
     assert found == [
         (51, document.NOTHING_TO_GRADE.code),
-        (52, columns.NAMELESS_COLUMN_VALUE),
+        (52, columns.NAMELESS_COLUMN_VALUE.code),
     ]
     parsed = csv_format.read((REALDATA / "csv/ragas/hf_doc_qa_eval.csv").read_bytes(), "f.csv")
     assert parsed.detected == "CSV, UTF-8, ','-delimited, CRLF"

@@ -143,9 +143,9 @@ def test_a_csv_dataset_file_sits_next_to_its_files() -> None:
 
     assert result.ok, result.problems
     assert result.detected.startswith("ZIP archive with dataset.csv (")
-    assert codes(result.warnings) == [zip_format.UNUSED_MEMBER]
+    assert codes(result.warnings) == [zip_format.UNUSED_MEMBER.code]
     assert result.warnings[0].file == "notes.txt"
-    assert result.warnings[0].message == zip_format.UNUSED_MEMBER_MESSAGE
+    assert result.warnings[0].message == zip_format.UNUSED_MEMBER.format()
 
 
 def test_a_csv_dataset_file_attaches_files_one_per_line() -> None:
@@ -235,8 +235,8 @@ def test_files_no_task_uses_are_warnings_that_do_not_block() -> None:
 
     assert result.ok
     assert [(w.code, w.file) for w in result.warnings] == [
-        (zip_format.UNUSED_MEMBER, "draft.md"),
-        (zip_format.UNUSED_MEMBER, "images/chart.png"),
+        (zip_format.UNUSED_MEMBER.code, "draft.md"),
+        (zip_format.UNUSED_MEMBER.code, "images/chart.png"),
     ]
 
 
@@ -247,7 +247,7 @@ def test_thousands_of_unused_files_are_counted_not_each_named() -> None:
     result = check(make_zip(members))
 
     assert len(result.warnings) == zip_format.MAX_UNUSED_WARNINGS + 1
-    assert result.warnings[-1].message == zip_format.MORE_UNUSED_MESSAGE.format(count=5)
+    assert result.warnings[-1].message == zip_format.MORE_UNUSED.format(count=5)
 
 
 def test_a_member_over_10_mib_that_a_task_uses_is_a_problem() -> None:
@@ -280,16 +280,16 @@ def test_a_zip_inside_a_zip_with_no_dataset_file_says_so() -> None:
 
     result = check(make_zip({"set.zip": inner}))
 
-    assert codes(result.problems) == [zip_format.NO_DATASET_FILE]
-    assert result.problems[0].message == zip_format.NESTED_ZIP_MESSAGE.format(found="set.zip")
+    assert codes(result.problems) == [zip_format.NO_DATASET_FILE.code]
+    assert result.problems[0].message == zip_format.NESTED_ZIP.format(found="set.zip")
 
 
 def test_a_zip_with_no_dataset_file_names_what_it_holds() -> None:
     result = check(make_zip({"readme.txt": b"hi", "files/a.csv": b"x"}), "upload.zip")
 
-    assert codes(result.problems) == [zip_format.NO_DATASET_FILE]
+    assert codes(result.problems) == [zip_format.NO_DATASET_FILE.code]
     assert result.problems[0].file == "upload.zip"
-    assert result.problems[0].message == zip_format.NO_DATASET_FILE_MESSAGE.format(
+    assert result.problems[0].message == zip_format.NO_DATASET_FILE.format(
         found="readme.txt, files/"
     )
 
@@ -299,8 +299,8 @@ def test_a_zip_with_two_dataset_files_names_both() -> None:
 
     result = check(data)
 
-    assert codes(result.problems) == [zip_format.SEVERAL_DATASET_FILES]
-    assert result.problems[0].message == zip_format.SEVERAL_DATASET_FILES_MESSAGE.format(
+    assert codes(result.problems) == [zip_format.SEVERAL_DATASET_FILES.code]
+    assert result.problems[0].message == zip_format.SEVERAL_DATASET_FILES.format(
         count=2, found="tasks.json, more.csv"
     )
 
@@ -317,7 +317,7 @@ def test_problems_inside_the_dataset_file_name_the_member() -> None:
 def test_an_empty_zip_has_no_dataset_file() -> None:
     result = check(make_zip({}))
 
-    assert result.problems[0].message == zip_format.NO_DATASET_FILE_MESSAGE.format(found="nothing")
+    assert result.problems[0].message == zip_format.NO_DATASET_FILE.format(found="nothing")
 
 
 # Storing the checked files ---------------------------------------------------------------
