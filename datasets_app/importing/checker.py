@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO
 
+from datasets_app.importing.csv_format import looks_like_utf16
 from datasets_app.importing.document import check_parsed
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
@@ -106,6 +107,10 @@ def _content_problem(data: bytes, extension: str, file_name: str) -> Problem | N
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
     control = sum(head.count(bytes([byte])) for byte in (*range(0, 8), *range(14, 27), 127))
+    if extension in (".csv", ".tsv") and not looks_like_utf16(head):
+        # A spreadsheet column of binary data has NUL bytes in text that is otherwise
+        # fine; the CSV reader says which column, and refuses only when it is imported.
+        control -= head.count(b"\x00")
     if control > len(head) // 100 + (1 if b"\x00" in head else 0):
         return BINARY_CONTENT.at(file_name, extension=extension)
     return None

@@ -207,6 +207,8 @@ class Table:
     header: list[str]
     header_row: int
     rows: list[tuple[int, list[str]]]
+    # Whether some cell holds a NUL byte (only a column that is not imported may).
+    has_nul: bool = False
 
 
 @dataclass

@@ -106,6 +106,13 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
     return parsed
 
 
+def looks_like_utf16(data: bytes) -> bool:
+    """Whether NUL bytes are UTF-16 text without its byte-order mark (one byte in two),
+    rather than a few NULs in a column of binary data."""
+    head = data[:8192]
+    return head.count(b"\x00") * 4 >= len(head)
+
+
 def decode(data: bytes, file_name: str) -> DecodedCsv:
     """Bytes → records and the header table; problems instead of exceptions."""
 
@@ -120,8 +127,8 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
         byte = f"0x{data[bad_offset]:02X}"
         return failed(NOT_TEXT, MSG_NOT_TEXT.format(byte=byte, line=line), line=line)
     nul = text.find("\x00")
-    if nul != -1:
-        # The csv module raises on NUL; say where it is instead.
+    if nul != -1 and looks_like_utf16(data):
+        # UTF-16 saved without its byte-order mark: every other byte is NUL.
         line = text.count("\n", 0, nul) + 1
         return failed(NUL_BYTE, MSG_NUL_BYTE.format(line=line), f"CSV, {encoding}", line=line)
 
@@ -163,7 +170,7 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
     if not rows:
         return DecodedCsv(None, detected, [Problem(EMPTY_FILE, MSG_EMPTY_FILE, file_name)], records)
     header_row, header = rows[0]
-    table = Table(header=header, header_row=header_row, rows=rows[1:])
+    table = Table(header=header, header_row=header_row, rows=rows[1:], has_nul=nul != -1)
     return DecodedCsv(table, detected, [], records)
 
 

@@ -703,9 +703,13 @@ def _text_columns(records: Sequence[Record], sources: Sequence[str]) -> list[tup
     """Sources holding text (or chat) in most records, with their mean length."""
     found = []
     for source in sources:
-        if source.startswith("__") or field_for_header(source) not in (None, *FIELD_KEYS):
-            # promptfoo's own columns, and our verifier and file columns, are never text
-            # to guess from.
+        if (
+            source.startswith("__")
+            or field_for_header(source) not in (None, *FIELD_KEYS)
+            or source.rsplit(".", 1)[-1].lower() in _RESULT_KEYS
+        ):
+            # promptfoo's own columns, our verifier and file columns and what a model
+            # answered are never the text to guess a prompt or an answer from.
             continue
         lengths = []
         for record in records[:SAMPLE_RECORDS]:
@@ -992,7 +996,16 @@ def not_a_dataset(
             "BEIR qrels on their own (query-id, corpus-id, score)",
             "Zip them with queries.jsonl (qrels/test.tsv and queries.jsonl) and import the .zip.",
         )
-    if "prompt" in fields or "expected" in fields or "criterion" in fields:
+    result_keys = {s for s in raw if s.lower() in _RESULT_KEYS or s.upper() == "RESULT"}
+    scores = {s for s in raw if _SCORE_HINT.search(s)}
+    graded = "expected" in fields or "criterion" in fields or "assert" in raw
+    if result_keys and (scores or "RESULT" in raw) and not graded:
+        return (
+            "the results of an eval run (" + ", ".join(sorted(result_keys | scores)) + ")",
+            "It holds what a model answered and how it scored, not what a good answer is. "
+            "Import the dataset the run used instead.",
+        )
+    if "prompt" in fields or graded:
         return None
     if raw and raw <= _QUERY_KEYS and "_id" in raw and "text" in raw:
         return (
@@ -1004,14 +1017,6 @@ def not_a_dataset(
             "a document corpus (" + ", ".join(s for s in sources) + "): documents, not questions",
             "Import the questions and their answers instead; a corpus is what an agent "
             "searches, not what it is graded on.",
-        )
-    result_keys = {s for s in raw if s.lower() in _RESULT_KEYS or s.upper() == "RESULT"}
-    scores = {s for s in raw if _SCORE_HINT.search(s)}
-    if result_keys and (scores or "RESULT" in raw):
-        return (
-            "the results of an eval run (" + ", ".join(sorted(result_keys | scores)) + ")",
-            "It holds what a model answered and how it scored, not what a good answer is. "
-            "Import the dataset the run used instead.",
         )
     return None
 
@@ -1389,6 +1394,44 @@ def _renamed(
     return new_header, new_rows, dropped
 
 
+NUL_IN_CELL = Rule(
+    "nul_in_cell",
+    "Column {column} holds a NUL byte on this row: it is binary data, or text saved in "
+    "another encoding. Remove it, or save the file as “CSV UTF-8”.",
+)
+
+
+def _without_nul(table: Table, file_name: str) -> tuple[Table, list[Problem], list[Problem]]:
+    """NUL bytes in a column that is not imported are left out, with one warning each;
+    in an imported column they are a problem on their row."""
+    problems: list[Problem] = []
+    ignored: dict[int, None] = {}
+    rows = []
+    for row, cells in table.rows:
+        if any("\x00" in cell for cell in cells):
+            for index, cell in enumerate(cells):
+                if "\x00" not in cell:
+                    continue
+                name = table.header[index] if index < len(table.header) else ""
+                if name.strip() and field_for_header(name) is not None:
+                    problems.append(
+                        NUL_IN_CELL.at(file_name, row=row, field=name.strip(), column=name.strip())
+                    )
+                else:
+                    ignored[index] = None
+            cells = [cell.replace("\x00", "") for cell in cells]
+        rows.append((row, cells))
+    warnings = [
+        NUL_IN_IGNORED_COLUMN.at(
+            file_name,
+            row=table.header_row,
+            column=(table.header[i].strip() if i < len(table.header) else "") or f"{i + 1}",
+        )
+        for i in ignored
+    ]
+    return replace(table, rows=rows, has_nul=False), problems, warnings
+
+
 def read_table(
     table: Table, *, file_name: str, dataset_name: str, options: CheckOptions | None
 ) -> tuple[Built_, ShapedTable]:
@@ -1409,6 +1452,12 @@ def read_table(
         return Built_(None, nowhere, field_path, [], []), shaped
     if shaped.header is not table.header or shaped.rows is not table.rows:
         table = replace(table, header=shaped.header, rows=shaped.rows)
+    if table.has_nul:
+        table, problems, warnings = _without_nul(table, file_name)
+        shaped.problems.extend(problems)
+        shaped.warnings.extend(warnings)
+        if problems:
+            return Built_(None, nowhere, field_path, [], []), shaped
     built = document_from_table(table, file_name=file_name, dataset_name=dataset_name)
     if shaped.mapping is not None and built.document is not None:
         shaped.mapping = replace(shaped.mapping, sample=sample_of(built.document["tasks"]))

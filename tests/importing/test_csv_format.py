@@ -339,10 +339,15 @@ def test_bare_lf_inside_crlf_records():
 
 
 def test_nul_byte_is_a_problem_not_an_exception():
+    # In an imported column, on its row; UTF-16 without its mark (NUL every other byte) is
+    # the file's problem.
     _, problems, _ = check_csv(b"prompt,answer\nQ,A\x00\n")
+    assert codes(problems) == [shapes.NUL_IN_CELL.code]
+    assert (problems[0].row, problems[0].field) == (2, "answer")
 
+    _, problems, _ = check_csv("prompt,answer\nQ,A\n".encode("utf-16-le"))
     assert codes(problems) == [csv_format.NUL_BYTE]
-    assert problems[0].line == 2
+    assert problems[0].line == 1
 
 
 def test_bytes_neither_utf8_nor_windows_1252_are_a_problem():

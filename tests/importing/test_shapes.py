@@ -1,0 +1,469 @@
+"""Other tools' shapes, one by one: what each record becomes, and what is refused and why.
+
+The files under tests/files/real (test_real_files.py) prove these on real data; these tests
+hold each decision on the smallest file that shows it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from datasets_app.importing import aliases, columns, document, json_format, shapes
+from datasets_app.importing.checker import check_file
+from datasets_app.importing.csv_format import write as write_csv
+from datasets_app.importing.spec import CheckOptions
+
+
+def check(name: str, data: bytes | str, **options):
+    raw = data.encode() if isinstance(data, str) else data
+    return check_file(raw, name, options=CheckOptions(**options))
+
+
+def lines(*records: dict) -> str:
+    return "".join(json.dumps(record) + "\n" for record in records)
+
+
+def only(result):
+    assert len(result.problems) == 1, result.problems
+    return result.problems[0]
+
+
+# -- chat prompts -----------------------------------------------------------------------------
+
+CHAT = [
+    {"role": "system", "content": "You are a careful pharmacist."},
+    {"role": "user", "content": "Can I take ibuprofen?"},
+    {"role": "assistant", "content": "What else are you taking?"},
+    {"role": "user", "content": "Only aspirin.\nTwice a day."},
+]
+
+
+def test_a_chat_prompt_is_the_conversation_with_the_last_user_turn_as_its_question():
+    result = check("evals.jsonl", lines({"input": CHAT, "ideal": "Ask a doctor first."}))
+
+    task = result.plan.tasks[0]
+    assert task.prompt == (
+        "System: You are a careful pharmacist.\n\n"
+        "User: Can I take ibuprofen?\n\n"
+        "Assistant: What else are you taking?\n\n"
+        "Question: Only aspirin.\nTwice a day."
+    )
+    assert task.name == "Only aspirin."
+    assert "OpenAI evals (input + ideal)" in result.detected
+
+
+def test_a_single_user_turn_is_just_its_text():
+    result = check("t.jsonl", lines({"input": [{"role": "user", "content": "Hi?"}], "target": "x"}))
+
+    assert result.plan.tasks[0].prompt == "Hi?"
+
+
+def test_content_parts_are_joined_and_an_image_part_is_named_on_its_line():
+    parts = [{"type": "text", "text": "Describe"}, {"type": "text", "text": "this."}]
+    image = [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]
+    result = check(
+        "t.jsonl",
+        lines(
+            {"input": [{"role": "user", "content": parts}], "ideal": "ok"},
+            {"input": [{"role": "user", "content": image}], "ideal": "ok"},
+        ),
+    )
+
+    problem = only(result)
+    assert (problem.code, problem.line) == (shapes.CHAT_PART_NOT_TEXT.code, 2)
+    assert "image_url" in problem.message
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+def test_a_chat_prompt_exports_and_imports_back_identically(fmt):
+    first = check("evals.jsonl", lines({"input": CHAT, "ideal": "Ask a doctor first."})).plan
+    if fmt == "csv":
+        exported, _ = write_csv(first)
+    else:
+        exported = json_format.write(first)
+    name = f"export.{'json' if fmt == 'jsonl' else fmt}"
+
+    again = check(name, exported).plan
+
+    assert again.tasks == first.tasks
+    tasks = json_format.to_document(first)["tasks"]
+    assert json_format.to_document(again)["tasks"] == tasks
+
+
+# -- HealthBench rubrics ----------------------------------------------------------------------
+
+
+def test_healthbench_rubrics_are_criteria_and_a_penalty_is_a_criterion_to_avoid():
+    record = {
+        "prompt": CHAT[1:2],
+        "rubrics": [
+            {"criterion": "Advises checking for interactions.", "points": 7, "tags": ["a"]},
+            {"criterion": "Recommends a double dose.", "points": -8, "tags": ["b"]},
+        ],
+        "prompt_id": "hb-1",
+        "example_tags": ["theme:drugs"],
+    }
+
+    result = check("healthbench.jsonl", lines(record))
+
+    task = result.plan.tasks[0]
+    assert task.id == "hb-1"
+    assert [(c.criterion, c.weight) for c in task.criteria] == [
+        ("Advises checking for interactions.", 7),
+        (f"{shapes.PENALTY_PREFIX}Recommends a double dose.", 8),
+    ]
+    assert "HealthBench (chat prompt + rubrics)" in result.detected
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="keys", names="example_tags")
+    ]
+
+
+# -- other tools' records ---------------------------------------------------------------------
+
+
+def test_langsmith_inputs_and_outputs():
+    records = [
+        {"inputs": {"question": "Where is Kilimanjaro?"}, "outputs": {"answer": "Tanzania."}},
+        {"inputs": {"question": "Lowest point?"}, "outputs": {"answer": "The Dead Sea."}},
+    ]
+
+    result = check("langsmith.json", json.dumps(records))
+
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        ("Where is Kilimanjaro?", "Tanzania."),
+        ("Lowest point?", "The Dead Sea."),
+    ]
+    assert "LangSmith examples (inputs + outputs)" in result.detected
+
+
+def test_langsmith_single_keys_of_any_name_are_the_prompt_and_the_answer():
+    record = {"inputs": {"input": "2+2?"}, "outputs": {"output": "4"}, "metadata": {"s": 1}}
+
+    result = check("ls.jsonl", lines(record))
+
+    assert (result.plan.tasks[0].prompt, result.plan.tasks[0].expected_text) == ("2+2?", "4")
+    assert result.warnings[0].message == shapes.IGNORED_KEYS.format(kind="keys", names="metadata")
+
+
+def test_promptfoo_vars_and_assertions():
+    record = {
+        "vars": {"question": "Say hi in French"},
+        "assert": [
+            {"type": "equals", "value": "Bonjour"},
+            {"type": "llm-rubric", "value": "Is polite", "weight": 2},
+        ],
+    }
+
+    task = check("cases.jsonl", lines(record)).plan.tasks[0]
+
+    assert task.prompt == "Say hi in French"
+    assert (task.expected_text, task.expected_verifier.kind) == ("Bonjour", "exact_match")
+    assert [(c.criterion, c.weight) for c in task.criteria][-1] == ("Is polite", 2)
+
+
+def test_a_promptfoo_assertion_without_an_equivalent_is_named_on_its_line():
+    record = {"vars": {"question": "q"}, "assert": [{"type": "contains", "value": "x"}]}
+
+    fine = {"vars": {"question": "ok"}, "assert": [{"type": "equals", "value": "ok"}]}
+    problem = only(check("cases.jsonl", lines(fine, record)))
+
+    assert (problem.code, problem.line) == (shapes.PROMPTFOO_UNSUPPORTED.code, 2)
+    assert problem.message.startswith("The promptfoo assertion contains (x)")
+
+
+def test_alpaca_instruction_and_input_are_one_prompt():
+    record = {"instruction": "Translate to French.", "input": "Good morning", "output": "Bonjour"}
+
+    task = check("alpaca.json", json.dumps([record])).plan.tasks[0]
+
+    assert task.prompt == "Translate to French.\n\nGood morning"
+    assert task.expected_text == "Bonjour"
+
+
+def test_prompt_and_completion():
+    result = check("ft.jsonl", lines({"prompt": "2+2=", "completion": " 4"}))
+
+    assert result.plan.tasks[0].expected_text == " 4"
+    assert "prompt + completion" in result.detected
+
+
+def test_openai_ideal_list_is_any_of_them():
+    task = check("e.jsonl", lines({"input": "Pick a primary colour", "ideal": ["red", "blue"]}))
+
+    assert task.plan.tasks[0].expected_text == "Any of:\n- red\n- blue"
+
+
+def test_squad_nesting_flattens_to_one_task_per_question_with_its_passage():
+    squad = {
+        "version": "v2.0",
+        "data": [
+            {
+                "title": "Normans",
+                "paragraphs": [
+                    {
+                        "context": "The Normans gave their name to Normandy, in France.",
+                        "qas": [
+                            {
+                                "id": "q1",
+                                "question": "In what country is Normandy?",
+                                "answers": [{"text": "France", "answer_start": 44}],
+                                "is_impossible": False,
+                            },
+                            {
+                                "id": "q2",
+                                "question": "Who ruled in 2020?",
+                                "answers": [],
+                                "is_impossible": True,
+                            },
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+
+    result = check("dev-v2.0.json", json.dumps(squad, indent=2))
+
+    (task,) = result.plan.tasks
+    assert (task.id, task.expected_text) == ("q1", "France")
+    assert task.prompt.endswith("in France.\n\nIn what country is Normandy?")
+    assert result.warnings[0].code == shapes.UNANSWERABLE_LEFT_OUT.code
+
+
+def test_hotpotqa_keeps_its_question_and_answer_and_names_its_own_evidence():
+    record = {
+        "_id": "5a8b57f25542995d1e6f1371",
+        "question": "Were Scott Derrickson and Ed Wood of the same nationality?",
+        "answer": "yes",
+        "supporting_facts": [["Scott Derrickson", 0], ["Ed Wood", 0]],
+        "evidence": [["Scott Derrickson", "nationality", "American"]],
+        "context": [["Ed Wood", ["Edward Davis Wood Jr. was an American filmmaker."]]],
+        "type": "comparison",
+        "level": "hard",
+    }
+
+    result = check("hotpot_dev.jsonl", lines(record))
+
+    task = result.plan.tasks[0]
+    assert (task.id, task.expected_text, task.evidence) == (record["_id"], "yes", {})
+    assert "HotpotQA" in result.detected
+    assert result.warnings[0].message == shapes.IGNORED_KEYS.format(
+        kind="keys", names="supporting_facts, evidence, context, type, level"
+    )
+
+
+def test_nq_open_routes_to_the_dataset_path_not_the_eval_set_reader():
+    result = check("NQ-open.dev.jsonl", lines({"question": "who sang it", "answer": ["ABBA"]}))
+
+    assert result.problems == ()
+    assert "NQ-open" in result.detected
+
+
+def test_a_contextgrid_item_still_routes_to_the_eval_set_reader():
+    item = {"id": "q1", "question": "Notice period?", "answer": "30 days"}
+
+    assert "contextgrid eval set" in check("quiz.jsonl", lines(item)).detected
+
+
+@pytest.mark.parametrize("key", ["data", "examples", "goldens", "test_cases", "items"])
+def test_records_under_a_key_are_read(key):
+    document_ = {"version": 1, key: [{"question": "Q?", "reference_answer": "A."}]}
+
+    result = check("set.json", json.dumps(document_))
+
+    assert result.plan.tasks[0].expected_text == "A."
+    assert f"under '{key}'" in result.detected
+
+
+def test_records_keyed_by_id_take_the_key_as_their_id():
+    keyed = {"q-7": {"question": "Q?", "answer": "A"}, "q-9": {"question": "R?", "answer": "B"}}
+
+    result = check("keyed.json", json.dumps(keyed))
+
+    assert [t.id for t in result.plan.tasks] == ["q-7", "q-9"]
+
+
+def test_our_own_document_with_other_tools_tasks_keeps_its_name_and_settings():
+    doc = {"name": "Mine", "tasks": [{"question": "Q?", "ground_truth": "A"}]}
+
+    result = check("mine.json", json.dumps(doc))
+
+    assert result.plan.name == "Mine"
+    assert result.plan.tasks[0].expected_text == "A"
+
+
+# -- the same names in every format -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "answer"),
+    [
+        ("Questions", "Answers"),
+        ("QUESTION", "Reference Answer"),
+        ("input", "ideal"),
+        ("query", "expected_output"),
+        ("User Input", "ground_truth"),
+    ],
+)
+def test_one_list_of_names_in_csv_json_and_jsonl(prompt, answer):
+    csv_text = f"{prompt},{answer}\nWhat is 2+2?,4\n"
+    record = {prompt: "What is 2+2?", answer: "4"}
+
+    for name, data in (
+        ("t.csv", csv_text),
+        ("t.json", json.dumps([record])),
+        ("t.jsonl", lines(record)),
+    ):
+        task = check(name, data).plan.tasks[0]
+        assert (task.prompt, task.expected_text) == ("What is 2+2?", "4"), name
+
+
+def test_the_csv_columns_take_their_names_from_the_one_list():
+    for field in aliases.FIELDS:
+        column = {"id": "task_id"}.get(field.key, field.key)
+        for spelling in field.spellings:
+            assert columns.field_for_header(spelling) == column
+
+
+# -- spreadsheet habits -----------------------------------------------------------------------
+
+
+def test_a_pandas_index_column_is_left_out_with_a_warning():
+    data = ",question,answer\n0,Q1?,A1\n1,Q2?,A2\n"
+
+    result = check("df.csv", data)
+
+    assert [t.prompt for t in result.plan.tasks] == ["Q1?", "Q2?"]
+    assert [w.code for w in result.warnings] == [shapes.PANDAS_INDEX.code]
+
+
+def test_a_tsv_is_read_like_a_tab_delimited_csv():
+    result = check("set.tsv", "question\tanswer\nQ?\tA\n")
+
+    assert result.plan.tasks[0].expected_text == "A"
+    assert "tab-delimited" in result.detected
+
+
+def test_a_header_that_is_one_quoted_cell_is_named_as_such():
+    problem = only(check("t.csv", '"topic,theme,question"\nA,B,C\n'))
+
+    assert (problem.code, problem.row) == (shapes.ONE_CELL_HEADER.code, 1)
+    assert '("topic,theme,question")' not in problem.message
+    assert "(topic,theme,question)" in problem.message
+
+
+def test_nul_bytes_in_a_column_that_is_not_imported_are_a_warning():
+    data = b"question,answer,blob\nQ?,A,ab\x00\x01cd\n"
+
+    result = check("t.csv", data)
+
+    assert result.plan.tasks[0].expected_text == "A"
+    assert shapes.NUL_IN_IGNORED_COLUMN.format(column="blob") in [
+        w.message for w in result.warnings
+    ]
+
+
+def test_a_nul_byte_in_an_imported_column_is_a_problem_on_its_row():
+    problem = only(check("t.csv", b"question,answer\nQ?,A\nR?,B\x00\n"))
+
+    assert (problem.code, problem.row, problem.field) == (shapes.NUL_IN_CELL.code, 3, "answer")
+
+
+def test_utf16_without_a_byte_order_mark_is_still_refused():
+    data = "question,answer\nQ?,A\n".encode("utf-16-le")
+
+    assert only(check("t.csv", data)).code == "binary_content"
+
+
+# -- never silently wrong ---------------------------------------------------------------------
+
+
+def test_a_column_no_field_reads_is_named_in_a_warning():
+    result = check("t.json", json.dumps([{"question": "Q", "answer": "A", "notes": "n"}]))
+
+    assert result.warnings[0].message == shapes.IGNORED_KEYS.format(kind="keys", names="notes")
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "what"),
+    [
+        (
+            "corpus.jsonl",
+            lines({"_id": "d1", "title": "Doc", "text": "Body"}),
+            "a document corpus",
+        ),
+        ("queries.jsonl", lines({"_id": "1", "text": "What?"}), "BEIR queries on their own"),
+        ("qrels.tsv", "query-id\tcorpus-id\tscore\n1\td1\t1\n", "BEIR qrels on their own"),
+        (
+            "results.json",
+            json.dumps([{"input": "Q", "actual_output": "A", "score": 0.5}]),
+            "the results of an eval run",
+        ),
+    ],
+)
+def test_a_file_that_is_not_a_dataset_says_what_it_looks_like(name, data, what):
+    problem = only(check(name, data))
+
+    assert problem.code == shapes.NOT_A_DATASET.code
+    assert problem.message.startswith(f"This looks like {what}")
+
+
+def test_a_json_array_is_never_told_to_be_saved_as_jsonl():
+    result = check("t.json", json.dumps([{"title": "x"}, {"title": "y"}]))
+
+    assert all(".jsonl" not in p.message for p in result.problems)
+
+
+def test_a_guessed_mapping_imports_nothing_until_it_is_given():
+    data = json.dumps([{"problem": "Add 2 and 2.", "solution": "4"}])
+
+    guessed = check("t.json", data)
+    given = check("t.json", data, mapping={"prompt": "problem", "expected": "solution"})
+
+    assert guessed.plan is None
+    assert only(guessed).code == shapes.NEEDS_MAPPING.code
+    assert guessed.mapping.fields == {"prompt": "problem", "expected": "solution"}
+    assert guessed.mapping.sample[0]["expected"] == "4"
+    assert given.plan.tasks[0].expected_text == "4"
+    assert given.mapping.how == "given"
+
+
+def test_a_nested_key_is_mapped_by_its_dotted_path():
+    data = lines({"meta": {"q": "Where?"}, "gold": {"a": "Here"}})
+
+    result = check("t.jsonl", data, mapping={"prompt": "meta.q", "expected": "gold.a"})
+
+    assert (result.plan.tasks[0].prompt, result.plan.tasks[0].expected_text) == ("Where?", "Here")
+
+
+def test_a_mapping_remembered_for_the_shape_is_offered_not_applied():
+    data = json.dumps([{"problem": "P", "solution": "S"}])
+    remembered = {
+        shapes.signature_of(["problem", "solution"]): {"prompt": "solution", "expected": "problem"}
+    }
+
+    result = check("t.json", data, remembered_mappings=remembered)
+
+    assert result.plan is None
+    assert result.mapping.how == "remembered"
+    assert result.mapping.fields == {"prompt": "solution", "expected": "problem"}
+    assert "As you mapped this dataset's last file" in only(result).message
+
+
+def test_our_own_format_is_not_shaped():
+    data = lines({"id": "a", "prompt": "P", "expected": "E"})
+
+    result = check("t.jsonl", data)
+
+    assert result.mapping is None
+    assert result.detected == "JSON Lines, one task per line, UTF-8"
+
+
+def test_a_validator_problem_keeps_its_line_in_a_json_array():
+    data = '[\n{"question": "Q", "answer": "A"},\n{"question": "R", "answer": ""}\n]'
+
+    problem = only(check("t.json", data))
+
+    assert (problem.code, problem.line) == (document.MISSING_EXPECTED_TEXT.code, 3)
