@@ -91,7 +91,8 @@ def _decode(data: Text, name: str) -> str:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise EvalSetError(
-                f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+                f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                file=name,
             ) from exc
     text = data.removeprefix("\ufeff")
     # None of these formats allows a raw NUL; one means a binary file (a spreadsheet saved as
@@ -99,7 +100,8 @@ def _decode(data: Text, name: str) -> str:
     if (nul := text.find("\x00")) != -1:
         raise EvalSetError(
             f"{name} contains a NUL character (at character {nul}); it looks like a binary "
-            "file, not text"
+            "file, not text",
+            file=name,
         )
     return text
 
@@ -108,9 +110,10 @@ def _encode(text: str, name: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise EvalSetError(
-            f"{name}: cannot write {exc.object[exc.start : exc.end]!r}, a lone surrogate that "
-            "UTF-8 cannot hold"
+        raise EvalSetError.at(
+            name,
+            f"cannot write {exc.object[exc.start : exc.end]!r}, a lone surrogate that UTF-8 "
+            "cannot hold",
         ) from exc
 
 
@@ -119,7 +122,7 @@ def _read_bytes(path: str | Path) -> tuple[bytes, str]:
     try:
         return path.read_bytes(), path.name
     except OSError as exc:
-        raise EvalSetError(f"{path.name}: cannot read the file ({exc.strerror or exc})") from exc
+        raise EvalSetError.at(path.name, f"cannot read the file ({exc.strerror or exc})") from exc
 
 
 _WHITESPACE = re.compile(r"\s*")
@@ -140,12 +143,12 @@ def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise EvalSetError(
-                f"{name}, line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+            raise EvalSetError.at(
+                name, f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno
             ) from exc
         except RecursionError as exc:
             line += text.count("\n", counted_to, pos)
-            raise EvalSetError(f"{name}, line {line}: {TOO_DEEP}") from exc
+            raise EvalSetError.at(name, TOO_DEEP, line=line) from exc
         line += text.count("\n", counted_to, pos)
         counted_to = pos
         yield line, value
@@ -170,15 +173,27 @@ def _qtype_value(qtype: object, what: str) -> str:
 
 
 class _Where:
-    """Where in a file a problem is, so every message names it the same way."""
+    """Where in a file a problem is, so every error names it the same way."""
 
-    def __init__(self, name: str, place: str | int) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        line: int | None = None,
+        row: int | None = None,
+        test: int | None = None,
+        item: str | None = None,
+    ) -> None:
         self.name = name
-        self.place = place  # an int is a line number, formatted only if there is a problem
+        self.line = line
+        self.row = row
+        self.test = test
+        self.item = item
 
     def error(self, problem: str) -> EvalSetError:
-        place = f"line {self.place}" if isinstance(self.place, int) else self.place
-        return EvalSetError(f"{self.name}, {place}: {problem}")
+        return EvalSetError.at(
+            self.name, problem, line=self.line, row=self.row, test=self.test, item=self.item
+        )
 
 
 # --- the native JSONL format ----------------------------------------------------------------
@@ -388,7 +403,7 @@ def parse_jsonl_text(text: Text, *, name: str, evalset_id: str | None = None) ->
     items: list[EvalItem] = []
     first_line: dict[str, int] = {}
     for number, (line, value) in enumerate(_iter_json_values(text, name)):
-        where = _Where(name, f"line {line}")
+        where = _Where(name, line=line)
         if not isinstance(value, dict):
             raise where.error(f"expected a JSON object, got {type(value).__name__}")
         if _HEADER_KEY in value:
@@ -408,7 +423,7 @@ def parse_jsonl_text(text: Text, *, name: str, evalset_id: str | None = None) ->
         return EvalSet(
             id=evalset_id or Path(name).stem, source="import", meta={}, items=tuple(items)
         )
-    where = _Where(name, "line 1")
+    where = _Where(name, line=1)
     header_id = _get_str(header, "id", "the header", where, required=True)
     source = _get_str(header, "source", "the header", where, required=False)
     return EvalSet(
@@ -551,7 +566,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
     """
     text = _decode(text, name)
     if not text.strip():
-        raise EvalSetError(f"{name} is empty")
+        raise EvalSetError(f"{name} is empty", file=name)
     rows = None
     try:
         rows = csv.reader(io.StringIO(text, newline=""), delimiter=_pick_delimiter(text))
@@ -570,7 +585,8 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
                     name=name,
                     expected=", ".join(CSV_COLUMN_ALIASES["question"]),
                     found=", ".join(c for c in columns if c) or "(no column names)",
-                )
+                ),
+                file=name,
             )
         items: list[EvalItem] = []
         first_row: dict[str, int] = {}
@@ -578,7 +594,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
         unreadable_meta: list[str] = []
         for cells in rows:
             row = rows.line_num  # physical line where the record ends; 1 is the header
-            where = _Where(name, f"row {row}")
+            where = _Where(name, row=row)
             if not any(cell.strip() for cell in cells):
                 continue
             if any(cell.strip() for cell in cells[len(columns) :]):
@@ -645,7 +661,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
             )
     except csv.Error as exc:
         row = rows.line_num if rows is not None else 1
-        raise EvalSetError(f"{name}, row {row}: unreadable CSV ({exc})") from exc
+        raise EvalSetError.at(name, f"unreadable CSV ({exc})", row=row) from exc
     evalset_meta: dict[str, Any] = {}
     if rows_without_question:
         evalset_meta["rows_skipped"] = {SKIP_ROW_NO_QUESTION: rows_without_question}
@@ -709,7 +725,7 @@ def _parse_qrels(text: str, name: str) -> Iterator[tuple[int, str, str, int | fl
     for line_number, line in enumerate(_LINE_BREAK.split(text), start=1):
         if not line.strip():
             continue
-        where = _Where(name, line_number)
+        where = _Where(name, line=line_number)
         fields = line.split("\t") if by_tabs else line.split()
         if width is None and len(fields) not in (3, 4):
             raise where.error(
@@ -757,7 +773,7 @@ def parse_beir(
     queries: dict[str, tuple[str, dict[str, Any]]] = {}
     first_line: dict[str, int] = {}
     for line, record in _iter_json_values(queries_text, queries_name):
-        where = _Where(queries_name, f"line {line}")
+        where = _Where(queries_name, line=line)
         if not isinstance(record, dict):
             raise where.error(f"expected a JSON object, got {type(record).__name__}")
         # BEIR writes {"_id", "text"}; some exports use {"id", "title"}.
@@ -877,22 +893,22 @@ def parse_legalbench_rag_text(
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise EvalSetError(
-            f"{name}, line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+        raise EvalSetError.at(
+            name, f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno
         ) from exc
     except RecursionError as exc:
-        raise EvalSetError(f"{name}: {TOO_DEEP}") from exc
+        raise EvalSetError.at(name, TOO_DEEP) from exc
     if isinstance(payload, dict):
         if "tests" not in payload:
-            raise EvalSetError(f'{name}: expected {{"tests": [...]}} or a [...] array of tests')
+            raise EvalSetError.at(name, 'expected {"tests": [...]} or a [...] array of tests')
         tests = payload["tests"]
         if not isinstance(tests, list):
-            raise EvalSetError(f'{name}: "tests" must be an array, got {type(tests).__name__}')
+            raise EvalSetError.at(name, f'"tests" must be an array, got {type(tests).__name__}')
     elif isinstance(payload, list):
         tests = payload
     else:
-        raise EvalSetError(
-            f'{name}: expected {{"tests": [...]}} or a [...] array, got {type(payload).__name__}'
+        raise EvalSetError.at(
+            name, f'expected {{"tests": [...]}} or a [...] array, got {type(payload).__name__}'
         )
     corpus = _Corpus(Path(corpus_dir)) if corpus_dir is not None else None
 
@@ -905,7 +921,7 @@ def parse_legalbench_rag_text(
         snippets_skipped[reason] = snippets_skipped.get(reason, 0) + 1
 
     for index, test in enumerate(tests):
-        where = _Where(name, f"test {index}")
+        where = _Where(name, test=index)
         if not isinstance(test, dict):
             raise where.error(f"expected an object, got {type(test).__name__}")
         query = test.get("query")
@@ -917,7 +933,7 @@ def parse_legalbench_rag_text(
         # Files re-serialised by others carry a "query_id"; it is a better id than a position.
         query_id = test.get("query_id")
         item_id = query_id if isinstance(query_id, str) and query_id else f"lb{index}"
-        where = _Where(name, f"test {index} ({item_id})")
+        where = _Where(name, test=index, item=item_id)
         if item_id in used_ids:
             raise where.error(f"the id {item_id!r} is used by an earlier test")
         used_ids.add(item_id)

@@ -26,8 +26,60 @@ class EvalSetError(Exception):
     """An eval set file (or value) that cannot be read or written as asked.
 
     The message always names the file, and the line, row or test when there is one, so it can
-    be shown to the person who supplied the file as it is.
+    be shown to the person who supplied the file as it is. The same parts are attributes for
+    programs, which need not read them back out of the message: `file`, `line`, `row`, `test`
+    (a LegalBench-RAG test's position) and `item` (its id), each None when it does not apply,
+    and `detail`, what is wrong there.
     """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        row: int | None = None,
+        test: int | None = None,
+        item: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+        self.row = row
+        self.test = test
+        self.item = item
+        self.detail = message if detail is None else detail
+
+    @classmethod
+    def at(
+        cls,
+        file: str,
+        detail: str,
+        *,
+        line: int | None = None,
+        row: int | None = None,
+        test: int | None = None,
+        item: str | None = None,
+    ) -> EvalSetError:
+        """The error at a place in a file: `quiz.csv, row 4: the score 'x' is not a number`."""
+        if line is not None:
+            place = f", line {line}"
+        elif row is not None:
+            place = f", row {row}"
+        elif test is not None:
+            place = f", test {test}" + (f" ({item})" if item is not None else "")
+        else:
+            place = ""
+        return cls(
+            f"{file}{place}: {detail}",
+            file=file,
+            line=line,
+            row=row,
+            test=test,
+            item=item,
+            detail=detail,
+        )
 
 
 class QuestionType(StrEnum):

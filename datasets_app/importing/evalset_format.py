@@ -159,8 +159,6 @@ _BOM_CODECS = (
     (b"\xfe\xff", "utf-16"),
 )
 _TESTS_OBJECT = re.compile(r'\A\s*\{\s*"tests"\s*:')
-_TEST = re.compile(r"^test (?P<index>\d+)\b")
-_WHERE = re.compile(r"^, (?:line (?P<line>\d+)|row (?P<row>\d+))(?::\s*|$)")
 
 # --- Detection ---------------------------------------------------------------------------
 
@@ -277,25 +275,20 @@ def error_problem(
     *,
     test_line: Callable[[int], int | None] | None = None,
 ) -> Problem:
-    """The library's error as one problem: its file, line or row, and the rest of its words.
+    """The library's error as one problem: its file, line or row, and what is wrong there.
 
-    `test_line` gives the line of LegalBench-RAG's test N, whose errors name the test only.
+    The file is the one the error names when it is one of `names` (the files handed to the
+    library), else `default_file`. `test_line` gives the line of LegalBench-RAG's test N,
+    whose errors name the test only.
     """
-    message = str(exc)
-    for name in sorted(names, key=len, reverse=True):
-        if message.startswith(name) and message[len(name) : len(name) + 1] in (",", ":"):
-            rest = message[len(name) :]
-            where = _WHERE.match(rest)
-            if where:
-                detail = rest[where.end() :] or message
-                line = int(where["line"]) if where["line"] else None
-                row = int(where["row"]) if where["row"] else None
-                return EVALSET_ERROR.at(name, line=line, row=row, detail=_sentence(detail))
-            detail = rest.lstrip(",: ")
-            test = _TEST.match(detail)
-            line = test_line(int(test["index"])) if test and test_line else None
-            return EVALSET_ERROR.at(name, line=line, detail=_sentence(detail))
-    return EVALSET_ERROR.at(default_file, detail=_sentence(message))
+    file = exc.file if exc.file in names else default_file
+    detail = exc.detail
+    line = exc.line
+    if exc.test is not None and exc.line is None and exc.row is None:
+        item = f" ({exc.item})" if exc.item is not None else ""
+        detail = f"test {exc.test}{item}: {detail}"
+        line = test_line(exc.test) if test_line else None
+    return EVALSET_ERROR.at(file, line=line, row=exc.row, detail=_sentence(detail))
 
 
 def _sentence(text: str) -> str:
