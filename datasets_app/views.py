@@ -27,7 +27,7 @@ from datasets_app.forms import (
     SettingsEditor,
     TaskEditor,
 )
-from datasets_app.importing import columns, starters
+from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import limits_for_people
 from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
 
@@ -505,7 +505,12 @@ def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResp
 
 def help_files(request: HtmxHttpRequest) -> HttpResponse:
     """What a dataset file holds: formats, CSV columns and their accepted spellings, limits."""
-    context = {"columns": columns.COLUMNS, "limits": limits_for_people()}
+    context = {
+        "columns": columns.COLUMNS,
+        "limits": limits_for_people(),
+        "fields": aliases.FIELDS,
+        "shapes": shapes.SHAPES,
+    }
     return render(request, "datasets_app/help_files.html", context)
 
 

@@ -154,3 +154,18 @@ def test_another_persons_upload_cannot_be_mapped(client, other_user, user, make_
     assert response.status_code == 404
     upload.refresh_from_db()
     assert upload.mapping == {}
+
+
+def test_the_help_page_lists_the_one_list_of_names_and_the_shapes(auth_client):
+    from django.utils.html import escape
+
+    from datasets_app.importing import aliases, shapes
+
+    page = auth_client.get(reverse("datasets_app:help_files")).content.decode()
+
+    for field in aliases.FIELDS:
+        for spelling in field.spellings:
+            assert f"<code>{escape(spelling)}</code>" in page
+    for shape in shapes.SHAPES:
+        assert escape(shape.name) in page
+    assert "--map prompt=question" in page
