@@ -31,11 +31,12 @@ worker: install
 	$(BIN)/celery -A contextevals worker --beat --loglevel=info
 
 # Debian's chromium for the browser tests (pip's Playwright browser download does not work
-# on machines without internet).
+# on machines without internet), and nginx, the web process's front (scripts/web.py), which
+# the deploy tests start.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@{ command -v chromium && { command -v nginx || test -x /usr/sbin/nginx; }; } >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium nginx; }
 
 lint: install
 	$(BIN)/ruff check .

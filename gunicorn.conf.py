@@ -1,5 +1,8 @@
 """gunicorn's settings (it reads this file from the working directory).
 
+The Procfile's web process (scripts/web.py) runs gunicorn behind nginx, on a Unix socket:
+gunicorn's threads read each request themselves, so a client sending slowly would hold one.
+
 Threads: a dialog polls its check or import every second and an upload can be slow to
 arrive, so each worker process serves several requests at once; a short check then no
 longer waits in line behind a long import. Processes: WEB_CONCURRENCY, two by default, one

@@ -1,16 +1,22 @@
 """Deployable as the README says (issue 15): DEBUG=0 on 127.0.0.1, as the Procfile runs it.
 
 gunicorn alone serves the app's pages and the admin with their stylesheets (whitenoise,
-compressed files under hashed names) and every security header, in a real Chromium.
+compressed files under hashed names) and every security header, in a real Chromium. The
+Procfile's web process (nginx in front of gunicorn) keeps serving while slow clients
+trickle their headers, and refuses a body too large for its path before reading it. These
+start real servers, so they run once, with the browser tests.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import socket
 import urllib.request
 
 import pytest
 
+from scripts.slow_clients import measure
 from tests import deployed
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -37,6 +43,15 @@ def production(tmp_path_factory):
 def gunicorn_alone(production):
     folder, env = production
     with deployed.serving(env, front=False, log=folder / "gunicorn.log") as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def procfile_web(production):
+    if not (shutil.which("nginx") or shutil.which("/usr/sbin/nginx")):
+        pytest.fail("nginx is not installed; run `make test`, which installs it.")
+    folder, env = production
+    with deployed.serving(env, front=True, log=folder / "web.log") as base:
         yield base
 
 
@@ -104,3 +119,57 @@ def test_static_files_are_compressed_and_cached_for_a_year(gunicorn_alone):
         assert response.headers["Content-Encoding"] == "gzip"
         assert "max-age=315360000" in response.headers["Cache-Control"]
         assert "immutable" in response.headers["Cache-Control"]
+
+
+def _raw(base: str, request: bytes) -> bytes:
+    """Send `request` as it is and return the answer's first line and headers."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return answer
+
+
+def _post_headers(path: str, **headers: str) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "X-Forwarded-Proto: https"]
+    lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def test_a_chunked_body_without_a_length_is_refused_with_411_by_gunicorn_alone(gunicorn_alone):
+    request = _post_headers("/accounts/login/", Transfer_Encoding="chunked")
+    answer = _raw(gunicorn_alone, request + b"5\r\nab=cd\r\n0\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 411 "), answer[:200]
+    assert b"frame-ancestors 'none'" in answer
+
+
+def test_a_large_body_is_refused_before_it_is_read(gunicorn_alone, procfile_web):
+    # Only the headers are sent: the answer comes without waiting for 600 MiB.
+    big = str(600 * 1024 * 1024)
+    for base in (gunicorn_alone, procfile_web):
+        answer = _raw(base, _post_headers("/accounts/login/", Content_Length=big))
+        assert answer.startswith(b"HTTP/1.1 413 "), (base, answer[:200])
+    # Behind the front, a form's path takes far less than an upload's: 5 MiB is refused on
+    # the login page, and passed on where a file is chosen (to the app, whose CSRF check
+    # turns this anonymous POST away).
+    body = b"x" * (5 * 1024 * 1024)
+    length = str(len(body))
+    answer = _raw(procfile_web, _post_headers("/accounts/login/", Content_Length=length) + body)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    upload = _post_headers("/datasets/new/check/", Content_Length=length) + body
+    answer = _raw(procfile_web, upload)
+    assert answer.startswith(b"HTTP/1.1 403 "), answer[:200]
+
+
+def test_slow_clients_do_not_hold_the_procfile_web_process(procfile_web):
+    # 32 connections send their headers a byte every half second for 30 s. With gunicorn
+    # alone (2 workers x 4 threads) a GET then waits about 28 s for them
+    # (scripts/slow_clients.py --gunicorn); nginx takes the slow ones itself.
+    took, connected = measure(procfile_web, clients=32, hold=30, timeout=15)
+    assert connected == 32
+    assert took is not None, "a GET got no answer while slow clients trickled"
