@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django import forms
+from django.utils.functional import cached_property
 
 from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
 from datasets_app.importing.document import validate_document
@@ -12,7 +13,47 @@ from datasets_app.importing.spec import Problem, Verifier, nowhere
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
 
 
-class DatasetForm(forms.ModelForm):
+def _as_shown(text: str) -> str:
+    # A browser posts every line break of a textarea as CRLF, and text fields strip the
+    # ends of what they read: the same text, as far as the person can tell.
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+class KeepsShownText:
+    """Text posted back as it was shown keeps its stored value, byte for byte.
+
+    An unchanged save must change nothing, but a browser sends each line break as CRLF and
+    CharField strips the ends: without this, saving a prompt untouched would rewrite its
+    line breaks and drop its trailing newline. A text field whose posted value is the one
+    shown (line breaks and ends aside) keeps its initial value and does not count as changed.
+    """
+
+    def _shown_unchanged(self, name: str) -> bool:
+        field = self.fields[name]
+        if not isinstance(field, forms.CharField):
+            return False
+        bound = self[name]
+        initial, data = bound.initial, bound.data
+        return (
+            isinstance(initial, str)
+            and isinstance(data, str)
+            and (_as_shown(data) == _as_shown(initial))
+        )
+
+    @cached_property
+    def changed_data(self) -> list[str]:
+        changed = super().changed_data  # type: ignore[misc]
+        return [name for name in changed if not self._shown_unchanged(name)]
+
+    def clean(self):
+        cleaned = super().clean()  # type: ignore[misc]
+        for name in list(cleaned):
+            if name in self.fields and self._shown_unchanged(name):
+                cleaned[name] = self[name].initial
+        return cleaned
+
+
+class DatasetForm(KeepsShownText, forms.ModelForm):
     class Meta:
         model = Dataset
         fields = ["name", "description"]
@@ -186,7 +227,7 @@ def verifier_from(data: dict, prefix: str) -> dict | None:
     )
 
 
-class CriterionForm(forms.Form):
+class CriterionForm(KeepsShownText, forms.Form):
     criterion_id = forms.CharField(label="Id", max_length=200, required=False)
     text = forms.CharField(label="Criterion", widget=forms.Textarea(attrs={"rows": 2}))
     weight = forms.FloatField(label="Weight", required=False, help_text="Blank counts as 1.")
@@ -222,7 +263,7 @@ class CriterionForm(forms.Form):
 CriterionFormSet = forms.formset_factory(CriterionForm, extra=1, can_delete=True, max_num=200)
 
 
-class TaskForm(forms.Form):
+class TaskForm(KeepsShownText, forms.Form):
     task_id = forms.CharField(label="Id", max_length=200)
     name = forms.CharField(max_length=300, required=False)
     prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}))
@@ -276,14 +317,18 @@ class DatasetSettingsForm(DatasetForm):
         ):
             for name, field in verifier_fields(label).items():
                 self.fields[f"{prefix}_{name}"] = field
-        if self.instance and self.instance.pk and not self.is_bound:
-            settings = self.instance.settings or {}
-            for prefix, key in SETTINGS_KEYS:
-                self.initial.update(verifier_initial(settings.get(key), prefix))
+        # Also when bound: a posted value is compared with what the form showed.
+        settings = self.instance.settings or {}
+        for prefix, key in SETTINGS_KEYS:
+            self.initial.update(verifier_initial(settings.get(key), prefix))
 
     def settings_document(self) -> dict:
         data = self.cleaned_data
-        settings = {}
+        # Keys this form does not show (set in the admin, say) are kept as they are.
+        known = {key for _prefix, key in SETTINGS_KEYS}
+        settings = {
+            key: value for key, value in (self.instance.settings or {}).items() if key not in known
+        }
         for prefix, key in SETTINGS_KEYS:
             verifier = verifier_from(data, prefix)
             if verifier:
@@ -297,10 +342,12 @@ def criteria_formset(data=None, *, criteria=(), prefix: str = "criteria") -> for
 
 
 def criteria_documents(formset: forms.BaseFormSet) -> list[dict]:
+    """Every criterion the formset holds, changed or not: an untouched criterion is still
+    data. Only the empty form for adding one (left empty) and deleted ones are skipped."""
     return [
         form.to_document()
         for form in formset.forms
-        if form.has_changed() and form.cleaned_data and not form.cleaned_data.get("DELETE")
+        if form.cleaned_data and not form.cleaned_data.get("DELETE")
     ]
 
 

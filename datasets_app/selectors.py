@@ -257,7 +257,8 @@ def _task_places(
 # --- The dataset as the checker's plan (export, snapshots, diffs) ---------------------------
 
 
-def _criterion_spec(criterion: Criterion) -> CriterionSpec:
+def criterion_spec(criterion: Criterion) -> CriterionSpec:
+    """One criterion as the checker's plan describes it."""
     return CriterionSpec(
         id=criterion.criterion_id,
         criterion=criterion.text,
@@ -289,7 +290,7 @@ def task_spec(task: Task) -> TaskSpec:
         prompt=task.prompt,
         expected_text=task.expected_text or None,
         expected_verifier=Verifier.from_json(task.expected_verifier),
-        criteria=tuple(_criterion_spec(c) for c in task.criteria.all()),
+        criteria=tuple(criterion_spec(c) for c in task.criteria.all()),
         input_files=tuple(_file_spec(f) for f in files if f.role == TaskFile.Role.INPUT),
         expected_files=tuple(_file_spec(f) for f in files if f.role == TaskFile.Role.EXPECTED),
         evidence=task.evidence or {},
@@ -305,36 +306,21 @@ def dataset_spec(*, dataset: Dataset, tasks: Iterable[Task] | None = None) -> Da
         description=dataset.description,
         settings=dataset.settings or {},
         criteria=tuple(
-            _criterion_spec(c) for c in dataset.criteria.filter(task__isnull=True, archived=False)
+            criterion_spec(c) for c in dataset.criteria.filter(task__isnull=True, archived=False)
         ),
         tasks=tuple(task_spec(t) for t in tasks),
     )
 
 
 def version_spec(version: Version) -> DatasetSpec:
-    """What a version holds: its frozen tasks, and its snapshot's settings and criteria."""
-    snapshot = version.snapshot or {}
-    tasks = version.tasks.order_by("position", "pk").prefetch_related("criteria", "files")
-    return DatasetSpec(
-        name=snapshot.get("name", version.dataset.name),
-        description=snapshot.get("description", ""),
-        settings=snapshot.get("settings", {}),
-        criteria=tuple(
-            CriterionSpec(
-                id=c["id"],
-                criterion=c["criterion"],
-                weight=c.get("weight", 1),
-                verifier=Verifier.from_json(c.get("verifier")),
-            )
-            for c in snapshot.get("criteria", [])
-        ),
-        tasks=tuple(task_spec(t) for t in tasks),
-    )
+    """What a version froze: its snapshot, whatever happened to the tasks since (an edit in
+    the admin included). Downloads and the version page read this, never the live rows."""
+    return json_format.from_document(version.snapshot or {})
 
 
 def shared_criteria_documents(dataset: Dataset) -> list[dict[str, Any]]:
     """The dataset's criteria for every task as the .json format writes them."""
-    spec = DatasetSpec(criteria=tuple(_criterion_spec(c) for c in dataset_criteria(dataset)))
+    spec = DatasetSpec(criteria=tuple(criterion_spec(c) for c in dataset_criteria(dataset)))
     return json_format.to_document(spec).get("criteria", [])
 
 
@@ -367,7 +353,7 @@ def unsaved_changes(dataset: Dataset) -> bool:
     current = json_format.to_document(
         DatasetSpec(
             settings=dataset.settings or {},
-            criteria=tuple(_criterion_spec(c) for c in dataset_criteria(dataset)),
+            criteria=tuple(criterion_spec(c) for c in dataset_criteria(dataset)),
         )
     )
     snapshot = version.snapshot or {}

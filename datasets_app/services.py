@@ -645,25 +645,62 @@ def dataset_create_with_file(
 # --- Editing tasks and settings by hand -----------------------------------------------------
 
 
+def task_unchanged(task: Task, spec: TaskSpec) -> bool:
+    """Whether `spec` says what the task already holds (the task form carries no files and
+    no retrieval evidence, so those are the task's own)."""
+    current = selectors.task_spec(task)
+    return (
+        replace(
+            spec,
+            input_files=current.input_files,
+            expected_files=current.expected_files,
+            evidence=current.evidence,
+        )
+        == current
+    )
+
+
+def task_keep_saved_copy(*, task: Task) -> Task:
+    """Before a saved task changes: an archived copy of it takes its place in the versions
+    and runs that hold it, so that they keep what they graded, and the task becomes a draft
+    (so the dataset offers its next Save as vN). Returns the copy.
+
+    The one way a saved task is changed, by the task form and the admin alike.
+    """
+    copy = Task.objects.get(pk=task.pk)
+    criteria, files = list(copy.criteria.all()), list(copy.files.all())
+    copy.pk = None
+    copy.state = TaskState.ARCHIVED
+    copy.save()
+    for row in (*criteria, *files):
+        row.pk = None
+        row.task = copy
+    Criterion.objects.bulk_create(criteria)
+    TaskFile.objects.bulk_create(files)
+    Version.tasks.through.objects.filter(task_id=task.pk).update(task_id=copy.pk)
+    RunResult.objects.filter(task_id=task.pk).update(task_id=copy.pk)
+    Task.objects.filter(pk=task.pk).update(state=TaskState.DRAFT, updated_at=timezone.now())
+    task.state = TaskState.DRAFT
+    return copy
+
+
 @transaction.atomic
 def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
-    """Create a task or save an edit of one, as a draft.
+    """Create a task or save an edit of one, as a draft; saving it unchanged changes nothing.
 
-    Editing a saved task does not touch it: the saved task is archived (a version and the
-    runs that graded it keep pointing at it) and a draft copy takes its place, files and all.
+    Editing a saved task does not touch what was saved: an archived copy keeps its place in
+    the versions and runs that hold it (`task_keep_saved_copy`), and the task becomes a draft.
     """
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
-    files: list[TaskFile] = []
     if task is None:
         position = (dataset.tasks.live().aggregate(n=Max("position"))["n"] or -1) + 1
         draft = Task(dataset=dataset, position=position)
-    elif task.state == TaskState.SAVED:
-        files = list(task.files.all())
-        task.state = TaskState.ARCHIVED
-        task.save(update_fields=["state", "updated_at"])
-        draft = Task(dataset=dataset, position=task.position, evidence=task.evidence)
     else:
-        draft = task
+        draft = Task.objects.prefetch_related("criteria", "files").get(pk=task.pk)
+        if task_unchanged(draft, spec):
+            return draft
+        if draft.state == TaskState.SAVED:
+            task_keep_saved_copy(task=draft)
         draft.criteria.all().delete()
     draft.task_id = spec.id
     draft.name = spec.name
@@ -677,10 +714,6 @@ def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
         _criterion_row(dataset, draft, position=position, spec=criterion)
         for position, criterion in enumerate(spec.criteria)
     )
-    for task_file in files:
-        task_file.pk = None
-        task_file.task = draft
-    TaskFile.objects.bulk_create(files)
     return draft
 
 
@@ -711,7 +744,18 @@ def dataset_settings_update(
     settings: dict[str, Any],
     criteria: list[CriterionSpec],
 ) -> Dataset:
-    """Save the settings form: name, description, verifier defaults, criteria for every task."""
+    """Save the settings form: name, description, verifier defaults, criteria for every task.
+
+    Saved unchanged, it changes nothing (the criteria keep their rows).
+    """
+    current = [selectors.criterion_spec(c) for c in selectors.dataset_criteria(dataset)]
+    if (name, description, settings, list(criteria)) == (
+        dataset.name,
+        dataset.description,
+        dataset.settings or {},
+        current,
+    ):
+        return dataset
     dataset_update(dataset=dataset, name=name, description=description, settings=settings)
     dataset.criteria.filter(task__isnull=True, archived=False).update(archived=True)
     Criterion.objects.bulk_create(

@@ -96,12 +96,13 @@ def test_editing_a_saved_task_makes_a_draft_and_the_version_keeps_the_old_one(
     assert "Your edit becomes a draft" in page and "Prompt 1" in page
 
     auth_client.post(url, task_form(task_id="t1", prompt="Prompt 1, clearer", expected_text="A1"))
-    saved.refresh_from_db()
     draft = dataset.tasks.live().get(task_id="t1")
-    assert saved.state == TaskState.ARCHIVED and saved.prompt == "Prompt 1"
+    assert draft.pk == saved.pk, "the task page stays where it was"
     assert draft.state == TaskState.DRAFT and draft.prompt == "Prompt 1, clearer"
-    assert draft.position == saved.position
-    assert run.results.get().task == saved
+    kept = version.tasks.get(task_id="t1")
+    assert kept.state == TaskState.ARCHIVED and kept.prompt == "Prompt 1"
+    assert kept.position == draft.position
+    assert run.results.get().task == kept
     assert version.snapshot["tasks"][0]["prompt"] == "Prompt 1"
     page = auth_client.get(dataset.get_absolute_url()).content.decode()
     assert "Save as v2" in page

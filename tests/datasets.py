@@ -1,0 +1,91 @@
+"""Datasets for view tests, made the way a person makes them: a file imported through the
+import dialog's views. And the whole of what a dataset holds, to compare before and after.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from datasets_app.importing import zip_format
+from datasets_app.importing.spec import DatasetSpec, FileSpec
+from datasets_app.models import Dataset, Upload
+
+
+def file_bytes(attached: FileSpec) -> bytes:
+    """The bytes a generated zip holds for an attached file (different per path)."""
+    return f"contents of {attached.path}\n".encode() * 3
+
+
+def spec_zip(spec: DatasetSpec) -> bytes:
+    """`spec` as a .zip with a dataset.json and the bytes of every file it attaches."""
+    out = io.BytesIO()
+    zip_format.write(spec, out, open_file=lambda attached: io.BytesIO(file_bytes(attached)))
+    return out.getvalue()
+
+
+def import_file(client, dataset: Dataset, name: str, data: bytes, *, mode: str = "add") -> Upload:
+    """Choose the file in the import dialog and click Import, as a person would.
+
+    The rate limits count in the cache: a property test imports many files a minute.
+    """
+    cache.clear()
+    client.post(
+        reverse("datasets_app:import_check", args=[dataset.pk]),
+        {"file": SimpleUploadedFile(name, data), "mode": mode},
+    )
+    upload = Upload.objects.filter(dataset=dataset).latest("pk")
+    assert upload.result.get("ok"), upload.result.get("problems")
+    client.post(
+        reverse("datasets_app:import_commit", args=[dataset.pk, upload.key]), {"mode": mode}
+    )
+    upload.refresh_from_db()
+    assert upload.state == Upload.State.IMPORTED, upload.error
+    return upload
+
+
+def dataset_state(dataset: Dataset) -> dict[str, Any]:
+    """Everything a person saved in the dataset, with row ids: equal means untouched."""
+    dataset = Dataset.objects.get(pk=dataset.pk)
+
+    def criteria(rows) -> list[tuple]:
+        return [
+            (c.pk, c.criterion_id, c.text, c.weight, c.verifier, c.position, c.archived)
+            for c in rows
+        ]
+
+    tasks = []
+    for task in dataset.tasks.order_by("pk").prefetch_related("criteria", "files"):
+        files = [
+            (f.pk, f.role, f.name, f.file.name, f.url, f.size, f.sha256, f.position)
+            for f in task.files.all()
+        ]
+        tasks.append(
+            {
+                "pk": task.pk,
+                "id": task.task_id,
+                "name": task.name,
+                "prompt": task.prompt,
+                "expected": (task.expected_text, task.expected_verifier),
+                "state": task.state,
+                "position": task.position,
+                "evidence": task.evidence,
+                "criteria": criteria(task.criteria.all()),
+                "files": files,
+                "versions": sorted(task.versions.values_list("number", flat=True)),
+            }
+        )
+    return {
+        "name": dataset.name,
+        "description": dataset.description,
+        "settings": dataset.settings,
+        "owner": dataset.owner_id,
+        "shared_with": sorted(dataset.shared_with.values_list("pk", flat=True)),
+        "criteria": criteria(dataset.criteria.filter(task__isnull=True).order_by("pk")),
+        "tasks": tasks,
+        "versions": list(dataset.versions.order_by("number").values_list("number", "snapshot")),
+    }
