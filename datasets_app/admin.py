@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
-from django.db import models
+from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from datasets_app import services
+from datasets_app.forms import KeepsShownText
 from datasets_app.models import (
     Criterion,
     Dataset,
@@ -16,15 +18,38 @@ from datasets_app.models import (
     SiteSettings,
     Task,
     TaskFile,
+    TaskState,
     Upload,
     Version,
 )
+
+
+class AdminForm(KeepsShownText, forms.ModelForm):
+    """The admin's forms keep text posted back as shown, like the app's (an unchanged save
+    changes nothing)."""
+
+
+SAVED_ONLY_BY_A_VERSION = (
+    "A task becomes Saved only when its dataset is saved as a version (Save as vN). This "
+    "task is in no version: leave it a draft."
+)
+
+
+class TaskAdminForm(AdminForm):
+    def clean_state(self) -> str:
+        state = self.cleaned_data["state"]
+        task = self.instance
+        in_a_version = task.pk is not None and task.versions.exists()
+        if state == TaskState.SAVED and not in_a_version and task.state != TaskState.SAVED:
+            raise forms.ValidationError(SAVED_ONLY_BY_A_VERSION)
+        return state
 
 
 class DatasetCriterionInline(admin.TabularInline):
     """The dataset's criteria for every task."""
 
     model = Criterion
+    form = AdminForm
     fk_name = "dataset"
     fields = ("criterion_id", "text", "weight", "verifier", "position", "archived")
     extra = 0
@@ -37,6 +62,7 @@ class DatasetCriterionInline(admin.TabularInline):
 
 class TaskCriterionInline(admin.TabularInline):
     model = Criterion
+    form = AdminForm
     fk_name = "task"
     fields = ("criterion_id", "text", "weight", "verifier", "position")
     extra = 0
@@ -44,6 +70,7 @@ class TaskCriterionInline(admin.TabularInline):
 
 class TaskFileInline(admin.TabularInline):
     model = TaskFile
+    form = AdminForm
     # A link typed without a scheme means https (task links must be; Django 6's default).
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fields = ("role", "name", "file", "url", "size", "sha256")
@@ -66,6 +93,7 @@ def save_as_next_version(
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
+    form = AdminForm
     list_display = ("name", "owner", "updated_at")
     search_fields = ("name", "description")
     list_select_related = ("owner",)
@@ -77,12 +105,43 @@ class DatasetAdmin(admin.ModelAdmin):
 
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
+    """A task's page. Saved tasks are what versions and runs hold: changing one here goes
+    the app's way (`services.task_keep_saved_copy`), so the versions keep it as saved and
+    the task becomes a draft for the next Save as vN."""
+
+    form = TaskAdminForm
     list_display = ("task_id", "name", "dataset", "state", "position", "updated_at")
     list_filter = ("state", "dataset")
     search_fields = ("task_id", "name", "prompt")
     list_select_related = ("dataset",)
     inlines = [TaskCriterionInline, TaskFileInline]
     readonly_fields = ("created_at", "updated_at")
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        # The copy for the versions, the task and its criteria and files: all or nothing.
+        with transaction.atomic():
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def save_model(self, request: HttpRequest, obj: Task, form, change: bool) -> None:
+        # Archiving a saved task (its State alone) is removing it, as the app does: no copy.
+        changes_it = set(form.changed_data) - {"state"} or obj.state == TaskState.DRAFT
+        if change and changes_it and self._keep_saved_copy(obj) and obj.state == TaskState.SAVED:
+            obj.state = TaskState.DRAFT
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        if change and any(formset.has_changed() for formset in formsets):
+            self._keep_saved_copy(form.instance)
+        super().save_related(request, form, formsets, change)
+
+    @staticmethod
+    def _keep_saved_copy(task: Task) -> bool:
+        """Before a saved task changes, its versions and runs get their own copy of it."""
+        saved = Task.objects.filter(pk=task.pk, state=TaskState.SAVED).first()
+        if saved is None:
+            return False
+        services.task_keep_saved_copy(task=saved)
+        return True
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
         # A task's criteria belong to the task's dataset too.

@@ -39,6 +39,7 @@ from datasets_app.importing.spec import (
     Problem,
     Rule,
     TaskSpec,
+    Verifier,
     field_path,
 )
 
@@ -497,3 +498,44 @@ def write(spec: DatasetSpec) -> bytes:
     """The plan as a .json dataset file (indented, UTF-8) that reads back as the same plan."""
     text = json.dumps(to_document(spec), indent=2, ensure_ascii=False, allow_nan=False)
     return (text + "\n").encode("utf-8")
+
+
+def _file_from(data: dict[str, Any]) -> FileSpec:
+    return FileSpec(name=data["name"], path=data.get("path"), url=data.get("url"))
+
+
+def _criterion_from(data: dict[str, Any]) -> CriterionSpec:
+    return CriterionSpec(
+        id=data["id"],
+        criterion=data["criterion"],
+        weight=float(data.get("weight", 1)),
+        verifier=Verifier.from_json(data.get("verifier")),
+    )
+
+
+def from_document(document: dict[str, Any]) -> DatasetSpec:
+    """The plan `to_document` wrote, back: for our own records (a version's snapshot), which
+    were checked when they were written, so nothing is checked again."""
+    tasks = []
+    for task in document.get("tasks", []):
+        expected = task.get("expected") or {}
+        tasks.append(
+            TaskSpec(
+                id=task["id"],
+                name=task.get("name", ""),
+                prompt=task["prompt"],
+                expected_text=expected.get("text"),
+                expected_verifier=Verifier.from_json(expected.get("verifier")),
+                criteria=tuple(_criterion_from(c) for c in task.get("criteria", [])),
+                input_files=tuple(_file_from(f) for f in task.get("inputFiles", [])),
+                expected_files=tuple(_file_from(f) for f in task.get("expectedFiles", [])),
+                evidence=task.get("evidence") or {},
+            )
+        )
+    return DatasetSpec(
+        name=document.get("name", ""),
+        description=document.get("description", ""),
+        settings=dict(document.get("settings") or {}),
+        criteria=tuple(_criterion_from(c) for c in document.get("criteria", [])),
+        tasks=tuple(tasks),
+    )
