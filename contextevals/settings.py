@@ -63,6 +63,8 @@ INSTALLED_APPS = [
     "csp",
     "django_ratelimit",
     "axes",
+    # django-ninja's own templates and static files: the API docs page, served from here.
+    "ninja",
     "datasets_app",
 ]
 

@@ -1,4 +1,4 @@
-"""The project's URLs: accounts, the admin and the datasets app."""
+"""The project's URLs: accounts, the admin, the HTTP API and the datasets app."""
 
 from django.conf import settings
 from django.contrib import admin
@@ -8,6 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
+
+
+from datasets_app import api
 
 # Password reset mails a link: without email configured (EMAIL_HOST), its pages would say
 # "sent" and send nothing, so they are not served at all.
@@ -36,5 +39,6 @@ urlpatterns = [
     path("favicon.ico", favicon),
     path("accounts/", include(account_urls)),
     path("admin/", admin.site.urls),
+    *api.urlpatterns,
     path("", include("datasets_app.urls")),
 ]

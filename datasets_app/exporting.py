@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404
+from django.utils.text import get_valid_filename
 
 from datasets_app.importing import csv_format, evalset_format, json_format, xlsx_format, zip_format
 from datasets_app.importing.spec import DatasetSpec, FileSpec
@@ -77,3 +79,17 @@ def export_warnings(spec: DatasetSpec) -> dict[str, list[str]]:
         "xlsx": xlsx_format.write(spec)[1],
         "evalset": evalset_format.export_warnings(spec),
     }
+
+
+def export_response(spec: DatasetSpec, slug: str, stem: str) -> FileResponse:
+    """The export as a download named `<stem>.<extension>`; 404 for a format we don't have."""
+    fmt = export_format(slug)
+    if fmt is None:
+        raise Http404
+    stream, _warnings = export(spec, fmt)
+    return FileResponse(
+        stream,
+        as_attachment=True,
+        filename=f"{get_valid_filename(stem) or 'dataset'}.{fmt.extension}",
+        content_type=fmt.content_type,
+    )

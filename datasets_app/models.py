@@ -7,6 +7,7 @@ A task is a *draft* until its dataset is saved, then *saved*; replacing a datase
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import timedelta
 
@@ -328,3 +329,55 @@ class Upload(models.Model):
     @property
     def is_expired(self) -> bool:
         return timezone.now() >= self.expires_at
+
+
+class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
+    def active(self) -> ApiTokenQuerySet:
+        """Tokens that still open the API: not revoked, not expired."""
+        now = timezone.now()
+        return self.filter(revoked_at__isnull=True).filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+        )
+
+
+class ApiToken(models.Model):
+    """A personal token for the HTTP API: it can do what its owner can, nothing more, and
+    opens the API only (never the pages).
+
+    The token itself is shown once, when it is made; only its SHA-256 is kept. A token is
+    32 random bytes, so a fast hash is enough: there is nothing to guess a word list
+    against, and looking one up stays a single indexed query per request.
+    """
+
+    user = models.ForeignKey(
+        project_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    # The token's first characters, so that a person can tell their tokens apart.
+    prefix = models.CharField(max_length=16)
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def digest_of(secret: str) -> str:
+        return hashlib.sha256(secret.encode()).hexdigest()
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at is not None and timezone.now() >= self.expires_at
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None and not self.is_expired

@@ -22,6 +22,7 @@ from datasets_app.importing.spec import (
     Verifier,
 )
 from datasets_app.models import (
+    ApiToken,
     Criterion,
     Dataset,
     ImportMode,
@@ -374,3 +375,35 @@ def unfinished_upload(*, user: AbstractBaseUser, dataset: Dataset) -> Upload | N
     ready = latest.state == Upload.State.CHECKED and latest.result.get("ok")
     in_progress = latest.state in (Upload.State.CHECKING, Upload.State.IMPORTING)
     return latest if ready or in_progress else None
+
+
+def api_token_for(secret: str) -> ApiToken | None:
+    """The token row a secret names (active or not: the API says which), with its owner."""
+    return (
+        ApiToken.objects.select_related("user")
+        .filter(digest=ApiToken.digest_of(secret), user__is_active=True)
+        .first()
+    )
+
+
+def api_tokens_of(user: AbstractBaseUser) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user)
+
+
+def task_visible(user: AbstractBaseUser, pk: int) -> Task:
+    """A task of a dataset the person may see, with its criteria and files; 404 otherwise."""
+    tasks = Task.objects.filter(dataset__in=datasets_for(user)).select_related("dataset")
+    return get_object_or_404(tasks.prefetch_related("criteria", "files"), pk=pk)
+
+
+def upload_of(user: AbstractBaseUser, key: Any) -> Upload:
+    """An upload of this person's (404 for anyone else's)."""
+    return get_object_or_404(Upload.objects.select_related("dataset"), key=key, owner=user)
+
+
+def tasks_from_upload(upload: Upload) -> QuerySet[Task]:
+    """The live tasks an imported upload created (by the ids its file gave them)."""
+    if upload.state != Upload.State.IMPORTED or upload.dataset_id is None:
+        return Task.objects.none()
+    ids = [task["id"] for task in (upload.result or {}).get("tasks", [])]
+    return Task.objects.filter(dataset_id=upload.dataset_id, task_id__in=ids).live()

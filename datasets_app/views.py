@@ -13,7 +13,6 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
-from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
@@ -158,7 +157,7 @@ def _mode(value: str | None) -> str:
 
 def _upload_for(request: HttpRequest, key: str, dataset: Dataset | None = None) -> Upload:
     """An upload of this person's (404 for anyone else's), fresh from the database."""
-    upload = get_object_or_404(Upload, key=key, owner=request.user)
+    upload = selectors.upload_of(request.user, key)
     if dataset is not None and upload.dataset_id != dataset.pk:
         raise Http404
     return upload
@@ -469,24 +468,13 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
     return render(request, "datasets_app/version_detail.html", context)
 
 
-def _export_response(spec, slug: str, stem: str) -> HttpResponse:
-    fmt = exporting.export_format(slug)
-    if fmt is None:
-        raise Http404
-    stream, _warnings = exporting.export(spec, fmt)
-    return FileResponse(
-        stream,
-        as_attachment=True,
-        filename=f"{get_valid_filename(stem) or 'dataset'}.{fmt.extension}",
-        content_type=fmt.content_type,
-    )
-
-
 @require_GET
 def version_export(request: HtmxHttpRequest, pk: int, number: int, fmt: str):
     dataset = selectors.dataset_for(request.user, pk)
     version = selectors.version_for(dataset, number)
-    return _export_response(selectors.version_spec(version), fmt, f"{dataset.name}-{version.label}")
+    return exporting.export_response(
+        selectors.version_spec(version), fmt, f"{dataset.name}-{version.label}"
+    )
 
 
 def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResponse:
@@ -494,7 +482,7 @@ def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResp
     dataset = selectors.dataset_for(request.user, pk)
     spec = selectors.dataset_spec(dataset=dataset)
     if fmt:
-        return _export_response(spec, fmt, dataset.name)
+        return exporting.export_response(spec, fmt, dataset.name)
     context = {
         "dataset": dataset,
         "formats": exporting.EXPORT_FORMATS,

@@ -1,0 +1,69 @@
+"""Who is calling: a personal API token sent as `Authorization: Bearer <token>`.
+
+Only a token opens the API; a session cookie does not (so CSRF does not apply here), and a
+token opens no page. The token's owner becomes `request.user`, so everything after this
+(which datasets they see, their rate limits) is the same rule the pages follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.utils import formats
+from ninja.security import HttpBearer
+
+from datasets_app import selectors, services
+from datasets_app.api.errors import ApiError, error_response
+from datasets_app.models import ApiToken
+
+REVOKED = "This API token was revoked. Make a new one on your API tokens page."
+EXPIRED = "This API token expired on {date}. Make a new one on your API tokens page."
+UNKNOWN = "This API token is not one we know. Check it was copied whole."
+
+
+def _refusal(token: ApiToken | None) -> ApiError | None:
+    if token is None:
+        return ApiError(401, "unauthorized", UNKNOWN)
+    if token.revoked_at is not None:
+        return ApiError(401, "token_revoked", REVOKED)
+    if token.is_expired:
+        date = formats.date_format(token.expires_at, "DATETIME_FORMAT")
+        return ApiError(401, "token_expired", EXPIRED.format(date=date))
+    return None
+
+
+class TokenAuth(HttpBearer):
+    """Bearer tokens: the owner of an active token is the request's user."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        found = selectors.api_token_for(token.strip())
+        refusal = _refusal(found)
+        if refusal is not None:
+            raise refusal
+        services.api_token_used(token=found)
+        request.user = found.user
+        return found.user
+
+
+def signed_in_or_token(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The schema and the docs page: for a signed-in person (the docs page reads the schema
+    with its session) or a valid token (a pipeline validating the schema)."""
+
+    @wraps(view)
+    def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        header = request.headers.get("Authorization", "")
+        if header.lower().startswith("bearer "):
+            refusal = _refusal(selectors.api_token_for(header[7:].strip()))
+            if refusal is not None:
+                return error_response(refusal.status, refusal.code, refusal.message)
+        elif not request.user.is_authenticated:
+            if request.path.endswith(".json"):
+                return error_response(401, "unauthorized", UNKNOWN)
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return guarded

@@ -1,0 +1,457 @@
+"""The endpoints, in the order of the issue's table; each calls one service or selector.
+
+Paths are part of the contract (scripts written today keep working): change one only with a
+new API version, which the schema test asks for.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+from uuid import UUID
+
+from django.contrib.auth.decorators import login_not_required
+from django.core.files.uploadedfile import UploadedFile
+from django.db.models import Max
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import path, re_path
+from ninja import NinjaAPI, Query, Status, Swagger
+from pydantic import ValidationError as PydanticValidationError
+
+from datasets_app import exporting, guards, selectors, services
+from datasets_app.api import errors
+from datasets_app.api.auth import TokenAuth, signed_in_or_token
+from datasets_app.api.errors import ApiError
+from datasets_app.api.schemas import (
+    CheckOut,
+    DatasetIn,
+    DatasetOut,
+    DatasetPatch,
+    DatasetSummary,
+    ErrorOut,
+    ImportFields,
+    ImportOut,
+    TaskFilters,
+    TaskOut,
+    VersionOut,
+)
+from datasets_app.importing import checker
+from datasets_app.models import Dataset, Task, Upload, Version
+
+# The API's version: bump it (and commit the schema snapshot it asks for) whenever an
+# endpoint changes shape. tests/api/test_schema.py holds this promise.
+API_VERSION = "1.0.0"
+
+api = NinjaAPI(
+    title="Context Evals API",
+    version=API_VERSION,
+    description=(
+        "Check, import, version and export evaluation datasets from pipelines. "
+        "Authenticate with a personal API token: `Authorization: Bearer <token>`. "
+        'Every error answers `{"error": {"code", "message", "details"}}`.'
+    ),
+    auth=TokenAuth(),
+    urls_namespace="api",
+    docs=Swagger(settings={"persistAuthorization": False}),
+    docs_decorator=signed_in_or_token,
+)
+errors.install(api)
+
+ERRORS = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut}
+UPLOAD_ERRORS = {**ERRORS, 413: ErrorOut, 429: ErrorOut}
+
+CHOOSE_A_FILE = "Send the dataset file as the multipart field 'file'."
+NO_MAPPING = (
+    "Column mapping ('map') is not available yet; rename the file's columns to the "
+    "documented ones instead."
+)
+NOTHING_TO_SAVE = "nothing_to_save"
+INVALID_SETTINGS = "The settings are not valid; details lists each problem."
+# The export formats' slugs, as the schema's enum.
+ExportSlug = Literal[tuple(f.slug for f in exporting.EXPORT_FORMATS)]  # type: ignore[valid-type]
+
+
+def _multipart(fields: list[tuple[str, str, bool]]) -> dict[str, Any]:
+    """The OpenAPI request body of an endpoint that reads its multipart form itself."""
+    properties: dict[str, Any] = {}
+    for name, kind, _required in fields:
+        if kind == "file":
+            properties[name] = {"type": "string", "format": "binary"}
+        elif kind == "mode":
+            properties[name] = {"type": "string", "enum": ["add", "replace"], "default": "add"}
+        else:
+            properties[name] = {"type": "string"}
+    schema = {
+        "type": "object",
+        "properties": properties,
+        "required": [name for name, _kind, required in fields if required],
+    }
+    return {
+        "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}
+    }
+
+
+def _guard(request: HttpRequest, *rates: guards.Rate) -> None:
+    """Count the request against the person's rates and refuse a body too large, before
+    anything reads it: the dialog's own rule (guards.refusal), as the API's errors."""
+    for index, rate in enumerate(rates):
+        refused = guards.refusal(request, rate=rate, check_size=index == len(rates) - 1)
+        if refused is None:
+            continue
+        if refused.status == 429:
+            headers = {"Retry-After": str(refused.retry_after)}
+            raise ApiError(429, "rate_limited", refused.message, headers=headers)
+        raise ApiError(413, "too_large", refused.message)
+
+
+def _uploaded_file(request: HttpRequest) -> UploadedFile:
+    if request.POST.get("map") or request.POST.getlist("map"):
+        raise ApiError(400, "mapping_unavailable", NO_MAPPING, [{"field": "form.map"}])
+    uploaded = request.FILES.get("file")
+    if uploaded is None:
+        raise ApiError(400, "invalid", CHOOSE_A_FILE, [{"field": "form.file"}])
+    return uploaded
+
+
+# --- Datasets -------------------------------------------------------------------------------
+
+
+def _summary(dataset: Dataset) -> dict[str, Any]:
+    return {
+        "id": dataset.pk,
+        "name": dataset.name,
+        "description": dataset.description,
+        "owner": dataset.owner.get_username(),
+        "latest_version": dataset.latest_version,
+        "created_at": dataset.created_at,
+        "updated_at": dataset.updated_at,
+    }
+
+
+def _criterion(criterion) -> dict[str, Any]:
+    return {
+        "id": criterion.criterion_id,
+        "criterion": criterion.text,
+        "weight": criterion.weight,
+        "verifier": criterion.verifier,
+    }
+
+
+def _task_summary(task: Task) -> dict[str, Any]:
+    return {"id": task.pk, "task_id": task.task_id, "name": task.name, "state": task.state}
+
+
+def _visible(request: HttpRequest):
+    return selectors.datasets_for(request.user).annotate(latest_version=Max("versions__number"))
+
+
+def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
+    return selectors.dataset_for(request.user, dataset_id)
+
+
+def _dataset_out(dataset: Dataset) -> dict[str, Any]:
+    latest = selectors.latest_version(dataset)
+    dataset.latest_version = latest.number if latest else None
+    return {
+        **_summary(dataset),
+        "settings": dataset.settings or {},
+        "criteria": [_criterion(c) for c in selectors.dataset_criteria(dataset)],
+        "tasks": [_task_summary(t) for t in dataset.tasks.live()],
+        "unsaved_changes": selectors.unsaved_changes(dataset),
+        "next_version": selectors.next_version_number(dataset),
+    }
+
+
+def _checked_settings(given: dict[str, Any]) -> dict[str, Any]:
+    """Settings as the checker reads them from a .json file (one validator for both), or a
+    400 naming each problem."""
+    probe = {
+        "settings": given,
+        "tasks": [{"id": "probe", "prompt": "probe", "expected": {"text": "probe"}}],
+    }
+    result = checker.check_file(
+        json.dumps(probe).encode(), "settings.json", options=selectors.checker_options()
+    )
+    found = [
+        p for p in (*result.problems, *result.warnings) if (p.field or "").startswith("settings")
+    ]
+    if found:
+        details = [{"field": p.field, "message": p.message, "code": p.code} for p in found]
+        raise ApiError(400, "invalid_settings", INVALID_SETTINGS, details)
+    return dict(result.plan.settings) if result.plan is not None else given
+
+
+@api.get("/datasets", response={200: list[DatasetSummary], 401: ErrorOut}, tags=["datasets"])
+def dataset_list(request: HttpRequest):
+    """The datasets the caller may see: their own, those shared with them."""
+    return [_summary(d) for d in _visible(request).select_related("owner")]
+
+
+@api.post("/datasets", response={201: DatasetOut, **ERRORS}, tags=["datasets"])
+def dataset_create(request: HttpRequest, body: DatasetIn):
+    """A new, empty dataset; import a file into it next."""
+    dataset = services.dataset_create(
+        owner=request.user,
+        name=body.name,
+        description=body.description,
+        settings=_checked_settings(body.settings),
+    )
+    return Status(201, _dataset_out(dataset))
+
+
+@api.get("/datasets/{dataset_id}", response={200: DatasetOut, **ERRORS}, tags=["datasets"])
+def dataset_read(request: HttpRequest, dataset_id: int):
+    """Its settings, its criteria for every task, and its tasks with their state."""
+    return _dataset_out(_dataset(request, dataset_id))
+
+
+@api.patch("/datasets/{dataset_id}", response={200: DatasetOut, **ERRORS}, tags=["datasets"])
+def dataset_update(request: HttpRequest, dataset_id: int, body: DatasetPatch):
+    """Change its name, description or settings (only the fields sent)."""
+    dataset = _dataset(request, dataset_id)
+    dataset = services.dataset_update(
+        dataset=dataset,
+        name=dataset.name if body.name is None else body.name,
+        description=dataset.description if body.description is None else body.description,
+        settings=dataset.settings if body.settings is None else _checked_settings(body.settings),
+    )
+    return _dataset_out(dataset)
+
+
+# --- Checking and importing files -----------------------------------------------------------
+
+
+@api.post(
+    "/check",
+    response={200: CheckOut, **UPLOAD_ERRORS},
+    tags=["files"],
+    openapi_extra=_multipart([("file", "file", True), ("map", "text", False)]),
+)
+def check(request: HttpRequest):
+    """Check a dataset file as the import dialog does; writes nothing.
+
+    Answers exactly what `manage.py check_dataset_file --json` prints: `ok`, every problem
+    with its file, row or line, field and code, and a preview of the tasks. A file with
+    problems is a 200 with `ok: false` (the check worked; the file needs fixing).
+    """
+    _guard(request, guards.CHECKS)
+    uploaded = _uploaded_file(request)
+    result = checker.check_file(
+        uploaded, uploaded.name or "upload", options=selectors.checker_options()
+    )
+    # The check's JSON as the command prints it, serialised once (not revalidated).
+    return JsonResponse(checker.result_to_json(result), json_dumps_params={"ensure_ascii": False})
+
+
+API_STATES = {
+    Upload.State.CHECKING: "checking",
+    Upload.State.IMPORTING: "importing",
+    Upload.State.IMPORTED: "imported",
+    Upload.State.FAILED: "failed",
+}
+
+
+def _import_out(upload: Upload) -> dict[str, Any]:
+    result = upload.result or {}
+    state = API_STATES.get(upload.state)
+    problems = list(result.get("problems", []))
+    if state is None:
+        # Checked: waiting for the dialog's Import button, unless the file has problems or
+        # its import was refused (an API import never waits there).
+        state = "checked" if result.get("ok") and not upload.error else "failed"
+        if result.get("ok") and upload.mode == "add" and upload.dataset is not None:
+            problems += selectors.add_conflicts(dataset=upload.dataset, upload=upload)
+    return {
+        "id": upload.key,
+        "dataset": upload.dataset_id,
+        "file": upload.original_name,
+        "mode": upload.mode,
+        "state": state,
+        "ok": result.get("ok") if upload.state != Upload.State.CHECKING else None,
+        "progress": {"done": upload.progress_done, "total": upload.progress_total},
+        "task_count": result.get("task_count", 0),
+        "problems": problems,
+        "warnings": result.get("warnings", []),
+        "error": upload.error or None,
+        "tasks": [_task_summary(t) for t in selectors.tasks_from_upload(upload)],
+        "created_at": upload.created_at,
+        "expires_at": upload.expires_at,
+    }
+
+
+@api.post(
+    "/datasets/{dataset_id}/imports",
+    response={202: ImportOut, **UPLOAD_ERRORS},
+    tags=["files"],
+    openapi_extra=_multipart(
+        [("file", "file", True), ("mode", "mode", False), ("map", "text", False)]
+    ),
+)
+def import_create(request: HttpRequest, dataset_id: int):
+    """Import a file into the dataset: checked, then imported as drafts, all or nothing,
+    by the same workers as the import dialog. Answers 202 at once; GET /imports/{id} until
+    its state is `imported` or `failed`. It counts as a check and an import against the
+    caller's rate limits, as choosing a file and pressing Import do in the dialog.
+    """
+    dataset = _dataset(request, dataset_id)
+    _guard(request, guards.CHECKS, guards.IMPORTS)
+    try:
+        fields = ImportFields.model_validate(
+            {k: v for k, v in request.POST.items() if k not in ("map",)}
+        )
+    except PydanticValidationError as exc:
+        details = errors._field_errors(
+            [{**e, "loc": ("form", *e["loc"])} for e in exc.errors(include_url=False)]
+        )
+        raise ApiError(400, "invalid", errors.INVALID, details) from exc
+    uploaded = _uploaded_file(request)
+    upload = services.upload_create(
+        owner=request.user, dataset=dataset, uploaded_file=uploaded, mode=fields.mode
+    )
+    upload = services.upload_check_start(upload=upload, import_mode=fields.mode)
+    return Status(202, _import_out(upload))
+
+
+@api.get("/imports/{import_id}", response={200: ImportOut, **ERRORS}, tags=["files"])
+def import_read(request: HttpRequest, import_id: UUID):
+    """An import's state and progress, its problems, and (once imported) the tasks it made."""
+    return _import_out(selectors.upload_of(request.user, import_id))
+
+
+# --- Versions -------------------------------------------------------------------------------
+
+
+def _version_out(version: Version) -> dict[str, Any]:
+    return {
+        "number": version.number,
+        "label": version.label,
+        "task_count": version.task_count,
+        "created_by": version.created_by.get_username() if version.created_by else None,
+        "created_at": version.created_at,
+    }
+
+
+@api.get(
+    "/datasets/{dataset_id}/versions",
+    response={200: list[VersionOut], **ERRORS},
+    tags=["versions"],
+)
+def version_list(request: HttpRequest, dataset_id: int):
+    """Its saved versions, newest first."""
+    return [_version_out(v) for v in selectors.versions_of(_dataset(request, dataset_id))]
+
+
+@api.post(
+    "/datasets/{dataset_id}/versions",
+    response={201: VersionOut, **ERRORS, 409: ErrorOut},
+    tags=["versions"],
+)
+def version_create(request: HttpRequest, dataset_id: int):
+    """Save its drafts (and any other change) as the next version; 409 when nothing changed
+    since the latest one."""
+    dataset = _dataset(request, dataset_id)
+    try:
+        version = services.version_save(dataset=dataset, user=request.user)
+    except services.NothingToSave as exc:
+        raise ApiError(409, NOTHING_TO_SAVE, str(exc)) from exc
+    return Status(201, _version_out(selectors.versions_of(dataset).get(pk=version.pk)))
+
+
+@api.get(
+    "/datasets/{dataset_id}/versions/{number}/export",
+    response={200: None, **ERRORS},
+    tags=["versions"],
+    openapi_extra={
+        "responses": {
+            "200": {
+                "description": "The version as a file, as an attachment.",
+                "content": {
+                    f.content_type.split(";")[0]: {"schema": {"type": "string", "format": "binary"}}
+                    for f in exporting.EXPORT_FORMATS
+                },
+            }
+        }
+    },
+)
+def version_export(request: HttpRequest, dataset_id: int, number: int, format: ExportSlug = "json"):
+    """Download the version in any export format: json, csv, xlsx, zip (with its files) or
+    evalset (contextgrid's .jsonl)."""
+    dataset = _dataset(request, dataset_id)
+    version = selectors.version_for(dataset, number)
+    return exporting.export_response(
+        selectors.version_spec(version), format, f"{dataset.name}-{version.label}"
+    )
+
+
+# --- Tasks ----------------------------------------------------------------------------------
+
+
+def _task_out(task: Task) -> dict[str, Any]:
+    files = list(task.files.all())
+    return {
+        **_task_summary(task),
+        "dataset": task.dataset_id,
+        "prompt": task.prompt,
+        "expected_answer": task.expected_text or None,
+        "expected_verifier": task.expected_verifier,
+        "criteria": [_criterion(c) for c in task.criteria.all()],
+        "files": [
+            {
+                "role": f.role,
+                "name": f.name,
+                "url": f.url or None,
+                "size": f.size,
+                "sha256": f.sha256 or None,
+            }
+            for f in files
+        ],
+        "evidence": task.evidence or {},
+        "created_at": task.created_at,
+        "updated_at": task.updated_at,
+    }
+
+
+@api.get("/datasets/{dataset_id}/tasks", response={200: list[TaskOut], **ERRORS}, tags=["tasks"])
+def task_list(request: HttpRequest, dataset_id: int, filters: Query[TaskFilters]):
+    """Its tasks now (drafts and saved), or a version's; with their criteria and files."""
+    dataset = _dataset(request, dataset_id)
+    if filters.version is not None:
+        tasks = selectors.version_for(dataset, filters.version).tasks.all()
+    else:
+        tasks = dataset.tasks.live()
+    if filters.state is not None:
+        tasks = tasks.filter(state=filters.state)
+    tasks = tasks.order_by("position", "pk").prefetch_related("criteria", "files")
+    return [_task_out(t) for t in tasks]
+
+
+@api.get("/tasks/{task_id}", response={200: TaskOut, **ERRORS}, tags=["tasks"])
+def task_read(request: HttpRequest, task_id: int):
+    """One task, with its criteria and files."""
+    return _task_out(selectors.task_visible(request.user, task_id))
+
+
+# --- URLs -----------------------------------------------------------------------------------
+
+
+def _not_found(request: HttpRequest) -> HttpResponse:
+    return errors.error_response(404, "not_found", errors.NOT_FOUND)
+
+
+def _open_to_tokens(patterns: list) -> list:
+    """The API answers for itself who may call it (a token, never a session), so the
+    site's login redirect must not stand in front of it."""
+    for pattern in patterns:
+        if hasattr(pattern, "url_patterns"):
+            _open_to_tokens(pattern.url_patterns)
+        else:
+            pattern.callback.login_required = False
+    return patterns
+
+
+_patterns, _app_name, _namespace = api.urls
+urlpatterns = [
+    path("api/v1/", (_open_to_tokens(_patterns), _app_name, _namespace)),
+    # Anything else under the API is a JSON 404, not the site's HTML page.
+    re_path(r"^api/v1/", login_not_required(_not_found)),
+]

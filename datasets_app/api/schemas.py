@@ -1,0 +1,197 @@
+"""What the API takes and answers, as pydantic models (the OpenAPI schema is made from these).
+
+Inputs forbid unknown fields, so that a misspelt field is a 400 rather than silently ignored.
+Field names follow the dataset file's own where the file has one (`criterion`, `weight`,
+`verifier`, settings in camelCase as the file writes them).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+# --- Errors ---------------------------------------------------------------------------------
+
+
+class ErrorBody(Schema):
+    code: str = Field(description="Stable, for programs: invalid, unauthorized, not_found, …")
+    message: str = Field(description="For people: what went wrong and what to do.")
+    details: Any = Field(None, description="More, when there is more: the fields at fault.")
+
+
+class ErrorOut(Schema):
+    """Every error the API answers has this one shape."""
+
+    error: ErrorBody
+
+
+# --- Checking a file ------------------------------------------------------------------------
+
+
+class ProblemOut(Schema):
+    """A problem (or warning) with where it is: the file (a zip member, in a zip), the row
+    (spreadsheets) or line (text), the field, and a stable code."""
+
+    file: str
+    row: int | None = None
+    line: int | None = None
+    field: str | None = None
+    message: str
+    code: str | None = None
+
+
+class PreviewTask(Schema):
+    id: str
+    name: str
+    scored_by: Literal["criteria", "expected_answer"]
+    criteria: int
+    total_weight: float
+
+
+class CheckOut(Schema):
+    """Exactly what `manage.py check_dataset_file --json` prints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ok: bool = Field(description="True when the file can be imported as it is.")
+    format: str | None = Field(description="json, jsonl, csv, xlsx, zip, or null if unknown.")
+    task_count: int
+    detected: str = Field(description="What the file was read as, in words.")
+    problems: list[ProblemOut]
+    warnings: list[ProblemOut]
+    tasks: list[PreviewTask]
+
+
+# --- Datasets -------------------------------------------------------------------------------
+
+
+class CriterionOut(Schema):
+    id: str
+    criterion: str
+    weight: float
+    verifier: dict[str, Any] | None = None
+
+
+class TaskSummary(Schema):
+    id: int = Field(description="The task's number in the API (GET /tasks/{id}).")
+    task_id: str = Field(description="The task's id in its dataset file.")
+    name: str
+    state: Literal["draft", "saved", "archived"]
+
+
+class DatasetSummary(Schema):
+    id: int
+    name: str
+    description: str
+    owner: str
+    latest_version: int | None = Field(description="The number of its latest saved version.")
+    created_at: datetime
+    updated_at: datetime
+
+
+class DatasetOut(DatasetSummary):
+    settings: dict[str, Any] = Field(
+        description="Verifier defaults, as the .json file writes them: expectedAnswerVerifier "
+        "and defaultVerifier."
+    )
+    criteria: list[CriterionOut] = Field(description="The criteria for every task.")
+    tasks: list[TaskSummary] = Field(description="Its tasks now: drafts and saved ones.")
+    unsaved_changes: bool = Field(description="Whether saving would make a new version.")
+    next_version: int
+
+
+class DatasetIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200)
+    description: str = ""
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class DatasetPatch(Schema):
+    """Only the fields sent change."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = None
+    settings: dict[str, Any] | None = None
+
+
+# --- Imports --------------------------------------------------------------------------------
+
+
+class Progress(Schema):
+    done: int
+    total: int
+
+
+class ImportOut(Schema):
+    id: UUID
+    dataset: int | None
+    file: str
+    mode: Literal["add", "replace"]
+    state: Literal["checking", "checked", "importing", "imported", "failed"] = Field(
+        description="checking, then importing, then imported; failed when the file has "
+        "problems or could not be imported (nothing was written). checked: checked in the "
+        "import dialog and waiting for its Import button."
+    )
+    ok: bool | None = Field(description="The check's verdict; null while checking.")
+    progress: Progress = Field(description="Tasks checked, then files stored, so far.")
+    task_count: int
+    problems: list[ProblemOut]
+    warnings: list[ProblemOut]
+    error: str | None = Field(description="Why the import stopped, for people.")
+    tasks: list[TaskSummary] = Field(description="The tasks it created, once imported.")
+    created_at: datetime
+    expires_at: datetime
+
+
+# --- Versions and tasks ---------------------------------------------------------------------
+
+
+class VersionOut(Schema):
+    number: int
+    label: str
+    task_count: int
+    created_by: str | None
+    created_at: datetime
+
+
+class FileOut(Schema):
+    role: Literal["input", "expected"]
+    name: str
+    url: str | None = Field(description="For a linked file; null for a stored one.")
+    size: int | None
+    sha256: str | None
+
+
+class TaskOut(TaskSummary):
+    dataset: int
+    prompt: str
+    expected_answer: str | None
+    expected_verifier: dict[str, Any] | None
+    criteria: list[CriterionOut] = Field(description="The task's own criteria.")
+    files: list[FileOut]
+    evidence: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class TaskFilters(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    state: Literal["draft", "saved"] | None = Field(None, description="Only drafts, or saved.")
+    version: int | None = Field(None, ge=1, description="Only the tasks of this version.")
+
+
+class ImportFields(Schema):
+    """The form fields that come with an import's file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["add", "replace"] = "add"
