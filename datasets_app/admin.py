@@ -11,6 +11,7 @@ from django.http import HttpRequest
 from datasets_app import services
 from datasets_app.forms import KeepsShownText
 from datasets_app.models import (
+    ApiToken,
     Criterion,
     Dataset,
     Run,
@@ -204,6 +205,41 @@ class SiteSettingsAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return not SiteSettings.objects.exists()
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.action(description="Revoke selected API tokens", permissions=["change"])
+def revoke_tokens(modeladmin: ApiTokenAdmin, request: HttpRequest, queryset: QuerySet) -> None:
+    for token in queryset:
+        services.api_token_revoke(token=token)
+    modeladmin.message_user(request, f"Revoked {queryset.count()} API token(s).")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Anyone's API tokens, to revoke: tokens are made by their owners (the token is shown to
+    them once), so there is nothing to add or edit here."""
+
+    list_display = (
+        "name",
+        "user",
+        "prefix",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    )
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "user__username", "prefix")
+    list_select_related = ("user",)
+    readonly_fields = list_display
+    fields = list_display
+    actions = [revoke_tokens]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

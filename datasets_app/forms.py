@@ -419,3 +419,18 @@ class SettingsEditor:
         _add_problems(self.form, problems)
         self.criteria_specs = list(plan.criteria) if plan else []
         return plan is not None
+
+
+class ApiTokenForm(forms.Form):
+    """A new personal API token: a name to tell it apart, and when it stops working."""
+
+    name = forms.CharField(
+        max_length=100, help_text="Where it will be used, e.g. “nightly eval CI”."
+    )
+    expires_days = forms.IntegerField(
+        label="Expires after (days)",
+        required=False,
+        min_value=1,
+        max_value=3650,
+        help_text="Leave empty for a token that works until you revoke it.",
+    )

@@ -33,6 +33,9 @@ urlpatterns = [
         views.task_file_download,
         name="task_file_download",
     ),
+    # The person's API tokens
+    path("account/api-tokens/", views.api_tokens, name="api_tokens"),
+    path("account/api-tokens/<int:pk>/revoke/", views.api_token_revoke, name="api_token_revoke"),
     # Versions
     path("datasets/<int:pk>/v<int:number>/", views.version_detail, name="version_detail"),
     path(

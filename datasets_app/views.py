@@ -19,6 +19,7 @@ from django_htmx.middleware import HtmxDetails
 
 from datasets_app import exporting, guards, selectors, services
 from datasets_app.forms import (
+    ApiTokenForm,
     ImportFileForm,
     ImportModeForm,
     MappingForm,
@@ -530,3 +531,32 @@ def dataset_sharing(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "people": dataset.shared_with.order_by("username"),
     }
     return render(request, "datasets_app/dataset_sharing.html", context)
+
+
+# --- API tokens -----------------------------------------------------------------------------
+
+
+def api_tokens(request: HtmxHttpRequest) -> HttpResponse:
+    """The person's API tokens; a new one is shown on this response once, never again."""
+    form = ApiTokenForm(request.POST or None)
+    context: dict = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        token, secret = services.api_token_create(
+            user=request.user,
+            name=form.cleaned_data["name"],
+            expires_days=form.cleaned_data["expires_days"],
+        )
+        context = {"form": ApiTokenForm(), "new_token": token, "secret": secret}
+    context["tokens"] = selectors.api_tokens_of(request.user)
+    response = render(request, "datasets_app/api_tokens.html", context)
+    # The page may hold a token: no cache keeps it.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+def api_token_revoke(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    token = get_object_or_404(selectors.api_tokens_of(request.user), pk=pk)
+    services.api_token_revoke(token=token)
+    messages.success(request, f"Revoked the token “{token.name}”. It no longer opens the API.")
+    return _redirect(request, reverse("datasets_app:api_tokens"))

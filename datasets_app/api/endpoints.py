@@ -7,13 +7,14 @@ new API version, which the schema test asks for.
 from __future__ import annotations
 
 import json
+from functools import wraps
 from typing import Any, Literal
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_not_required
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Max
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.urls import path, re_path
 from ninja import NinjaAPI, Query, Status, Swagger
 from pydantic import ValidationError as PydanticValidationError
@@ -438,20 +439,34 @@ def _not_found(request: HttpRequest) -> HttpResponse:
     return errors.error_response(404, "not_found", errors.NOT_FOUND)
 
 
-def _open_to_tokens(patterns: list) -> list:
-    """The API answers for itself who may call it (a token, never a session), so the
-    site's login redirect must not stand in front of it."""
+def _api_view(view):
+    """An API view as the site serves it: past the site's login redirect (the API answers
+    for itself who may call it: a token, never a session), and with ninja's bare 405 in the
+    one error shape."""
+
+    @wraps(view)
+    def answered(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if isinstance(response, HttpResponseNotAllowed):
+            allowed = response["Allow"]
+            message = f"This path answers {allowed.replace(',', ', ')} only."
+            response = errors.error_response(405, "method_not_allowed", message)
+            response["Allow"] = allowed
+        return response
+
+    answered.login_required = False
+    return answered
+
+
+def _serve(patterns: list) -> list:
     for pattern in patterns:
-        if hasattr(pattern, "url_patterns"):
-            _open_to_tokens(pattern.url_patterns)
-        else:
-            pattern.callback.login_required = False
+        pattern.callback = _api_view(pattern.callback)
     return patterns
 
 
 _patterns, _app_name, _namespace = api.urls
 urlpatterns = [
-    path("api/v1/", (_open_to_tokens(_patterns), _app_name, _namespace)),
+    path("api/v1/", (_serve(_patterns), _app_name, _namespace)),
     # Anything else under the API is a JSON 404, not the site's HTML page.
     re_path(r"^api/v1/", login_not_required(_not_found)),
 ]

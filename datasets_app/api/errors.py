@@ -69,11 +69,20 @@ def error_response(
     return response
 
 
+def _field(loc: tuple | list) -> str:
+    # ninja places a JSON body's fields under the view's parameter name, ("body", "payload",
+    # "name"); each of our bodies is one object, so its fields read "body.name".
+    parts = list(loc)
+    if len(parts) >= 3 and parts[0] == "body":
+        del parts[1]
+    return ".".join(str(part) for part in parts)
+
+
 def _field_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """pydantic's errors as `{"field": "body.name", "message": …}`, without echoing input."""
     return [
         {
-            "field": ".".join(str(part) for part in error.get("loc", ())),
+            "field": _field(error.get("loc", ())),
             "message": error.get("msg", ""),
             "type": error.get("type", ""),
         }
