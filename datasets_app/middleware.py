@@ -44,11 +44,11 @@ class BodyLimitMiddleware:
         ):
             # Django would read such a body as empty, and the form would fail for no reason
             # a person could see. (A buffering proxy in front sends the length itself.)
-            return _refused(request, 411, LENGTH_REQUIRED)
+            return _refused(request, 411, LENGTH_REQUIRED, view_func)
         try:
             declared = guards.declared_length(request)
         except ValueError:
-            return _refused(request, 400, BAD_LENGTH)
+            return _refused(request, 400, BAD_LENGTH, view_func)
         if getattr(view_func, "accepts_upload", False):
             if declared <= settings.MAX_UPLOAD_BYTES:
                 return None
@@ -57,12 +57,17 @@ class BodyLimitMiddleware:
             if refuse is not None and request.user.is_authenticated:
                 # The view's own answer: the dialog shows the message where the file was.
                 return refuse(request, message, *view_args, **view_kwargs)
-            return _refused(request, 413, message)
+            return _refused(request, 413, message, view_func)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and declared > limit:
-            return _refused(request, 413, BODY_TOO_LARGE.format(limit=filesizeformat(limit)))
+            message = BODY_TOO_LARGE.format(limit=filesizeformat(limit))
+            return _refused(request, 413, message, view_func)
         return None
 
 
-def _refused(request: HttpRequest, status: int, message: str) -> HttpResponse:
+def _refused(request: HttpRequest, status: int, message: str, view_func=None) -> HttpResponse:
+    # A view may answer refusals in its own shape (the HTTP API's JSON errors).
+    answer = getattr(view_func, "answer_refusal", None)
+    if answer is not None:
+        return answer(status, message)
     return render(request, "refused.html", {"message": message}, status=status)

@@ -11,7 +11,6 @@ from functools import wraps
 from typing import Any, Literal
 from uuid import UUID
 
-from django.contrib.auth.decorators import login_not_required
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Max
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
@@ -103,6 +102,14 @@ def _guard(request: HttpRequest, *rates: guards.Rate) -> None:
             headers = {"Retry-After": str(refused.retry_after)}
             raise ApiError(429, "rate_limited", refused.message, headers=headers)
         raise ApiError(413, "too_large", refused.message)
+
+
+def _known_query(request: HttpRequest, *known: str) -> None:
+    """A misspelt filter is a 400, not a silently unfiltered answer."""
+    unknown = sorted(set(request.GET) - set(known))
+    if unknown:
+        details = [{"field": f"query.{name}", "message": "Unknown parameter."} for name in unknown]
+        raise ApiError(400, "invalid", errors.INVALID, details)
 
 
 def _uploaded_file(request: HttpRequest) -> UploadedFile:
@@ -339,7 +346,8 @@ def _version_out(version: Version) -> dict[str, Any]:
 )
 def version_list(request: HttpRequest, dataset_id: int):
     """Its saved versions, newest first."""
-    return [_version_out(v) for v in selectors.versions_of(_dataset(request, dataset_id))]
+    versions = selectors.versions_of(_dataset(request, dataset_id)).order_by("-number")
+    return [_version_out(v) for v in versions]
 
 
 @api.post(
@@ -377,6 +385,7 @@ def version_create(request: HttpRequest, dataset_id: int):
 def version_export(request: HttpRequest, dataset_id: int, number: int, format: ExportSlug = "json"):
     """Download the version in any export format: json, csv, xlsx, zip (with its files) or
     evalset (contextgrid's .jsonl)."""
+    _known_query(request, "format")
     dataset = _dataset(request, dataset_id)
     version = selectors.version_for(dataset, number)
     return exporting.export_response(
@@ -415,6 +424,7 @@ def _task_out(task: Task) -> dict[str, Any]:
 @api.get("/datasets/{dataset_id}/tasks", response={200: list[TaskOut], **ERRORS}, tags=["tasks"])
 def task_list(request: HttpRequest, dataset_id: int, filters: Query[TaskFilters]):
     """Its tasks now (drafts and saved), or a version's; with their criteria and files."""
+    _known_query(request, *TaskFilters.model_fields)
     dataset = _dataset(request, dataset_id)
     if filters.version is not None:
         tasks = selectors.version_for(dataset, filters.version).tasks.all()
@@ -458,9 +468,22 @@ def _api_view(view):
     return answered
 
 
+# The paths whose bodies carry a dataset file, up to MAX_UPLOAD_BYTES (BodyLimitMiddleware
+# holds every other body to the small form limit).
+UPLOAD_ROUTES = {"check", "datasets/<dataset_id>/imports"}
+
+
+def _answer_refusal(status: int, message: str) -> HttpResponse:
+    code = errors.CODES.get(status, "invalid")
+    return errors.error_response(status, "length_required" if status == 411 else code, message)
+
+
 def _serve(patterns: list) -> list:
     for pattern in patterns:
         pattern.callback = _api_view(pattern.callback)
+        pattern.callback.answer_refusal = _answer_refusal
+        if str(pattern.pattern) in UPLOAD_ROUTES:
+            guards.accepts_upload(pattern.callback)
     return patterns
 
 
@@ -468,5 +491,5 @@ _patterns, _app_name, _namespace = api.urls
 urlpatterns = [
     path("api/v1/", (_serve(_patterns), _app_name, _namespace)),
     # Anything else under the API is a JSON 404, not the site's HTML page.
-    re_path(r"^api/v1/", login_not_required(_not_found)),
+    re_path(r"^api/v1/", _api_view(_not_found)),
 ]

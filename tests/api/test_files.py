@@ -1,0 +1,253 @@
+"""Contract: POST /api/v1/check and imports (POST …/imports, GET /imports/{id}): the same
+check, Celery tasks, all-or-nothing, limits and rate limits as the import dialog."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+
+from datasets_app import guards, services, tasks
+from datasets_app.api import endpoints
+from datasets_app.api.schemas import CheckOut, ImportOut
+from datasets_app.models import Dataset, Task, Upload
+from tests.api.conftest import error_of
+from tests.conftest import FILES
+
+EXPECTED_PATH = FILES / "json" / "expected_answers_template.json"
+EXPECTED = EXPECTED_PATH.read_bytes()
+BAD_JSONL = b'{"id": "a", "prompt": "p"}\n{"id": "a", "prompt": ""\n'
+
+
+def file(name: str, data: bytes) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, data)
+
+
+def imports_of(dataset: Dataset) -> str:
+    return f"/api/v1/datasets/{dataset.pk}/imports"
+
+
+def command_json(path) -> dict:
+    out = io.StringIO()
+    with contextlib.suppress(SystemExit):  # exit 1: the file has problems
+        call_command("check_dataset_file", str(path), "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+# --- POST /check ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "path",
+    [EXPECTED_PATH, FILES / "json" / "bad_lines.jsonl", FILES / "csv" / "rubric.csv"],
+    ids=lambda p: p.name,
+)
+def test_check_answers_exactly_what_the_command_prints(api, path):
+    response = api.post("/api/v1/check", {"file": file(path.name, path.read_bytes())})
+    assert response.status_code == 200
+    assert response.json() == command_json(path)
+    CheckOut.model_validate(response.json())  # and the schema the docs show holds it
+    assert not Upload.objects.exists(), "a check writes nothing"
+
+
+@pytest.mark.django_db
+def test_check_lists_every_problem_with_its_place(api):
+    body = api.post("/api/v1/check", {"file": file("bad.jsonl", BAD_JSONL)}).json()
+    assert body["ok"] is False
+    assert body["problems"] and all(p["file"] == "bad.jsonl" for p in body["problems"])
+    assert {p["line"] for p in body["problems"]} <= {1, 2} and any(
+        p["line"] for p in body["problems"]
+    )
+
+
+@pytest.mark.django_db
+def test_check_needs_a_file(api):
+    response = api.post("/api/v1/check", {"other": "x"})
+    assert response.status_code == 400
+    assert error_of(response)["message"] == endpoints.CHOOSE_A_FILE
+
+
+@pytest.mark.django_db
+def test_check_says_column_mapping_is_not_there_yet(api):
+    response = api.post("/api/v1/check", {"file": file("qa.json", EXPECTED), "map": "prompt=q"})
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "mapping_unavailable"
+
+
+@pytest.mark.django_db
+def test_check_of_a_file_over_the_limit_is_a_413_before_it_is_read(api, settings):
+    settings.MAX_UPLOAD_BYTES = 1024
+    response = api.post("/api/v1/check", {"file": file("big.json", b" " * 4096)})
+    assert response.status_code == 413
+    error = error_of(response)
+    assert error["code"] == "too_large" and "larger than" in error["message"]
+
+
+@pytest.mark.django_db
+def test_a_json_body_over_the_form_limit_is_a_413_in_the_error_shape(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    body = json.dumps({"name": "x", "description": "d" * 4096})
+    response = api.post("/api/v1/datasets", body, content_type="application/json")
+    assert response.status_code == 413 and error_of(response)["code"] == "too_large"
+    assert not Dataset.objects.exists()
+
+
+@pytest.mark.django_db
+def test_checks_are_rate_limited_with_the_dialogs_count(api, auth_client, make_dataset, settings):
+    settings.RATELIMIT_CHECKS = "2/m"
+    dataset = make_dataset()
+    # One check in the dialog, one through the API: the third is over the rate.
+    auth_client.post(f"/datasets/{dataset.pk}/import/check/", {"file": file("qa.json", EXPECTED)})
+    assert api.post("/api/v1/check", {"file": file("qa.json", EXPECTED)}).status_code == 200
+    response = api.post("/api/v1/check", {"file": file("qa.json", EXPECTED)})
+    assert response.status_code == 429
+    assert 1 <= int(response["Retry-After"]) <= 60
+    error = error_of(response)
+    assert error["code"] == "rate_limited" and error["message"] == guards.TOO_MANY_CHECKS
+
+
+@pytest.mark.django_db
+def test_check_needs_a_token(client):
+    response = client.post("/api/v1/check", {"file": file("qa.json", EXPECTED)})
+    assert response.status_code == 401
+
+
+# --- Imports --------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_import_answers_202_and_its_tasks_arrive_as_drafts(api, make_dataset):
+    dataset = make_dataset()
+    response = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)})
+    assert response.status_code == 202
+    body = response.json()
+    ImportOut.model_validate(body)
+    # Without a broker the workers' tasks run at once: the import is done already.
+    assert body["state"] == "imported" and body["ok"] is True and body["mode"] == "add"
+    assert [t["task_id"] for t in body["tasks"]] == ["yoy-growth", "q3-end-date"]
+    assert set(dataset.tasks.values_list("state", flat=True)) == {"draft"}
+
+    again = api.get(f"/api/v1/imports/{body['id']}").json()
+    assert again["state"] == "imported" and again["tasks"] == body["tasks"]
+
+
+@pytest.mark.django_db
+def test_an_import_goes_through_the_dialogs_celery_tasks(api, make_dataset, monkeypatch):
+    """With a broker: 202 while checking; the check task then claims and queues the import."""
+    queued: list[tuple] = []
+    monkeypatch.setattr(tasks, "enqueue", lambda task, *args: queued.append((task, args)))
+    dataset = make_dataset()
+    body = api.post(
+        imports_of(dataset), {"file": file("qa.json", EXPECTED), "mode": "replace"}
+    ).json()
+    upload = Upload.objects.get(key=body["id"])
+    assert body["state"] == "checking" and body["ok"] is None
+    assert queued == [(tasks.check_upload, (upload.pk, "replace"))]
+
+    tasks.check_upload(upload.pk, "replace")  # the worker
+    assert api.get(f"/api/v1/imports/{body['id']}").json()["state"] == "importing"
+    assert queued[-1] == (tasks.import_upload, (upload.pk, "replace"))
+
+    tasks.import_upload(upload.pk, "replace")  # the worker
+    done = api.get(f"/api/v1/imports/{body['id']}").json()
+    assert done["state"] == "imported" and done["progress"] == {"done": 0, "total": 0}
+    assert len(done["tasks"]) == 2
+
+
+@pytest.mark.django_db
+def test_a_file_with_problems_imports_nothing_and_says_where(api, make_dataset):
+    dataset = make_dataset(tasks=1)
+    body = api.post(imports_of(dataset), {"file": file("bad.jsonl", BAD_JSONL)}).json()
+    assert body["state"] == "failed" and body["ok"] is False
+    assert body["problems"] and body["problems"][0]["file"] == "bad.jsonl"
+    assert body["tasks"] == []
+    assert list(dataset.tasks.values_list("task_id", flat=True)) == ["t1"]
+
+
+@pytest.mark.django_db
+def test_add_refuses_ids_the_dataset_has_with_the_problem_on_its_line(api, make_dataset):
+    dataset = make_dataset()
+    api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)})
+    body = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).json()
+    assert body["state"] == "failed" and body["error"] == services.UPLOAD_HAS_PROBLEMS
+    assert {p["field"] for p in body["problems"]} == {"id"}
+    assert all(p["line"] for p in body["problems"])
+    assert dataset.tasks.count() == 2
+
+
+@pytest.mark.django_db
+def test_replace_archives_the_tasks_there_were(api, make_dataset):
+    dataset = make_dataset(tasks=3)
+    body = api.post(
+        imports_of(dataset), {"file": file("qa.json", EXPECTED), "mode": "replace"}
+    ).json()
+    assert body["state"] == "imported"
+    assert sorted(dataset.tasks.live().values_list("task_id", flat=True)) == [
+        "q3-end-date",
+        "yoy-growth",
+    ]
+
+
+@pytest.mark.django_db
+def test_an_import_is_all_or_nothing(api, make_dataset, monkeypatch):
+    dataset = make_dataset(tasks=1)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(services.TaskFile.objects, "bulk_create", fail)
+    body = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).json()
+    assert body["state"] == "failed" and body["error"] == tasks.IMPORT_FAILED
+    assert list(dataset.tasks.values_list("task_id", flat=True)) == ["t1"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fields", [{"mode": "merge"}, {"colour": "red"}])
+def test_an_import_refuses_unknown_fields_and_modes(api, make_dataset, fields):
+    dataset = make_dataset()
+    response = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED), **fields})
+    assert response.status_code == 400 and error_of(response)["code"] == "invalid"
+    assert not Upload.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_import_into_someone_elses_dataset_is_a_404(api, make_dataset, other_user):
+    theirs = make_dataset(owner=other_user)
+    response = api.post(imports_of(theirs), {"file": file("qa.json", EXPECTED)})
+    assert response.status_code == 404 and error_of(response)["code"] == "not_found"
+    assert not Upload.objects.exists() and not Task.objects.exists()
+
+
+@pytest.mark.django_db
+def test_someone_elses_import_is_a_404(api, other_api, make_dataset):
+    dataset = make_dataset()
+    body = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).json()
+    response = other_api.get(f"/api/v1/imports/{body['id']}")
+    assert response.status_code == 404 and error_of(response)["code"] == "not_found"
+    assert api.get("/api/v1/imports/00000000-0000-0000-0000-000000000000").status_code == 404
+    assert api.get("/api/v1/imports/not-a-uuid").status_code in (400, 404)
+
+
+@pytest.mark.django_db
+def test_an_import_over_the_limit_is_a_413(api, make_dataset, settings):
+    settings.MAX_UPLOAD_BYTES = 1024
+    dataset = make_dataset()
+    response = api.post(imports_of(dataset), {"file": file("big.json", b" " * 4096)})
+    assert response.status_code == 413 and error_of(response)["code"] == "too_large"
+    assert not Upload.objects.exists()
+
+
+@pytest.mark.django_db
+def test_imports_are_rate_limited_like_the_dialogs(api, make_dataset, settings):
+    settings.RATELIMIT_IMPORTS = "1/m"
+    dataset = make_dataset()
+    assert api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).status_code == 202
+    response = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED), "mode": "replace"})
+    assert response.status_code == 429 and response["Retry-After"]
+    assert error_of(response)["message"] == guards.TOO_MANY_IMPORTS
+    assert Upload.objects.count() == 1
