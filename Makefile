@@ -9,7 +9,7 @@ PORT ?= 8000
 # PostgreSQL run of the suite: DATABASE_URL if set, else the local server when it answers.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test bench lint load worker install browser clean
+.PHONY: run test bench lint load worker install browser clean api-schema
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ test: install browser lint
 
 bench: install
 	@for script in bench/bench_*.py; do DJANGO_SETTINGS_MODULE=contextevals.settings $(PY) $$script || exit 1; done
+
+# The HTTP API's OpenAPI schema, as tests/api/test_schema.py holds each version to it.
+api-schema: install
+	$(PY) manage.py export_openapi_schema --api datasets_app.api.api --indent 2 \
+	  --output tests/api/schema/openapi-$$($(PY) manage.py shell -v 0 -c "from datasets_app.api.endpoints import API_VERSION; print(API_VERSION)").json
 
 load: install
 	$(PY) scripts/load.py
