@@ -42,6 +42,7 @@ from datasets_app.models import Dataset, Task, Upload, Version
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
 API_VERSION = "1.0.0"
 
+
 class ContextEvalsAPI(NinjaAPI):
     def get_openapi_operation_id(self, operation) -> str:
         # "dataset_list", not "datasets_app_api_endpoints_dataset_list": the names that
