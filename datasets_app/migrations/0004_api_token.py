@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('datasets_app', '0001_initial'),
+        ('datasets_app', '0002_upload_problems_file'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
