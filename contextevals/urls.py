@@ -9,7 +9,6 @@ from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-
 from datasets_app import api
 
 # Password reset mails a link: without email configured (EMAIL_HOST), its pages would say
