@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('datasets_app', '0002_upload_problems_file'),
+        ('datasets_app', '0003_import_mappings'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
