@@ -7,6 +7,7 @@ new API version, which the schema test asks for.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import wraps
 from typing import Any, Literal
 from uuid import UUID
@@ -36,6 +37,7 @@ from datasets_app.api.schemas import (
     VersionOut,
 )
 from datasets_app.importing import checker
+from datasets_app.importing.shapes import parse_map_options
 from datasets_app.models import Dataset, Task, Upload, Version
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
@@ -69,10 +71,7 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut}
 UPLOAD_ERRORS = {**ERRORS, 413: ErrorOut, 429: ErrorOut}
 
 CHOOSE_A_FILE = "Send the dataset file as the multipart field 'file'."
-NO_MAPPING = (
-    "Column mapping ('map') is not available yet; rename the file's columns to the "
-    "documented ones instead."
-)
+INVALID_MAP = "Each 'map' is FIELD=SOURCE, e.g. prompt=question; details says which is not."
 NOTHING_TO_SAVE = "nothing_to_save"
 INVALID_SETTINGS = "The settings are not valid; details lists each problem."
 # The export formats' slugs, as the schema's enum.
@@ -87,6 +86,13 @@ def _multipart(fields: list[tuple[str, str, bool]]) -> dict[str, Any]:
             properties[name] = {"type": "string", "format": "binary"}
         elif kind == "mode":
             properties[name] = {"type": "string", "enum": ["add", "replace"], "default": "add"}
+        elif kind == "map":
+            properties[name] = {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "FIELD=SOURCE, once per field: which column or key fills it "
+                "(id, name, prompt, expected, criterion, weight), as --map takes it.",
+            }
         else:
             properties[name] = {"type": "string"}
     schema = {
@@ -120,9 +126,16 @@ def _known_query(request: HttpRequest, *known: str) -> None:
         raise ApiError(400, "invalid", errors.INVALID, details)
 
 
+def _mapping(request: HttpRequest) -> dict[str, str] | None:
+    """The `map` fields, as `--map` takes them; None lets the checker recognise the file."""
+    mapping, problems = parse_map_options(request.POST.getlist("map"))
+    if problems:
+        details = [{"field": "form.map", "message": problem} for problem in problems]
+        raise ApiError(400, "invalid_map", INVALID_MAP, details)
+    return mapping or None
+
+
 def _uploaded_file(request: HttpRequest) -> UploadedFile:
-    if request.POST.get("map") or request.POST.getlist("map"):
-        raise ApiError(400, "mapping_unavailable", NO_MAPPING, [{"field": "form.map"}])
     uploaded = request.FILES.get("file")
     if uploaded is None:
         raise ApiError(400, "invalid", CHOOSE_A_FILE, [{"field": "form.file"}])
@@ -241,7 +254,7 @@ def dataset_update(request: HttpRequest, dataset_id: int, body: DatasetPatch):
     "/check",
     response={200: CheckOut, **UPLOAD_ERRORS},
     tags=["files"],
-    openapi_extra=_multipart([("file", "file", True), ("map", "text", False)]),
+    openapi_extra=_multipart([("file", "file", True), ("map", "map", False)]),
 )
 def check(request: HttpRequest):
     """Check a dataset file as the import dialog does; writes nothing.
@@ -251,10 +264,10 @@ def check(request: HttpRequest):
     problems is a 200 with `ok: false` (the check worked; the file needs fixing).
     """
     _guard(request, guards.CHECKS)
+    mapping = _mapping(request)
     uploaded = _uploaded_file(request)
-    result = checker.check_file(
-        uploaded, uploaded.name or "upload", options=selectors.checker_options()
-    )
+    options = replace(selectors.checker_options(), mapping=mapping)
+    result = checker.check_file(uploaded, uploaded.name or "upload", options=options)
     # The check's JSON as the command prints it, serialised once (not revalidated).
     return JsonResponse(checker.result_to_json(result), json_dumps_params={"ensure_ascii": False})
 
@@ -289,6 +302,7 @@ def _import_out(upload: Upload) -> dict[str, Any]:
         "problems": problems,
         "warnings": result.get("warnings", []),
         "error": upload.error or None,
+        "mapping": result.get("mapping"),
         "tasks": [_task_summary(t) for t in selectors.tasks_from_upload(upload)],
         "created_at": upload.created_at,
         "expires_at": upload.expires_at,
@@ -300,7 +314,7 @@ def _import_out(upload: Upload) -> dict[str, Any]:
     response={202: ImportOut, **UPLOAD_ERRORS},
     tags=["files"],
     openapi_extra=_multipart(
-        [("file", "file", True), ("mode", "mode", False), ("map", "text", False)]
+        [("file", "file", True), ("mode", "mode", False), ("map", "map", False)]
     ),
 )
 def import_create(request: HttpRequest, dataset_id: int):
@@ -320,9 +334,14 @@ def import_create(request: HttpRequest, dataset_id: int):
             [{**e, "loc": ("form", *e["loc"])} for e in exc.errors(include_url=False)]
         )
         raise ApiError(400, "invalid", errors.INVALID, details) from exc
+    mapping = _mapping(request)
     uploaded = _uploaded_file(request)
     upload = services.upload_create(
-        owner=request.user, dataset=dataset, uploaded_file=uploaded, mode=fields.mode
+        owner=request.user,
+        dataset=dataset,
+        uploaded_file=uploaded,
+        mode=fields.mode,
+        mapping=mapping,
     )
     upload = services.upload_check_start(upload=upload, import_mode=fields.mode)
     return Status(202, _import_out(upload))

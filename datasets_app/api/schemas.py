@@ -52,6 +52,19 @@ class PreviewTask(Schema):
     total_weight: float
 
 
+class MappingOut(Schema):
+    """Which of the file's columns or keys filled each field, and why: "recognised" (a known
+    shape or field names), "given" (`map`), "remembered" (this dataset's last file of the
+    same shape) or "guessed" (the file is not ok until `map` confirms it)."""
+
+    how: Literal["recognised", "guessed", "given", "remembered"]
+    fields: dict[str, str]
+    sources: list[str]
+    shape: str
+    needs_confirmation: bool
+    sample: list[dict[str, Any]] = Field(description="The first tasks as they would import.")
+
+
 class CheckOut(Schema):
     """Exactly what `manage.py check_dataset_file --json` prints."""
 
@@ -63,6 +76,9 @@ class CheckOut(Schema):
     detected: str = Field(description="What the file was read as, in words.")
     problems: list[ProblemOut]
     warnings: list[ProblemOut]
+    mapping: MappingOut | None = Field(
+        description="How a file from another tool was read into tasks; null for our formats."
+    )
     tasks: list[PreviewTask]
 
 
@@ -146,6 +162,7 @@ class ImportOut(Schema):
     problems: list[ProblemOut]
     warnings: list[ProblemOut]
     error: str | None = Field(description="Why the import stopped, for people.")
+    mapping: MappingOut | None
     tasks: list[TaskSummary] = Field(description="The tasks it created, once imported.")
     created_at: datetime
     expires_at: datetime

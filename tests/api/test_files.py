@@ -20,6 +20,8 @@ from tests.conftest import FILES
 
 EXPECTED_PATH = FILES / "json" / "expected_answers_template.json"
 EXPECTED = EXPECTED_PATH.read_bytes()
+# A file from another tool whose columns say nothing: the check guesses, `map` confirms.
+OTHER_TOOL_CSV = b"qq,aa\nWhat is 2+2?,4\nCapital of France?,Paris\n"
 BAD_JSONL = b'{"id": "a", "prompt": "p"}\n{"id": "a", "prompt": ""\n'
 
 
@@ -73,10 +75,40 @@ def test_check_needs_a_file(api):
 
 
 @pytest.mark.django_db
-def test_check_says_column_mapping_is_not_there_yet(api):
-    response = api.post("/api/v1/check", {"file": file("qa.json", EXPECTED), "map": "prompt=q"})
+def test_check_takes_map_as_the_command_takes_it(api, tmp_path):
+    path = tmp_path / "other.csv"
+    path.write_bytes(OTHER_TOOL_CSV)
+    guessed = api.post("/api/v1/check", {"file": file("other.csv", OTHER_TOOL_CSV)}).json()
+    assert guessed["ok"] is False and guessed["mapping"]["how"] == "guessed"
+    assert guessed == command_json(path)
+
+    response = api.post(
+        "/api/v1/check",
+        {"file": file("other.csv", OTHER_TOOL_CSV), "map": ["prompt=qq", "expected=aa"]},
+    )
+    out = io.StringIO()
+    call_command(
+        "check_dataset_file",
+        str(path),
+        "--json",
+        "--map",
+        "prompt=qq",
+        "--map",
+        "expected=aa",
+        stdout=out,
+    )
+    assert response.json() == json.loads(out.getvalue())
+    assert response.json()["ok"] is True and response.json()["mapping"]["how"] == "given"
+    CheckOut.model_validate(response.json())
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", ["prompt", "colour=qq", "prompt="])
+def test_a_map_that_is_not_field_equals_source_is_a_400(api, value):
+    response = api.post("/api/v1/check", {"file": file("qa.json", EXPECTED), "map": value})
     assert response.status_code == 400
-    assert error_of(response)["code"] == "mapping_unavailable"
+    error = error_of(response)
+    assert error["code"] == "invalid_map" and error["details"][0]["field"] == "form.map"
 
 
 @pytest.mark.django_db
@@ -157,6 +189,24 @@ def test_an_import_goes_through_the_dialogs_celery_tasks(api, make_dataset, monk
     done = api.get(f"/api/v1/imports/{body['id']}").json()
     assert done["state"] == "imported" and done["progress"] == {"done": 0, "total": 0}
     assert len(done["tasks"]) == 2
+
+
+@pytest.mark.django_db
+def test_an_import_takes_map_and_a_guess_imports_nothing(api, make_dataset):
+    dataset = make_dataset()
+    guessed = api.post(imports_of(dataset), {"file": file("other.csv", OTHER_TOOL_CSV)}).json()
+    assert guessed["state"] == "failed" and guessed["mapping"]["needs_confirmation"]
+    assert not dataset.tasks.exists()
+
+    mapped = api.post(
+        imports_of(dataset),
+        {"file": file("other.csv", OTHER_TOOL_CSV), "map": ["prompt=qq", "expected=aa"]},
+    ).json()
+    assert mapped["state"] == "imported" and mapped["mapping"]["how"] == "given"
+    assert list(dataset.tasks.values_list("prompt", "expected_text")) == [
+        ("What is 2+2?", "4"),
+        ("Capital of France?", "Paris"),
+    ]
 
 
 @pytest.mark.django_db
