@@ -723,9 +723,68 @@ def _text_columns(records: Sequence[Record], sources: Sequence[str]) -> list[tup
     return found
 
 
-_EXPECTED_HINT = re.compile(
-    r"^(expected|gold|correct|label|target|reference|answer|solution|output)", re.I
+# Words that suggest a column's role, in the languages people's spreadsheets use. They only
+# pre-fill the mapping step, which the person confirms: they are not `aliases`, which
+# import without asking.
+_PROMPT_HINTS = (
+    "question",
+    "problem",
+    "task",
+    "instruction",
+    "query",
+    "prompt",
+    "input",
+    "问题",
+    "問題",
+    "题目",
+    "提问",
+    "质问",
+    "質問",
+    "질문",
+    "вопрос",
+    "задани",
+    "pregunta",
+    "frage",
+    "domanda",
+    "pergunta",
+    "vraag",
+    "soru",
+    "pytanie",
 )
+_EXPECTED_HINTS = (
+    "expected",
+    "gold",
+    "correct",
+    "label",
+    "target",
+    "reference",
+    "answer",
+    "solution",
+    "output",
+    "response",
+    "réponse",
+    "reponse",
+    "respuesta",
+    "antwort",
+    "risposta",
+    "resposta",
+    "antwoord",
+    "cevap",
+    "odpowied",
+    "答案",
+    "回答",
+    "答え",
+    "解答",
+    "정답",
+    "답변",
+    "ответ",
+    "решени",
+)
+
+
+def _hinted(source: str, hints: Sequence[str]) -> bool:
+    name = source.rsplit(".", 1)[-1].lstrip("_").lower()
+    return any(hint in name for hint in hints)
 
 
 def guess_fields(
@@ -733,8 +792,9 @@ def guess_fields(
 ) -> dict[str, str]:
     """The best guess for a prompt and an expected answer the names did not give.
 
-    The expected answer: a source whose name starts like one (`expected_category`,
-    `label`, `solution`), else the shortest text; the prompt: the longest text left.
+    A column whose name suggests the role (in several languages: `expected_category`,
+    `solution`, `答案`, `réponse`) first; else the expected answer is the shortest text and
+    the prompt the longest text left.
     """
     fields = dict(known)
     texts = [
@@ -742,14 +802,15 @@ def guess_fields(
     ]
     graded = "expected" in fields or "criterion" in fields or "assert" in sources
     if not graded:
-        hinted = [s for s, _ in texts if _EXPECTED_HINT.match(s.rsplit(".", 1)[-1].lstrip("_"))]
+        hinted = [s for s, _ in texts if _hinted(s, _EXPECTED_HINTS)]
         if hinted:
             fields["expected"] = hinted[0]
         elif len(texts) >= 2 or (texts and "prompt" in fields):
             fields["expected"] = min(texts, key=lambda item: item[1])[0]
         texts = [(s, length) for s, length in texts if s != fields.get("expected")]
     if "prompt" not in fields and texts:
-        fields["prompt"] = max(texts, key=lambda item: item[1])[0]
+        hinted = [s for s, _ in texts if _hinted(s, _PROMPT_HINTS)]
+        fields["prompt"] = hinted[0] if hinted else max(texts, key=lambda item: item[1])[0]
     return fields
 
 

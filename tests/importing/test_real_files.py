@@ -49,6 +49,7 @@ IMPORTED = [
     ("realdata/inspect_ai/test_dataset/samples.json", 1, "input → prompt"),
     ("realdata/inspect_ai/theory_of_mind.jsonl", 100, "input → prompt"),
     ("squad/transformers_sample.excerpt.json", 3, "SQuAD (context + question + answers)"),
+    ("gsm8k/test.excerpt.jsonl", 10, "question → prompt, answer → expected answer"),
 ]
 
 
@@ -71,6 +72,12 @@ REFUSED = [
     ("ragas/booksql_sample.csv", shapes.NEEDS_MAPPING.code, "Query, SQL, Levels, split"),
     ("ragas/discount_benchmark.csv", shapes.NEEDS_MAPPING.code, "expected_discount"),
     ("ragas/support_triage.csv", shapes.NEEDS_MAPPING.code, "prompt = text"),
+    ("finrag/finance_faq_zh.excerpt.csv", shapes.NEEDS_MAPPING.code, "prompt = 问题, expected"),
+    (
+        "workbook_devops/kubernetes_flashcards_fr.excerpt.csv",
+        shapes.NEEDS_MAPPING.code,
+        "Best guess: expected answer = réponse.",
+    ),
     (
         "realdata/beir/agentset_dbpedia/qrels/test.excerpt.tsv",
         shapes.NOT_A_DATASET.code,
@@ -200,3 +207,22 @@ def test_a_mapping_given_imports_a_file_that_asked_for_one():
     first = result.plan.tasks[0]
     assert first.id == "1"
     assert first.expected_text == "Billing;RefundCancel"
+
+
+def test_chinese_headers_import_once_mapped():
+    result = check(
+        "finrag/finance_faq_zh.excerpt.csv", mapping={"prompt": "问题", "expected": "答案"}
+    )
+
+    assert result.task_count == 10
+    assert result.plan.tasks[1].prompt == "什么是市盈率"
+    assert result.warnings[0].message == "These columns are not imported: 领域."
+
+
+def test_a_french_sheet_mapped_still_names_its_rows_with_a_stray_delimiter():
+    result = check(
+        "workbook_devops/kubernetes_flashcards_fr.excerpt.csv", mapping={"expected": "réponse"}
+    )
+
+    # "kubectl config use-context <nom> ; vérifier …": a ";" inside an unquoted cell.
+    assert [(p.row, p.code) for p in result.problems] == [(3, "csv_extra_cells")]
