@@ -74,7 +74,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # Static files, compressed and under hashed names, straight from this process.
+    # With DEBUG=0: static files, compressed and under hashed names, straight from this
+    # process (with DEBUG on, runserver serves them itself; see below).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -90,6 +91,11 @@ MIDDLEWARE = [
     # Last, as django-axes asks: turns a locked-out login into its 429 page.
     "axes.middleware.AxesMiddleware",
 ]
+
+if DEBUG:
+    # runserver serves static files from the apps' folders; whitenoise would only warn that
+    # nothing was collected.
+    MIDDLEWARE.remove("whitenoise.middleware.WhiteNoiseMiddleware")
 
 ROOT_URLCONF = "contextevals.urls"
 
@@ -253,7 +259,10 @@ CELERY_TASK_TIME_LIMIT = IMPORT_TIME_LIMIT_SECONDS + TIME_LIMIT_GRACE_SECONDS
 # handed out twice while it still runs), and otherwise as short as that allows, so that an
 # import a crash interrupted resumes within 20 minutes rather than Redis's default hour.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "1200")),
+    # (at least a minute past the import's hard limit, should IMPORT_TIME_LIMIT_SECONDS rise)
+    "visibility_timeout": int(
+        os.environ.get("CELERY_VISIBILITY_TIMEOUT", str(max(1200, CELERY_TASK_TIME_LIMIT + 60)))
+    ),
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
