@@ -31,11 +31,11 @@ MAX_CENTRAL_DIRECTORY_BYTES = 16 * 1024 * 1024
 # × 10 MiB = 200 GB) is no basis for a web request; real datasets with files are far below
 # 2 GiB, and a larger one can be split into several imports.
 MAX_TOTAL_UNCOMPRESSED_BYTES = 2 * 1024 * 1024 * 1024
-# Text compresses 3-10:1 and even a column of zeros in a CSV rarely passes 50:1; deflate's
-# ceiling is about 1032:1, which is what bombs use. The ratio only counts for members big
-# enough to matter: a 2 KiB file of spaces may legitimately shrink 200:1.
-MAX_COMPRESSION_RATIO = 100
-RATIO_CHECKED_ABOVE_BYTES = 1024 * 1024
+# No limit on how much a member shrinks: repetitive text (logs, a CSV of similar rows)
+# deflates 1,000:1 just as a bomb does. What a bomb costs is bounded by bytes, counted as
+# they come out: a member past 10 MiB stops being read (`iter_chunks`, `VerifiedMember`),
+# the whole archive past MAX_TOTAL_UNCOMPRESSED_BYTES, the dataset file past its own cap;
+# members no task attaches are never inflated.
 # The methods zipfile can inflate and that zip tools actually write (stored, deflate, and
 # bzip2/LZMA from 7-Zip). Deflate64, which Windows uses for large files, is not among them.
 SUPPORTED_METHODS: dict[int, str] = {

@@ -111,11 +111,6 @@ UNSUPPORTED_COMPRESSION = Rule(
     "This file is compressed in a way we can't read (method {method}). Zip the dataset "
     "again with your computer's built-in zip tool.",
 )
-COMPRESSION_RATIO = Rule(
-    "zip_compression_ratio",
-    "This file would expand {ratio:,} times when unzipped (to {size}), far more than real "
-    "data does, so the zip is refused.",
-)
 TOO_LARGE_UNZIPPED = Rule(
     "zip_too_large_unzipped",
     "The zip expands to more than {limit} when unzipped. Split the dataset into several imports.",
@@ -323,14 +318,6 @@ def _archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Probl
             problems.append(
                 UNSUPPORTED_COMPRESSION.at(_shown(name, zip_name), method=info.compress_type)
             )
-        if info.file_size > archive.RATIO_CHECKED_ABOVE_BYTES:
-            ratio = info.file_size // max(info.compress_size, 1)
-            if ratio > archive.MAX_COMPRESSION_RATIO:
-                problems.append(
-                    COMPRESSION_RATIO.at(
-                        _shown(name, zip_name), ratio=ratio, size=_size(info.file_size)
-                    )
-                )
     for name, count in Counter(info.filename for info in infos).items():
         if count > 1:
             problems.append(DUPLICATE_MEMBER.at(_shown(name, zip_name), count=count))

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from datasets_app.importing import archive, zip_format
+from datasets_app.importing import archive, document, zip_format
 from datasets_app.importing.archive import ArchiveError
 from datasets_app.importing.spec import CheckOptions, CheckResult
 
@@ -119,7 +119,10 @@ def bomb() -> bytes:
     return deflated_zeros(200 * MiB)
 
 
-def test_a_zip_bomb_is_refused_before_anything_is_inflated(bomb: bytes) -> None:
+def test_a_zip_bomb_is_refused_by_the_member_limit(bomb: bytes) -> None:
+    # A 200 MiB member is over the 10 MiB an attached file may have: the task's file is
+    # refused by its size, and nothing past the limit is ever inflated (a member whose
+    # header lies is stopped while streaming, below), in a few MiB of memory.
     assert len(bomb) < 1 * MiB
 
     tracemalloc.start()
@@ -129,9 +132,37 @@ def test_a_zip_bomb_is_refused_before_anything_is_inflated(bomb: bytes) -> None:
     finally:
         tracemalloc.stop()
 
-    assert codes(result) == {zip_format.COMPRESSION_RATIO.code}
-    assert result.problems[0].file == "zeros.bin"
+    assert codes(result) == {document.FILE_TOO_LARGE.code}
+    assert "zeros.bin" in result.problems[0].message
     assert peak < 4 * MiB
+
+
+def repetitive_log(size: int) -> bytes:
+    line = b"2025-11-14T09:30:00Z INFO worker-3 job=export status=ok rows=1000 took=12ms\n"
+    return (line * (size // len(line) + 1))[:size]
+
+
+def test_an_ordinary_10_mib_member_of_repetitive_text_is_accepted() -> None:
+    # The defect: log lines (or a CSV of similar rows) compress over 100:1, and a ratio
+    # check refused them as "would expand 1,027 times" although 10 MiB is within the limit.
+    log = repetitive_log(10 * MiB)
+    data = make_zip({"dataset.json": dataset_json("server.log"), "server.log": log})
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        info = zf.getinfo("server.log")
+        assert info.file_size // info.compress_size > 100
+
+    result = check(data)
+
+    assert result.ok, result.problems
+    (attached,) = result.plan.tasks[0].input_files
+    assert attached.size == 10 * MiB
+
+
+def test_one_byte_over_the_member_limit_is_refused_by_what_comes_out() -> None:
+    data = make_zip(
+        {"dataset.json": dataset_json("server.log"), "server.log": repetitive_log(10 * MiB + 1)}
+    )
+    assert codes(check(data)) == {document.FILE_TOO_LARGE.code}
 
 
 def test_a_member_whose_header_understates_its_size_is_caught_while_streaming() -> None:
