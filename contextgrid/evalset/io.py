@@ -143,9 +143,10 @@ def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise EvalSetError.at(
-                name, f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno
-            ) from exc
+            # Named on the line where the bad record starts: a record cut off at the end of
+            # the file would otherwise be reported on a line past its last one.
+            line += text.count("\n", counted_to, pos)
+            raise EvalSetError.at(name, _json_error(exc, text, line), line=line) from exc
         except RecursionError as exc:
             line += text.count("\n", counted_to, pos)
             raise EvalSetError.at(name, TOO_DEEP, line=line) from exc
@@ -153,6 +154,18 @@ def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
         counted_to = pos
         yield line, value
         pos = _WHITESPACE.match(text, end).end()
+
+
+def _json_error(exc: json.JSONDecodeError, text: str, line: int) -> str:
+    """What is wrong with the record that starts on `line`, where `exc` was raised."""
+    if not text[exc.pos :].strip():
+        return "this record is cut off: the file ends before the record does"
+    if exc.lineno == line:
+        return f"invalid JSON ({exc.msg} at column {exc.colno})"
+    return (
+        f"invalid JSON in the record that starts on this line ({exc.msg} on line "
+        f"{exc.lineno}, column {exc.colno})"
+    )
 
 
 def _dumps(value: Any, what: str) -> str:

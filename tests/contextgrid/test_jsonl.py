@@ -228,3 +228,23 @@ def test_a_legalbench_file_nested_ten_thousand_deep_is_an_error():
     with pytest.raises(cg.EvalSetError) as excinfo:
         cg.parse_legalbench_rag_text(text, name="bench.json")
     assert "nested too deeply" in str(excinfo.value)
+
+
+def test_a_last_record_cut_off_is_named_on_the_line_it_starts():
+    # The defect: a record cut off at the end of line 2 was reported on line 3, a line the
+    # person cannot see in their editor.
+    text = '{"id": "q1", "question": "What?"}\n{"id": "q2", "question": "Why?"\n'
+    assert error_of(text) == (
+        "quiz.jsonl, line 2: this record is cut off: the file ends before the record does"
+    )
+    with pytest.raises(cg.EvalSetError) as excinfo:
+        parse(text)
+    assert excinfo.value.line == 2
+
+
+def test_a_record_cut_off_mid_file_is_named_on_the_line_it_starts():
+    text = '{"id": "q1", "question": "What?"\n{"id": "q2", "question": "Why?"}\n'
+    assert error_of(text) == (
+        "quiz.jsonl, line 1: invalid JSON in the record that starts on this line "
+        "(Expecting ',' delimiter on line 2, column 1)"
+    )
