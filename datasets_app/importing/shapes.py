@@ -475,6 +475,19 @@ def _squad(document: dict[str, Any]) -> Records | None:
     return found
 
 
+# Top-level keys of an eval tool's results file (promptfoo's output.json, a run export).
+_RUN_KEYS = frozenset({"config", "prompts", "stats", "evalId", "metrics", "createdAt", "summary"})
+
+
+def results_document(document: Any) -> bool:
+    """Whether a parsed .json is a whole eval run's results rather than a dataset."""
+    return (
+        isinstance(document, dict)
+        and ("results" in document or "evalId" in document)
+        and len(document.keys() & _RUN_KEYS) >= 2
+    )
+
+
 def find_records(document: Any) -> Records | str:
     """The records a parsed .json holds, or what it holds instead (for the message)."""
     if isinstance(document, list):

@@ -50,6 +50,7 @@ IMPORTED = [
     ("realdata/inspect_ai/theory_of_mind.jsonl", 100, "input → prompt"),
     ("squad/transformers_sample.excerpt.json", 3, "SQuAD (context + question + answers)"),
     ("gsm8k/test.excerpt.jsonl", 10, "question → prompt, answer → expected answer"),
+    ("langsmith/dataset_few_shot_search.excerpt.json", 5, "LangSmith examples (inputs + outputs)"),
 ]
 
 

@@ -467,3 +467,22 @@ def test_a_validator_problem_keeps_its_line_in_a_json_array():
     problem = only(check("t.json", data))
 
     assert (problem.code, problem.line) == (document.MISSING_EXPECTED_TEXT.code, 3)
+
+
+def test_a_whole_eval_run_saved_as_json_is_results_not_a_dataset():
+    # The top-level keys of promptfoo's examples/config-node-package/output.json.
+    run = {
+        "_resultsLoaded": False,
+        "createdAt": 1758065695513,
+        "id": "eval-IF3-2025-09-16T23:34:55",
+        "config": {"tests": [{"vars": {"body": "Hello world"}}]},
+        "results": [],
+        "prompts": [{"raw": "Write a haiku about: {{body}}", "label": "haiku", "metrics": {}}],
+        "persisted": True,
+        "vars": ["body"],
+    }
+
+    problem = only(check("output.json", json.dumps(run, indent=2)))
+
+    assert problem.code == shapes.NOT_A_DATASET.code
+    assert problem.message.startswith("This looks like the results of an eval run")
