@@ -17,6 +17,8 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from datasets_app.importing.spec import file_size
+
 # 1,000 tasks × (10 input + 10 expected files) = 20,000 files a dataset can really attach,
 # plus the dataset file and room for folders and stray files. More entries than that is not
 # a dataset, and zipfile builds one ZipInfo per entry (and reads the whole central
@@ -226,7 +228,7 @@ def iter_chunks(zf: zipfile.ZipFile, info: zipfile.ZipInfo, *, max_bytes: int) -
         while chunk := member.read(CHUNK_BYTES):
             seen += len(chunk)
             if seen > max_bytes:
-                raise MemberTooLarge(f"{info.filename} is larger than {max_bytes} bytes")
+                raise MemberTooLarge(f"{info.filename} is larger than {file_size(max_bytes)}")
             yield chunk
 
 
@@ -264,7 +266,7 @@ class VerifiedMember(io.RawIOBase):
             raise ArchiveError(f"{self._name} could not be read: {exc}") from exc
         self._seen += len(data)
         if self._seen > self._max_bytes:
-            raise MemberTooLarge(f"{self._name} is larger than {self._max_bytes} bytes")
+            raise MemberTooLarge(f"{self._name} is larger than {file_size(self._max_bytes)}")
         if self._digest is not None:
             self._digest.update(data)
         if not data:

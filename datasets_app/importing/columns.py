@@ -37,6 +37,7 @@ from datasets_app.importing.spec import (
     Problem,
     Rule,
     Verifier,
+    counted,
     field_path,
 )
 
@@ -813,7 +814,7 @@ MSG_WRITE_SETTINGS = (
     "tasks and criteria with no verifier of their own will be graded the default way."
 )
 MSG_WRITE_EVIDENCE = (
-    "The retrieval evidence of {count} task(s) has no column in a spreadsheet; it is left out."
+    "Left out: the retrieval evidence of {tasks}, which a spreadsheet has no column for."
 )
 
 # The writer's column order: who the task is, what it asks, how it is graded, then files.
@@ -875,7 +876,7 @@ def rows_from_spec(spec: DatasetSpec) -> tuple[list[str], list[list[str]], list[
         warnings.append(MSG_WRITE_SETTINGS.format(keys=", ".join(sorted(spec.settings))))
     with_evidence = sum(1 for task in spec.tasks if task.evidence)
     if with_evidence:
-        warnings.append(MSG_WRITE_EVIDENCE.format(count=with_evidence))
+        warnings.append(MSG_WRITE_EVIDENCE.format(tasks=counted(with_evidence, "task")))
     return header, rows, warnings
 
 

@@ -86,6 +86,8 @@ from datasets_app.importing.spec import (
     Verifier,
     expected_answer_criterion,
     field_path,
+    file_size,
+    path_parts,
 )
 
 ExtraBehavior = Literal["forbid", "ignore"]
@@ -142,8 +144,7 @@ MISSING_EXPECTED_TEXT = Rule(
 MISSING_CRITERION_TEXT = Rule("missing_criterion_text", "Criterion {criterion} has no text.")
 DUPLICATE_TASK_ID = Rule(
     "duplicate_task_id",
-    "Task id {task} is already used by task #{first} (counting from 1 in file order). Each "
-    "task needs its own id.",
+    "Task id {task} is already used by task {first} of the file. Each task needs its own id.",
 )
 DUPLICATE_CRITERION_ID = Rule(
     "duplicate_criterion_id",
@@ -180,7 +181,7 @@ FILE_NEEDS_ZIP = Rule(
 FILE_NOT_IN_ZIP = Rule("file_not_in_zip", "{path} is not in the zip.")
 FILE_TOO_LARGE = Rule(
     "file_too_large",
-    "{path} is {size} bytes; an attached file can be up to 10 MiB.",
+    "{path} is larger than 10 MiB ({size}), the most an attached file can be.",
 )
 LINK_NOT_HTTPS = Rule(
     "link_not_https", "{url} is not an https:// link. Files link only over https."
@@ -439,7 +440,7 @@ def _unknown_keys(
         if not isinstance(value, dict):
             return False
         for key in value.keys() - known:
-            findings.warning(UNKNOWN_FIELD, (*path, key), label=label((*path, key)))
+            findings.warning(UNKNOWN_FIELD, (*path, key), label=_label((*path, key), label))
         return True
 
     def verifier(value: Any, path: DocPath) -> None:
@@ -516,8 +517,23 @@ _TYPE_RULES: dict[str, Rule] = {
 
 def _shown(value: Any) -> str:
     """A value from the file, quoted for a message and cut short if long."""
-    text = repr(value) if not isinstance(value, str) else f'"{value}"'
-    return text if len(text) <= 60 else text[:57] + "…"
+    if not isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= 60 else text[:59] + "…"
+    # Cut inside the quotes, so that a long path still reads as one quoted value.
+    return f'"{value}"' if len(value) <= 58 else f'"{value[:57]}…"'
+
+
+def _label(path: DocPath, field_label: Callable[[DocPath], str]) -> str:
+    """How a message names a value: by its key ("prompt") or its column. The problem's
+    location says which task, criterion or row it is in, counted from 1."""
+    label = field_label(path)
+    parts = path_parts(label) if label else None
+    if parts is None:
+        return label or "The file"
+    if isinstance(parts[-1], int):
+        return "This item"
+    return f'"{parts[-1]}"'
 
 
 # --- Collecting problems before knowing where they are.
@@ -572,8 +588,14 @@ class _Findings:
         )
 
     def resolve(
-        self, file_name: str, locate: Locate, field_label: Callable[[DocPath], str]
+        self,
+        file_name: str,
+        locate: Locate,
+        field_label: Callable[[DocPath], str],
+        tasks: Any = None,
     ) -> tuple[list[Problem], list[Problem]]:
+        """Located problems and warnings; `tasks` (the document's list of tasks) names the
+        task each one is in, so that a screen can say "task 2 (id b)"."""
         findings = self.problems + self.warnings
         if not findings:
             return [], []
@@ -583,13 +605,15 @@ class _Findings:
 
         def located(finding: _Finding) -> Problem:
             row, line = places.get(_where(finding), (None, None))
-            return finding.rule.at(
+            problem = finding.rule.at(
                 file_name,
                 row=row,
                 line=line,
                 field=field_label(finding.path) or None,
                 **finding.params,
             )
+            task = _task_id_at(tasks, finding.path)
+            return problem if task is None else replace(problem, task=task)
 
         problems = [located(finding) for finding in sorted(self.problems, key=_in_document_order)]
         if self.dropped_problems:
@@ -602,6 +626,19 @@ class _Findings:
 
 def _where(finding: _Finding) -> DocPath:
     return finding.path[:-1] if finding.missing else finding.path
+
+
+def _task_id_at(tasks: Any, path: DocPath) -> str | None:
+    """The id the file gives the task a path is in, if it gives one."""
+    if len(path) < 2 or path[0] != "tasks" or not isinstance(path[1], int):
+        return None
+    if not isinstance(tasks, list) or not 0 <= path[1] < len(tasks):
+        return None
+    task = tasks[path[1]]
+    task_id = task.get("id") if isinstance(task, dict) else None
+    if isinstance(task_id, bool) or not isinstance(task_id, str | int):
+        return None
+    return str(task_id)
 
 
 # --- The rules across values.
@@ -934,7 +971,9 @@ class _Validator:
             return None
         size = self.zip_members[member]
         if size > MAX_ATTACHED_FILE_BYTES:
-            self.findings.problem(FILE_TOO_LARGE, (*path, "path"), path=_shown(zip_path), size=size)
+            self.findings.problem(
+                FILE_TOO_LARGE, (*path, "path"), path=_shown(zip_path), size=file_size(size)
+            )
             return None
         return self.named(
             FileSpec(name=name or posixpath.basename(member), path=member, size=size), path, name
@@ -1119,7 +1158,7 @@ def _type_problems(
             if tag == len(path) - 1 and kind == "dict_type":
                 kind = "text_or_object"
             path = owner + path[tag + 1 :]
-        label = field_label(path) or "The file"
+        label = _label(path, field_label)
         if kind in ("extra_forbidden", "unexpected_keyword_argument"):
             findings.warning(UNKNOWN_FIELD, path, label=label)
             continue
@@ -1282,7 +1321,8 @@ def validate_document(
                     for finding in findings.problems[checked:]
                     if not any(_follows_from(finding, path) for path in wrong)
                 ]
-    problems, warnings = findings.resolve(file_name, locate, field_label)
+    tasks = document.get("tasks") if isinstance(document, dict) else None
+    problems, warnings = findings.resolve(file_name, locate, field_label, tasks)
     return (None if problems else plan), problems, warnings
 
 
@@ -1321,7 +1361,7 @@ def validate_json_text(
         return errors
     findings = _Findings()
     plan = _Validator(findings, options, zip_members).dataset(data)
-    problems, warnings = findings.resolve(file_name, locate, field_path)
+    problems, warnings = findings.resolve(file_name, locate, field_path, data.get("tasks"))
     return (None if problems else plan), problems, warnings
 
 

@@ -58,6 +58,7 @@ from datasets_app.importing.json_format import (
     JsonLocator,
     decode,
     escaped_nul_lines,
+    plain_words,
 )
 from datasets_app.importing.spec import (
     DatasetSpec,
@@ -66,6 +67,7 @@ from datasets_app.importing.spec import (
     Problem,
     Rule,
     TaskSpec,
+    counted,
     field_path,
 )
 
@@ -110,14 +112,11 @@ NOTE_RETRIEVAL_CRITERION = (
 NOTE_NOT_READ = "Not read from the zip: {names}."
 
 # Export warnings: what a dataset holds that an eval set has no place for.
-MSG_EXPORT_CRITERIA = (
-    "{count} task(s) are graded by criteria, which an eval set cannot hold; they are left out."
-)
+MSG_EXPORT_CRITERIA = "Left out: {tasks} graded by criteria, which an eval set cannot hold."
 MSG_EXPORT_SHARED = "The criteria for every task have no place in an eval set; they are left out."
-MSG_EXPORT_FILES = "{count} task(s) attach files, which an eval set cannot hold; they are left out."
+MSG_EXPORT_FILES = "Left out: {tasks} that attach files, which an eval set cannot hold."
 MSG_EXPORT_VERIFIERS = (
-    "{count} task(s) have their own verifier for the expected answer; an eval set keeps only "
-    "the answer."
+    "An eval set keeps only the expected answer: the answer's own verifier is left out for {tasks}."
 )
 MSG_EXPORT_BAD_EVIDENCE = (
     "The evidence of task {task} is not in the eval-set shape ({detail}); it is exported "
@@ -292,7 +291,7 @@ def error_problem(
 
 
 def _sentence(text: str) -> str:
-    text = text.strip()
+    text = plain_words(text.strip())
     text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "?", "!")) else text + "."
 
@@ -768,14 +767,14 @@ def export_warnings(spec: DatasetSpec) -> list[str]:
         if any(criterion.id != RETRIEVAL_CRITERION_ID for criterion in task.criteria)
     )
     if graded:
-        warnings.append(MSG_EXPORT_CRITERIA.format(count=graded))
+        warnings.append(MSG_EXPORT_CRITERIA.format(tasks=counted(graded, "task")))
     if spec.criteria:
         warnings.append(MSG_EXPORT_SHARED)
     with_files = sum(1 for task in spec.tasks if task.input_files or task.expected_files)
     if with_files:
-        warnings.append(MSG_EXPORT_FILES.format(count=with_files))
+        warnings.append(MSG_EXPORT_FILES.format(tasks=counted(with_files, "task")))
     verifiers = sum(1 for task in spec.tasks if task.expected_verifier is not None)
     if verifiers:
-        warnings.append(MSG_EXPORT_VERIFIERS.format(count=verifiers))
+        warnings.append(MSG_EXPORT_VERIFIERS.format(tasks=counted(verifiers, "task")))
     warnings.extend(_spec_items(spec)[1])
     return warnings

@@ -119,6 +119,52 @@ def line_of(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
 
+# What JSON parsers say, in plain words: pydantic-core's (jiter) and the json module's
+# (contextgrid reads eval sets with it). Longest first, so "expected value" is not taken
+# for part of something longer.
+_PLAIN_WORDS: tuple[tuple[str, str], ...] = (
+    ("EOF while parsing an object", "the text ends before an object is closed (a } is missing)"),
+    ("EOF while parsing a list", "the text ends before a list is closed (a ] is missing)"),
+    ("EOF while parsing a string", 'the text ends inside a quoted value (a " is missing)'),
+    ("EOF while parsing a value", "the text ends in the middle of a value"),
+    (
+        "control character (\\u0000-\\u001F) found while parsing a string",
+        "a quoted value holds a tab or line break; write it as \\t or \\n",
+    ),
+    ("lone leading surrogate in hex escape", "a \\u escape is half of a character pair"),
+    ("unexpected end of hex escape", "a \\u escape is cut short"),
+    ("invalid unicode code point", "a \\u escape is not a character"),
+    ("key must be a string", "a key is not in double quotes"),
+    ("expected `,` or `}`", "a , or } is missing"),
+    ("expected `,` or `]`", "a , or ] is missing"),
+    ("expected `:`", "a : is missing after a key"),
+    ("expected ident", "a word is not true, false or null"),
+    ("expected value", "a value is missing, or is not JSON (text needs double quotes)"),
+    ("invalid escape", "a backslash starts an escape JSON does not have (write \\\\ for one)"),
+    ("invalid number", "a number is written wrongly"),
+    ("number out of range", "a number is too large"),
+    ("trailing comma", "a comma has nothing after it"),
+    ("trailing characters", "more text follows the end of the JSON value"),
+    ("Expecting property name enclosed in double quotes", "a key is not in double quotes"),
+    ("Expecting ',' delimiter", "a , is missing"),
+    ("Expecting ':' delimiter", "a : is missing after a key"),
+    ("Expecting value", "a value is missing, or is not JSON (text needs double quotes)"),
+    ("Unterminated string starting at", 'a quoted value is not closed (a " is missing), from'),
+    ("Invalid control character at", "a quoted value holds a tab or line break, at"),
+    ("Invalid \\escape", "a backslash starts an escape JSON does not have"),
+    ("Extra data", "more text follows the end of the JSON value"),
+)
+
+
+def plain_words(detail: str) -> str:
+    """A JSON parser's message with its phrases in plain words ("EOF while parsing a
+    value" -> "the text ends in the middle of a value")."""
+    for phrase, words in _PLAIN_WORDS:
+        if phrase in detail:
+            return detail.replace(phrase, words)
+    return detail
+
+
 # pydantic-core's parser (faster than the json module, and stricter: no NaN or Infinity,
 # no lone surrogates) reports where it stopped at the end of its message.
 _WHERE = re.compile(r"^(?P<detail>.*) at line (?P<line>\d+) column (?P<column>\d+)$", re.DOTALL)
@@ -139,7 +185,9 @@ def loads(text: str, file_name: str, *, line_offset: int = 0) -> tuple[Any, list
         column = int(found["column"]) if found else None
         if detail.startswith("recursion limit exceeded"):
             return None, [TOO_DEEP.at(file_name, line=line)]
-        problem = NOT_JSON.at(file_name, line=line, detail=detail, line_number=line, column=column)
+        problem = NOT_JSON.at(
+            file_name, line=line, detail=plain_words(detail), line_number=line, column=column
+        )
         return None, [problem]
 
 

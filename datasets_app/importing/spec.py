@@ -6,6 +6,7 @@ every writer (export, templates) starts from them. Pure Python: no Django here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -196,7 +197,10 @@ class Problem:
     """One thing wrong (or, as a warning, worth knowing) in a file, with where it is.
 
     `row` is a spreadsheet row (header = row 1) for CSV/XLSX; `line` a 1-based line for
-    JSON/JSONL. `code` is stable for programs; `message` is what a person reads.
+    JSON/JSONL. `field` is the value's path in the dataset document (`tasks[1].prompt`, as
+    programs read it) or a column's name; `task` is the id the file gives the task the
+    problem is in, when it gives one. `code` is stable for programs; `message` is what a
+    person reads.
     """
 
     code: str
@@ -205,18 +209,7 @@ class Problem:
     row: int | None = None
     line: int | None = None
     field: str | None = None
-
-    @property
-    def where(self) -> str:
-        """`quiz.csv, row 4, weight` — the location as a person reads it."""
-        parts = [self.file]
-        if self.row is not None:
-            parts.append(f"row {self.row}")
-        if self.line is not None:
-            parts.append(f"line {self.line}")
-        if self.field:
-            parts.append(self.field)
-        return ", ".join(parts)
+    task: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The problem as `--json`, the stored check and the API carry it, code included."""
@@ -226,6 +219,7 @@ class Problem:
             "row": self.row,
             "line": self.line,
             "field": self.field,
+            "task": self.task,
             "message": self.message,
         }
 
@@ -239,7 +233,29 @@ class Problem:
             row=data.get("row"),
             line=data.get("line"),
             field=data.get("field"),
+            task=data.get("task"),
         )
+
+
+class _Count(int):
+    """A whole number in a message: `{count}` reads 1,000; an explicit format spec wins."""
+
+    def __format__(self, spec: str) -> str:
+        return format(int(self), spec or ",")
+
+
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """`1 task`, `1,000 tasks`: a count and its noun, never "task(s)"."""
+    noun = singular if count == 1 else (plural or singular + "s")
+    return f"{count:,} {noun}"
+
+
+def file_size(size: int) -> str:
+    """A size as people read it: 512 bytes, 3.4 KiB, 10 MiB, 1.5 GiB."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale:
+            return f"{size / scale:,.1f}".removesuffix(".0") + f" {unit}"
+    return counted(size, "byte")
 
 
 @dataclass(frozen=True)
@@ -254,7 +270,15 @@ class Rule:
     message: str
 
     def format(self, **params: Any) -> str:
-        return self.message.format(**params) if params else self.message
+        """The message with its values; whole numbers read as people write them (1,000)."""
+        if not params:
+            return self.message
+        return self.message.format(
+            **{
+                name: _Count(value) if type(value) is int else value
+                for name, value in params.items()
+            }
+        )
 
     def at(
         self,
@@ -346,6 +370,18 @@ def field_path(path: DocPath) -> str:
         else:
             text += f".{part}" if text else part
     return text
+
+
+_FIELD_PATH = re.compile(r"[A-Za-z_][\w-]*(?:\[\d+\]|\.[A-Za-z_][\w-]*)*")
+_FIELD_PART = re.compile(r"\[(\d+)\]|([A-Za-z_][\w-]*)")
+
+
+def path_parts(field: str) -> DocPath | None:
+    """`tasks[3].criteria[0].weight` -> ("tasks", 3, "criteria", 0, "weight"); the inverse
+    of `field_path`. None for a field that is not such a path (a CSV column's name)."""
+    if not _FIELD_PATH.fullmatch(field):
+        return None
+    return tuple(int(index) if index else name for index, name in _FIELD_PART.findall(field))
 
 
 def nowhere(path: DocPath) -> tuple[int | None, int | None]:

@@ -33,6 +33,7 @@ from datasets_app.importing.spec import (
     DatasetSpec,
     Parsed,
     Problem,
+    counted,
     nowhere,
 )
 
@@ -90,11 +91,11 @@ MAX_PART_BYTES = 2 * MAX_FILE_BYTES
 _NOT_IN_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _CR = re.compile("\r\n?")
 MSG_WRITE_CONTROL_CHARACTERS = (
-    "{count} cell(s) held control characters an .xlsx cannot store; each was written as "
-    "U+FFFD (�). Export as .csv to keep them."
+    "Control characters an .xlsx cannot store, in {cells}, were written as U+FFFD (�). "
+    "Export as .csv to keep them."
 )
 MSG_WRITE_CARRIAGE_RETURNS = (
-    "{count} cell(s) had CR line ends, which an .xlsx stores as LF. Export as .csv to keep them."
+    "CR line ends, in {cells}, are stored as LF in an .xlsx. Export as .csv to keep them."
 )
 
 
@@ -314,9 +315,9 @@ def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:
             cells.append(cell)
         sheet.append(cells)
     if replaced:
-        warnings.append(MSG_WRITE_CONTROL_CHARACTERS.format(count=replaced))
+        warnings.append(MSG_WRITE_CONTROL_CHARACTERS.format(cells=counted(replaced, "cell")))
     if carriage_returns:
-        warnings.append(MSG_WRITE_CARRIAGE_RETURNS.format(count=carriage_returns))
+        warnings.append(MSG_WRITE_CARRIAGE_RETURNS.format(cells=counted(carriage_returns, "cell")))
     buffer = io.BytesIO()
     workbook.save(buffer)
     return buffer.getvalue(), warnings

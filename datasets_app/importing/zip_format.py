@@ -39,7 +39,9 @@ from datasets_app.importing.spec import (
     Rule,
     TaskSpec,
     Verifier,
+    counted,
     field_path,
+    file_size,
 )
 
 __all__ = [
@@ -220,7 +222,9 @@ def _check_archive(
     dataset_info, problem = _find_dataset_file(files, folder, zip_name)
     if dataset_info is None:
         assert problem is not None
-        return _refused(zip_name, problem, detected=f"ZIP archive with {_files(len(files))}")
+        return _refused(
+            zip_name, problem, detected=f"ZIP archive with {counted(len(files), 'file')}"
+        )
 
     dataset_name = dataset_info.filename
     data, problem = _read_dataset_file(zf, dataset_info)
@@ -259,7 +263,7 @@ def _check_archive(
     problems.extend(streaming_problems)
     spec = _with_members(spec, by_key, sizes)
     warnings.extend(_unused_warnings(files, dataset_name, used))
-    detected += f" and {_files(len(used), 'attached file')}"
+    detected += f" and {counted(len(used), 'attached file')}"
     return CheckResult(
         zip_name,
         "zip",
@@ -323,7 +327,7 @@ def _archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Probl
             problems.append(DUPLICATE_MEMBER.at(_shown(name, zip_name), count=count))
     if sum(info.file_size for info in infos) > archive.MAX_TOTAL_UNCOMPRESSED_BYTES:
         problems.append(
-            TOO_LARGE_UNZIPPED.at(zip_name, limit=_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES))
+            TOO_LARGE_UNZIPPED.at(zip_name, limit=file_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES))
         )
     return problems
 
@@ -394,7 +398,7 @@ def _read_dataset_file(
     """The dataset file's bytes: the one member read whole, so it is bounded first by its
     declared size and then by what actually comes out."""
     too_large = DATASET_FILE_TOO_LARGE.at(
-        info.filename, size=_size(info.file_size), limit=_size(MAX_FILE_BYTES)
+        info.filename, size=file_size(info.file_size), limit=file_size(MAX_FILE_BYTES)
     )
     if info.file_size > MAX_FILE_BYTES:
         return None, too_large
@@ -536,7 +540,7 @@ def _stream_members(
                 size += len(chunk)
         except ArchiveError:
             problems.append(
-                MEMBER_TOO_LARGE.at(info.filename, limit=_size(MAX_ATTACHED_FILE_BYTES))
+                MEMBER_TOO_LARGE.at(info.filename, limit=file_size(MAX_ATTACHED_FILE_BYTES))
             )
             continue
         except archive.READ_ERRORS as exc:
@@ -546,7 +550,7 @@ def _stream_members(
         if total > archive.MAX_TOTAL_UNCOMPRESSED_BYTES:
             problems.append(
                 TOO_LARGE_UNZIPPED.at(
-                    info.filename, limit=_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES)
+                    info.filename, limit=file_size(archive.MAX_TOTAL_UNCOMPRESSED_BYTES)
                 )
             )
             break
@@ -910,20 +914,6 @@ def _suffix(name: str) -> str:
 
 def _detail(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
-
-
-def _size(n: int) -> str:
-    if n >= 1024**3:
-        return f"{n / 1024**3:.1f} GiB"
-    if n >= 1024**2:
-        return f"{n / 1024**2:.1f} MiB"
-    if n >= 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n} bytes"
-
-
-def _files(count: int, noun: str = "file") -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def _listing(names: list[str], limit: int = 5) -> str:

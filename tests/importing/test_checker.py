@@ -158,6 +158,7 @@ def test_result_to_json_has_exactly_the_documented_shape():
                 "row": None,
                 "line": 1,
                 "field": "tasks[0].criteria[3].verifier",
+                "task": "delayed-shipment",
                 "message": result.warnings[0].message,
             }
         ],

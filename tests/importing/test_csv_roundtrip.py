@@ -140,7 +140,7 @@ def test_writer_says_what_a_spreadsheet_cannot_carry():
     assert warnings == [
         columns.MSG_WRITE_DESCRIPTION,
         columns.MSG_WRITE_SETTINGS.format(keys="defaultVerifier"),
-        columns.MSG_WRITE_EVIDENCE.format(count=1),
+        columns.MSG_WRITE_EVIDENCE.format(tasks="1 task"),
     ]
 
 
@@ -150,7 +150,7 @@ def test_xlsx_round_trip():
     plan, problems, _ = check_xlsx(data)
 
     assert problems == []
-    assert warnings == [xlsx_format.MSG_WRITE_CARRIAGE_RETURNS.format(count=1)]
+    assert warnings == [xlsx_format.MSG_WRITE_CARRIAGE_RETURNS.format(cells="1 cell")]
     expected = comparable(SPEC)
     task = dataclasses.replace(expected[1][1], expected_text="'=2025-09-30\n")
     assert comparable(plan) == (expected[0], (expected[1][0], task))

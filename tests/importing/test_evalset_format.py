@@ -423,7 +423,7 @@ def test_what_an_eval_set_cannot_hold_is_said_before_export():
     )
     spec = DatasetSpec(name="d", tasks=(task,), criteria=(RETRIEVAL,))
     warnings = ef.export_warnings(spec)
-    assert ef.MSG_EXPORT_CRITERIA.format(count=1) in warnings
+    assert ef.MSG_EXPORT_CRITERIA.format(tasks="1 task") in warnings
     assert ef.MSG_EXPORT_SHARED in warnings
     assert any(
         w.startswith("The evidence of task t1 is not in the eval-set shape") for w in warnings

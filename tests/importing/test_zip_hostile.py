@@ -420,7 +420,7 @@ def test_a_dataset_file_declared_over_50_mib_is_not_read() -> None:
         (zip_format.DATASET_FILE_TOO_LARGE.code, "dataset.json")
     ]
     assert result.problems[0].message == zip_format.DATASET_FILE_TOO_LARGE.format(
-        size="60.0 MiB", limit="50.0 MiB"
+        size="60 MiB", limit="50 MiB"
     )
 
 
