@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from django import forms
 from django.utils.functional import cached_property
 
+from datasets_app import wording
+from datasets_app.importing import checker
 from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
 from datasets_app.importing.document import validate_document
 from datasets_app.importing.spec import Problem, Verifier, nowhere
@@ -60,15 +62,17 @@ class DatasetForm(KeepsShownText, forms.ModelForm):
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
 
+# What the file pickers offer: exactly the extensions the checker reads, no more.
+FILE_ACCEPT = ",".join(checker.FORMATS)
+
+
 class ImportFileForm(forms.Form):
     """Step 2 of the dialog: the file, checked as soon as it is chosen."""
 
     file = forms.FileField(
         label="Dataset file",
         help_text=".csv, .json, .jsonl, .xlsx or a .zip with the files its tasks attach",
-        widget=forms.ClearableFileInput(
-            attrs={"accept": ".csv,.json,.jsonl,.xlsx,.zip,.tsv,text/csv,application/json"}
-        ),
+        widget=forms.ClearableFileInput(attrs={"accept": FILE_ACCEPT}),
     )
 
     def __init__(self, *args, max_bytes: int, **kwargs) -> None:
@@ -351,10 +355,14 @@ def criteria_documents(formset: forms.BaseFormSet) -> list[dict]:
     ]
 
 
-def _add_problems(form: forms.Form, problems: list[Problem]) -> None:
+def _add_problems(form: forms.Form, problems: list[Problem], *, one_task: bool = False) -> None:
+    """The checker's problems as the form's errors, each after the value it is about, in
+    words (`criterion 2 › weight`); the task form leaves out the task, which is itself."""
     for problem in problems:
-        prefix = f"{problem.field}: " if problem.field else ""
-        form.add_error(None, prefix + problem.message)
+        place = wording.place(problem.to_json())
+        if one_task and place.startswith("task 1"):
+            place = place.partition(wording.SEPARATOR)[2]
+        form.add_error(None, f"{place}: {problem.message}" if place else problem.message)
 
 
 class TaskEditor:
@@ -388,7 +396,7 @@ class TaskEditor:
         plan, problems, _ = validate_document(
             document, file_name="this task", locate=nowhere, options=self.options
         )
-        _add_problems(self.form, problems)
+        _add_problems(self.form, problems, one_task=True)
         self.spec = plan.tasks[0] if plan else None
         return self.spec is not None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +13,8 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from datasets_app.importing import checker, json_format
+from datasets_app import wording
+from datasets_app.importing import checker, columns, json_format
 from datasets_app.importing.spec import (
     CheckOptions,
     CriterionSpec,
@@ -20,6 +23,7 @@ from datasets_app.importing.spec import (
     Rule,
     TaskSpec,
     Verifier,
+    counted,
 )
 from datasets_app.models import (
     ApiToken,
@@ -100,6 +104,29 @@ def task_rows(dataset: Dataset) -> list[TaskRow]:
     ]
 
 
+@dataclass(frozen=True)
+class SpecRow:
+    """A task of a saved version as its page lists it, counted like the dataset page."""
+
+    task: TaskSpec
+    criteria: int
+    total_weight: float
+
+
+def spec_rows(spec: DatasetSpec) -> list[SpecRow]:
+    """The tasks of a version with their criteria and weight, the criteria for every task
+    included (as the dataset page and the import preview count them)."""
+    shared_weight = math.fsum(c.weight for c in spec.criteria)
+    return [
+        SpecRow(
+            task=task,
+            criteria=len(task.criteria) + len(spec.criteria),
+            total_weight=math.fsum(c.weight for c in task.criteria) + shared_weight,
+        )
+        for task in spec.tasks
+    ]
+
+
 def versions_of(dataset: Dataset) -> QuerySet[Version]:
     return dataset.versions.select_related("created_by").annotate(task_count=Count("tasks"))
 
@@ -116,25 +143,23 @@ def task_for(dataset: Dataset, pk: int) -> Task:
     return get_object_or_404(dataset.tasks.prefetch_related("criteria", "files"), pk=pk)
 
 
+def task_files(task: Task) -> list[TaskFile]:
+    """A task's files as its page lists them: input files, then expected files."""
+    return sorted(task.files.all(), key=lambda f: (f.role != TaskFile.Role.INPUT, f.position))
+
+
 def version_for(dataset: Dataset, number: int) -> Version:
     return get_object_or_404(dataset.versions.select_related("created_by"), number=number)
 
 
 @dataclass(frozen=True)
 class ProblemGroup:
-    """The problems found on one row or line of a file, as the dialog lists them."""
+    """The problems found on one row or line of a file, as the dialog lists them: each
+    problem's dict gains `place` (the value it is about, in words) and `column` (the
+    column's key on the help page, for a problem about a spreadsheet column)."""
 
     where: str
     problems: list[dict]
-
-
-def _where(problem: dict) -> str:
-    parts = [problem["file"]]
-    if problem.get("row") is not None:
-        parts.append(f"row {problem['row']}")
-    if problem.get("line") is not None:
-        parts.append(f"line {problem['line']}")
-    return ", ".join(parts)
 
 
 def group_problems(problems: list[dict]) -> list[ProblemGroup]:
@@ -145,8 +170,30 @@ def group_problems(problems: list[dict]) -> list[ProblemGroup]:
 
     groups: dict[str, list[dict]] = {}
     for problem in sorted(problems, key=order):
-        groups.setdefault(_where(problem), []).append(problem)
+        shown = {**problem, "place": wording.place(problem), "column": _column(problem)}
+        groups.setdefault(wording.where(problem), []).append(shown)
     return [ProblemGroup(where=where, problems=items) for where, items in groups.items()]
+
+
+def _column(problem: dict) -> str | None:
+    """The help page's key for the column a spreadsheet problem is about, if it is."""
+    file = str(problem.get("file") or "").lower()
+    if not file.endswith((".csv", ".tsv", ".xlsx")):
+        return None
+    field = problem.get("field")
+    if field:
+        return columns.field_for_header(field)
+    return "" if str(problem.get("code") or "").startswith("csv_") else None
+
+
+def _detected(upload: Upload, result: dict) -> str:
+    """What the file was taken for; a file refused before it was read still says something."""
+    if result.get("detected"):
+        return result["detected"]
+    extension = os.path.splitext(upload.original_name)[1].lower()
+    if not extension:
+        return "a file with no extension, not read as a dataset"
+    return f"a {extension} file, not read as a dataset"
 
 
 def import_preview(*, upload: Upload, mode: str) -> dict:
@@ -156,23 +203,24 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
     if mode == ImportMode.ADD and upload.dataset is not None and result.get("ok"):
         problems += add_conflicts(dataset=upload.dataset, upload=upload)
     task_count = result.get("task_count", 0)
+    can_import = bool(result.get("ok")) and not problems
     return {
         "result": result,
+        "detected": _detected(upload, result),
+        # The problems CSV is the file's own rows with a problem column: a spreadsheet's.
+        "problems_spreadsheet": result.get("format") in ("csv", "xlsx"),
         "preview_tasks": result.get("tasks", []),
         "problem_groups": group_problems(problems),
         "problem_count": len(problems),
         "warning_groups": group_problems(result.get("warnings", [])),
         "notes": result.get("notes", []),
         "diff": result.get("diff") if mode == ImportMode.REPLACE else None,
-        "can_import": bool(result.get("ok")) and not problems,
+        "can_import": can_import,
         "task_count": task_count,
         # The page's words: the button reads "Import tasks" until a checked file gives it a
-        # count ("Import 12 tasks"); a file with problems has none to count.
-        "import_label": (
-            f"Import {task_count} task" + ("" if task_count == 1 else "s")
-            if result.get("ok")
-            else "Import tasks"
-        ),
+        # count ("Import 12 tasks"); a file with problems, ids the dataset has included,
+        # has none to count.
+        "import_label": f"Import {counted(task_count, 'task')}" if can_import else "Import tasks",
     }
 
 
@@ -189,9 +237,10 @@ def mapping_step_due(result: dict[str, Any] | None) -> bool:
 
 def imported_message(upload: Upload) -> str:
     count = upload.result.get("task_count", 0)
-    tasks = f"{count} task" + ("" if count == 1 else "s")
     version = next_version_label(upload.dataset)
-    return f"Imported {tasks} as drafts. Check them, then Save as {version}."
+    if count == 1:
+        return f"Imported 1 task as a draft. Check it, then Save as {version}."
+    return f"Imported {counted(count, 'task')} as drafts. Check them, then Save as {version}."
 
 
 def next_version_label(dataset: Dataset) -> str:

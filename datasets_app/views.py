@@ -17,8 +17,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from datasets_app import exporting, guards, selectors, services
+from datasets_app import exporting, guards, selectors, services, wording
 from datasets_app.forms import (
+    FILE_ACCEPT,
     ApiTokenForm,
     ImportFileForm,
     ImportModeForm,
@@ -87,6 +88,7 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
         "mode_form": ImportModeForm(initial={"mode": mode}),
         "starters": starters.STARTERS,
         "max_upload_mib": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
+        "accept": FILE_ACCEPT,
     }
     if upload is not None and upload.state != Upload.State.CHECKING:
         context.update(selectors.import_preview(upload=upload, mode=mode))
@@ -259,6 +261,10 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
     JavaScript it was checked when chosen (its upload key comes with the form); without, it
     is checked now. A file still being checked, or with problems, shows the form again.
     """
+    if request.method == "POST" and request.POST.get("another"):
+        # Choose another file: the form again, as typed, without the file chosen before.
+        typed = {key: request.POST.get(key, "") for key in ("name", "description")}
+        return _render_new_dataset(request, NewDatasetForm(initial=typed), None, choose_again=True)
     form = NewDatasetForm(request.POST or None, request.FILES or None)
     upload = _new_dataset_upload(request) if request.method == "POST" else None
     if request.method != "POST" or not (form.is_valid() or (upload and _only_name_missing(form))):
@@ -303,7 +309,7 @@ def _new_dataset_upload(request: HtmxHttpRequest) -> Upload | None:
 
 
 def _render_new_dataset(request, form, upload: Upload | None, **extra) -> HttpResponse:
-    context = {"form": form, "upload": upload, **extra}
+    context = {"form": form, "upload": upload, "accept": FILE_ACCEPT, **extra}
     if upload is not None and upload.state != Upload.State.CHECKING:
         context |= selectors.import_preview(upload=upload, mode=ImportMode.ADD)
     if request.htmx and form is None:
@@ -379,6 +385,7 @@ def task_detail(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse
     context = {
         "dataset": dataset,
         "task": task,
+        "task_files": selectors.task_files(task),
         "shared_criteria": selectors.dataset_criteria(dataset),
         "python_checks_enabled": selectors.checker_options().python_checks_enabled,
     }
@@ -463,6 +470,8 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
         "dataset": dataset,
         "version": version,
         "snapshot": version.snapshot,
+        "shared_criteria": spec.criteria,
+        "rows": selectors.spec_rows(spec),
         "formats": exporting.EXPORT_FORMATS,
         "export_warnings": exporting.export_warnings(spec),
     }
@@ -493,9 +502,14 @@ def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResp
 
 
 def help_files(request: HtmxHttpRequest) -> HttpResponse:
-    """What a dataset file holds: formats, CSV columns and their accepted spellings, limits."""
+    """What a dataset file holds: formats, each CSV column's names and what goes in it,
+    limits, the field names and shapes read from other tools."""
+    rows = [
+        {"key": c.key, "spellings": c.spellings, "help": wording.COLUMN_HELP.get(c.key, "")}
+        for c in columns.COLUMNS
+    ]
     context = {
-        "columns": columns.COLUMNS,
+        "columns": rows,
         "limits": limits_for_people(),
         "fields": aliases.FIELDS,
         "shapes": shapes.SHAPES,

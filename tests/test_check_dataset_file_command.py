@@ -65,7 +65,8 @@ def test_a_good_file_prints_the_preview_and_exits_0():
         "90",
     ]
     assert lines[2].startswith(
-        "Warning: rubric_template.json, line 1, tasks[0].criteria[3].verifier:"
+        "Warning: rubric_template.json, line 1 › task 1 (id delayed-shipment) › criterion 4 › "
+        "verifier:"
     )
     assert lines[-1] == "Ready to import 1 task."
 
@@ -76,9 +77,10 @@ def test_a_file_with_problems_prints_each_with_its_location_and_exits_1(bad_file
     assert code == 1
     task_b = '"b"'
     assert output.splitlines()[2:] == [
-        f"bad.json, line 3, tasks[0].criteria[0].weight: {doc.BAD_WEIGHT.format(value='-1')}",
-        f"bad.json, line 4, tasks[1].prompt: {doc.MISSING_PROMPT.format(task=task_b)}",
-        f"bad.json, line 4, tasks[1]: {doc.NOTHING_TO_GRADE.format(task=task_b)}",
+        "bad.json, line 3 › task 1 (id a) › criterion 1 › weight: "
+        + doc.BAD_WEIGHT.format(value="-1"),
+        f"bad.json, line 4 › task 2 (id b) › prompt: {doc.MISSING_PROMPT.format(task=task_b)}",
+        f"bad.json, line 4 › task 2 (id b): {doc.NOTHING_TO_GRADE.format(task=task_b)}",
     ]
     assert "Ready to import" not in output
 

@@ -149,7 +149,7 @@ def test_importing_adds_drafts_after_the_datasets_own_and_says_what_to_save(
     assert dataset.criteria.filter(task__isnull=True).get().criterion_id == "no-invented-facts"
 
     page = auth_client.get(dataset.get_absolute_url()).content.decode()
-    assert "Imported 1 task as drafts. Check them, then Save as v2." in page
+    assert "Imported 1 task as a draft. Check it, then Save as v2." in page
     assert "Save as v2" in page
 
 

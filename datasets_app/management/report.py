@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from datasets_app import wording
 from datasets_app.importing.shapes import LABELS
 from datasets_app.importing.spec import Problem
 
@@ -30,7 +31,7 @@ def write_check(
         count = len(problems)
         write(f"{count} problem{'s' if count != 1 else ''}; nothing can be imported:")
         for problem in problems:
-            write(f"{problem.where}: {problem.message}")
+            write(f"{wording.full(problem.to_json())}: {problem.message}")
         return False
     for task in result.get("tasks", []):
         scored_by = "criteria" if task["scored_by"] == "criteria" else "expected answer"
@@ -40,7 +41,7 @@ def write_check(
         )
     for warning in result.get("warnings", []):
         warning = Problem.from_json(warning)
-        write(f"Warning: {warning.where}: {warning.message}")
+        write(f"Warning: {wording.full(warning.to_json())}: {warning.message}")
     for note in result.get("notes", []):
         write(f"Note: {note}")
     return True

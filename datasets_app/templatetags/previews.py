@@ -12,24 +12,27 @@ from html import escape
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from datasets_app.wording import weight
+
 register = template.Library()
 
 SCORED_BY = {"criteria": "criteria", "expected_answer": "expected answer"}
 
 
-def _weight(value: float | int) -> str:
-    # 20, not 20.0; 2.5 stays 2.5 (two decimals at most, as the dataset page shows).
-    return f"{value:.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
-
-
 @register.simple_tag
 def preview_rows(tasks: list[dict]) -> SafeString:
-    """`<tr>` per task of a checked file: id, name, scored by, criteria, total weight."""
+    """`<tr>` per task of a checked file: id, name, scored by, criteria, total weight.
+
+    Each cell carries its column's name (`data-label`), which a narrow screen shows beside
+    it when the table becomes stacked rows.
+    """
     rows = [
-        f"<tr><td><code>{escape(str(task['id']))}</code></td><td>{escape(str(task['name']))}</td>"
-        f"<td>{SCORED_BY.get(task['scored_by'], '')}</td>"
-        f'<td class="num">{int(task["criteria"])}</td>'
-        f'<td class="num">{escape(_weight(task["total_weight"]))}</td></tr>'
+        f'<tr><td data-label="Id"><code>{escape(str(task["id"]))}</code></td>'
+        f'<td data-label="Name">{escape(str(task["name"]))}</td>'
+        f'<td data-label="Scored by">{SCORED_BY.get(task["scored_by"], "")}</td>'
+        f'<td data-label="Criteria" class="num">{int(task["criteria"]):,}</td>'
+        f'<td data-label="Total weight" class="num">{escape(weight(task["total_weight"]))}</td>'
+        "</tr>"
         for task in tasks
     ]
     return mark_safe("\n".join(rows))  # every value above is escaped

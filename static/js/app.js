@@ -1,20 +1,117 @@
-// Opens and closes the app's <dialog> elements. The dialog's content comes from the server
-// (htmx swaps it in); once htmx has settled and wired it, this opens it (showModal moves
-// focus into it, and Escape closes it) and wires the close buttons.
+// The little the pages need beyond htmx: the import dialog (open it once its content has
+// arrived; showModal moves focus into it and Escape closes it), focus on a result when it
+// arrives, and menu buttons. Every page works without this file.
+
+// A result that arrives (a checked file, the other mode's preview) takes focus on its
+// heading, so that keyboard and screen-reader users land on it rather than on <body>.
+function focusResult(target) {
+  const region = target && target.isConnected ? target : document.getElementById(target?.id);
+  if (!region) {
+    return;
+  }
+  const heading = region.matches("[data-result-heading]")
+    ? region
+    : region.querySelector("[data-result-heading]");
+  if (heading && !heading.contains(document.activeElement)) {
+    heading.focus();
+  }
+}
+
 document.addEventListener("htmx:afterSettle", (event) => {
-  const dialog = event.detail.target.closest("dialog");
+  const target = event.detail.target;
+  const dialog = target?.isConnected ? target.closest("dialog") : null;
   if (dialog && !dialog.open) {
     dialog.showModal();
   }
+  focusResult(target);
 });
+
 document.addEventListener("click", (event) => {
   const closer = event.target.closest("[data-close-dialog]");
   if (closer) {
     event.preventDefault();
     closer.closest("dialog")?.close();
   }
-  const menu = event.target.closest("details.menu a, details.menu button");
-  if (menu) {
-    menu.closest("details.menu").open = false;
-  }
 });
+
+// Menu buttons (WAI-ARIA's menu button pattern): Enter, Space or Down opens the menu on its
+// first item, Up on its last; arrows, Home and End move; Escape closes it and returns to
+// the button; Tab or a click elsewhere closes it. Without this script the page shows the
+// menu's items as plain links instead (a <noscript> twin).
+function setUpMenu(root) {
+  const button = root.querySelector("[aria-haspopup=menu]");
+  const menu = root.querySelector("[role=menu]");
+  if (!button || !menu) {
+    return;
+  }
+  const items = () => Array.from(menu.querySelectorAll("[role=menuitem]"));
+  button.hidden = false;
+
+  function place() {
+    // Open toward whichever side has room, so that a narrow screen never clips the menu.
+    menu.classList.remove("menu-start");
+    if (menu.getBoundingClientRect().left < 0) {
+      menu.classList.add("menu-start");
+    }
+  }
+  function open(which) {
+    menu.hidden = false;
+    button.setAttribute("aria-expanded", "true");
+    place();
+    const list = items();
+    (which === "last" ? list[list.length - 1] : list[0])?.focus();
+  }
+  function close(refocus) {
+    if (menu.hidden) {
+      return;
+    }
+    menu.hidden = true;
+    button.setAttribute("aria-expanded", "false");
+    if (refocus) {
+      button.focus();
+    }
+  }
+
+  button.addEventListener("click", () => (menu.hidden ? open("first") : close(true)));
+  button.addEventListener("keydown", (event) => {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      open(event.key === "ArrowUp" ? "last" : "first");
+    }
+  });
+  menu.addEventListener("keydown", (event) => {
+    const list = items();
+    const index = list.indexOf(document.activeElement);
+    const moves = {
+      ArrowDown: (index + 1) % list.length,
+      ArrowUp: (index - 1 + list.length) % list.length,
+      Home: 0,
+      End: list.length - 1,
+    };
+    if (event.key in moves) {
+      event.preventDefault();
+      list[moves[event.key]].focus();
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      close(true);
+    } else if (event.key === "Tab") {
+      close(false);
+    } else if (event.key === " ") {
+      // Links act on Enter by themselves; a menu item acts on Space too.
+      event.preventDefault();
+      document.activeElement.click();
+    }
+  });
+  menu.addEventListener("click", (event) => {
+    if (event.target.closest("[role=menuitem]")) {
+      close(false);
+    }
+  });
+  document.addEventListener("click", (event) => {
+    if (!root.contains(event.target)) {
+      close(false);
+    }
+  });
+}
+
+document.querySelectorAll("[data-menu]").forEach(setUpMenu);

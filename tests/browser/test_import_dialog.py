@@ -17,7 +17,7 @@ EXPECTED = FILES / "json" / "expected_answers_template.json"
 
 
 def open_import_dialog(page):
-    page.get_by_text("Add tasks", exact=True).click()
+    page.get_by_role("button", name="Add tasks").click()
     page.get_by_role("menuitem", name="Import from a file").click()
     dialog = page.get_by_role("dialog", name="Import from a file")
     expect(dialog).to_be_visible()
@@ -34,7 +34,7 @@ def test_import_a_rubric_save_it_then_replace_it(logged_in, live_server, screens
     dialog = open_import_dialog(page)
     expect(dialog.get_by_label("Choose the file")).to_be_focused()
     dialog.get_by_label("Choose the file").set_input_files(str(RUBRIC))
-    expect(dialog.get_by_text("delayed-shipment")).to_be_visible()
+    expect(dialog.get_by_text("delayed-shipment", exact=True)).to_be_visible()
     button = dialog.get_by_role("button", name="Import 1 task")
     expect(button).to_be_enabled()
     expect(dialog.get_by_text("Python checks")).to_be_visible()
@@ -43,7 +43,7 @@ def test_import_a_rubric_save_it_then_replace_it(logged_in, live_server, screens
     button.click()
     page.wait_for_url(f"{live_server.url}/datasets/*/")
     expect(
-        page.get_by_text("Imported 1 task as drafts. Check them, then Save as v1.")
+        page.get_by_text("Imported 1 task as a draft. Check it, then Save as v1.")
     ).to_be_visible()
     expect(page.get_by_role("cell", name="Draft")).to_be_visible()
     screenshot(page, "dataset-with-drafts")

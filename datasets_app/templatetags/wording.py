@@ -1,0 +1,15 @@
+"""Template filters for the words every screen prints the same way (see `datasets_app.wording`)."""
+
+from __future__ import annotations
+
+from django import template
+
+from datasets_app import wording
+
+register = template.Library()
+
+
+@register.filter
+def weight(value: float | int | None) -> str:
+    """20, 3.5, 0.33: a weight as the preview, the dataset, task and version pages print it."""
+    return wording.weight(value)

@@ -1,0 +1,122 @@
+"""Words people read: where a problem is, weights and counts, written once for every screen
+and for the commands' output.
+
+A problem's `field` is a path in the dataset document (`tasks[1].criteria[0].weight`), which
+programs read in `--json` and the problems CSV; people read "task 2 (id b) › criterion 1 ›
+weight", counted from 1, after the row or line. Pure Python, like the checker it words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from datasets_app.importing.spec import path_parts
+
+SEPARATOR = " › "
+
+# List keys of the dataset format, and what one item of each is called.
+_ITEM_NAMES = {
+    "tasks": "task",
+    "criteria": "criterion",
+    "inputFiles": "input file",
+    "expectedFiles": "expected file",
+    "anchors": "anchor",
+    "gold": "gold span",
+}
+
+
+def where(problem: Mapping[str, Any]) -> str:
+    """The file and the row or line a problem is on: `quiz.csv, row 4`."""
+    parts = [problem.get("file") or "the file"]
+    if problem.get("row") is not None:
+        parts.append(f"row {problem['row']:,}")
+    if problem.get("line") is not None:
+        parts.append(f"line {problem['line']:,}")
+    return ", ".join(parts)
+
+
+def place(problem: Mapping[str, Any]) -> str:
+    """The value a problem is about, as a person counts: `task 2 (id b) › criterion 1 ›
+    weight`, or a column's name; empty when the problem is about the whole row or file."""
+    field = problem.get("field")
+    if not field:
+        return ""
+    parts = path_parts(field)
+    if parts is None:  # a column, as the file's header spells it
+        return field
+    words: list[str] = []
+    for position, part in enumerate(parts):
+        if isinstance(part, str):
+            words.append(part)
+            continue
+        name = words.pop() if words and position and isinstance(parts[position - 1], str) else ""
+        words.append(_item(name, part, problem, top_level=position == 1))
+    return SEPARATOR.join(words)
+
+
+def _item(name: str, index: int, problem: Mapping[str, Any], *, top_level: bool) -> str:
+    noun = _ITEM_NAMES.get(name)
+    if noun is None:
+        return f"{name} item {index + 1:,}" if name else f"item {index + 1:,}"
+    text = f"{noun} {index + 1:,}"
+    if name == "tasks" and problem.get("task"):
+        text += f" (id {problem['task']})"
+    # A .jsonl line is one task, so criteria at its top are the task's own.
+    file = str(problem.get("file") or "")
+    if name == "criteria" and top_level and not file.lower().endswith(".jsonl"):
+        text += " for every task"
+    return text
+
+
+def full(problem: Mapping[str, Any]) -> str:
+    """Where, then the value: `r.json, line 1 › task 2 (id b) › criterion 1 › weight`."""
+    value = place(problem)
+    return where(problem) + (SEPARATOR + value if value else "")
+
+
+def weight(value: float | int | None) -> str:
+    """A weight as every screen prints it: 20, 3.5, 0.33, 1,000 (two decimals at most)."""
+    if value is None:
+        return "1"
+    text = f"{value:,.2f}".rstrip("0").rstrip(".")
+    # A tiny positive weight still reads as itself, not as 0.
+    return text if text != "0" or value == 0 else f"{value:g}"
+
+
+# What goes in each spreadsheet column, as docs/csv-columns.md says it; the help page lists
+# these beside each column's accepted names, and the import dialog links a problem about a
+# column to its line there.
+COLUMN_HELP: dict[str, str] = {
+    "task_id": (
+        "The task's id. Rows that repeat it one after another are one task. Blank: task-1, "
+        "task-2, … in file order."
+    ),
+    "name": "The task's name. Blank: the first line of the prompt.",
+    "prompt": "What the agent is asked. Required.",
+    "expected": "The right answer, kept exactly as written (line breaks and spaces included).",
+    "expected_verifier": (
+        "How to check the expected answer: exact_match, llm_judge, agent_judge or "
+        "code_verifier. Blank: an agent judge scores it from 0 to 1."
+    ),
+    "expected_verifier_output_type": "float (a score from 0 to 1) or boolean (pass or fail).",
+    "expected_verifier_instructions": "Instructions for a judge of the expected answer.",
+    "expected_verifier_code": "The Python check, for code_verifier: defines verify(task, output).",
+    "input_files": (
+        "Files given to the agent: one per line in the cell (not separated by |, which file "
+        "names can contain). https:// links, or paths inside a .zip."
+    ),
+    "expected_files": "Files the answer should match, the same way as input files.",
+    "criterion_id": "The criterion's id. Blank: c1, c2, …",
+    "criterion": "What a good answer must do.",
+    "weight": "A number; blank counts as 1. Write decimals with a point (0.5).",
+    "verifier": (
+        "How to check the criterion (exact_match, llm_judge, agent_judge or code_verifier). "
+        "Blank: the default judge."
+    ),
+    "verifier_output_type": "float (a score from 0 to 1) or boolean (pass or fail).",
+    "verifier_instructions": (
+        "Instructions for a judge; may use {{criterion}}, {{prompt}} and {{output}}."
+    ),
+    "verifier_code": "The Python check, for code_verifier: defines verify(task, output).",
+}
