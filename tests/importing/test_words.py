@@ -68,7 +68,10 @@ def test_a_broken_eval_set_line_is_in_plain_words_too():
 
 
 def test_messages_name_a_value_by_its_key_not_by_a_zero_based_path():
-    document = {"tasks": [{"id": "a", "prompt": ["not", "text"], "expected": "e", "colour": 1}]}
+    document = {
+        "format": "context-evals-dataset",
+        "tasks": [{"id": "a", "prompt": ["not", "text"], "expected": "e", "colour": 1}],
+    }
     found = messages(json.dumps(document), "d.json")
     assert '"prompt" must be text.' in found
     assert '"colour" is not part of the dataset format; it will be ignored.' in found
