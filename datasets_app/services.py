@@ -720,11 +720,19 @@ def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
     return draft
 
 
+def task_remove_deletes(task: Task) -> bool:
+    """Whether removing the task deletes it for good (a draft no version or run holds) rather
+    than archiving it; the page asks first when it does."""
+    return (
+        task.state == TaskState.DRAFT and not task.versions.exists() and not task.results.exists()
+    )
+
+
 @transaction.atomic
 def task_remove(*, task: Task) -> None:
     """Take a task out of the dataset: a draft no version holds is deleted, any other task
     archived (versions and run results keep it)."""
-    if task.state == TaskState.DRAFT and not task.versions.exists() and not task.results.exists():
+    if task_remove_deletes(task):
         for task_file in task.files.exclude(file=""):
             if (
                 not TaskFile.objects.filter(file=task_file.file.name)

@@ -13,7 +13,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
@@ -429,12 +429,21 @@ def task_edit(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
     return _task_form_page(request, dataset, _task_editor(request, dataset, task), task)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def task_delete(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    """Delete a draft (GET asks first, a page of its own, so it works without JavaScript)
+    or remove a saved task (archived: versions and runs keep it)."""
     dataset = selectors.dataset_for(request.user, pk)
     task = selectors.task_for(dataset, task_pk)
     if task.state == TaskState.ARCHIVED:
         raise Http404
+    if request.method == "GET":
+        context = {
+            "dataset": dataset,
+            "task": task,
+            "deletes": services.task_remove_deletes(task),
+        }
+        return render(request, "datasets_app/task_delete.html", context)
     services.task_remove(task=task)
     messages.success(request, f"Removed {task.task_id}.")
     return _redirect(request, dataset.get_absolute_url())
