@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from contextgrid import textfile
 from contextgrid.evalset.types import (
     EvalItem,
     EvalSet,
@@ -85,15 +86,18 @@ def _is_int(value: object) -> bool:
 
 
 def _decode(data: Text, name: str) -> str:
-    """Text of a file, without a leading byte-order mark; bytes must be UTF-8."""
+    """Text of a file, without a leading byte-order mark: bytes are decoded by their byte
+    order mark, else as UTF-8 (`textfile.decode`)."""
     if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
+        decoded = textfile.decode(data)
+        if decoded.text is None:
+            assert decoded.bad_offset is not None
+            bad = decoded.bad_offset
             raise EvalSetError(
-                f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                f"{name} is not {decoded.encoding} text (byte 0x{data[bad]:02x} at offset {bad})",
                 file=name,
-            ) from exc
+            )
+        data = decoded.text
     text = data.removeprefix("\ufeff")
     # None of these formats allows a raw NUL; one means a binary file (a spreadsheet saved as
     # .xlsx, say) and the csv module would otherwise read it as text without complaint.
@@ -489,7 +493,7 @@ CSV_COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
 
 # Delimiters a spreadsheet may export with: a comma, or a semicolon where the comma is the
 # decimal separator, or a tab.
-_CSV_DELIMITERS = (",", ";", "\t")
+_QUESTION_COLUMNS = frozenset(CSV_COLUMN_ALIASES["question"])
 _CSV_FREE_TEXT = frozenset({"question", "quote", "answer"})
 
 
@@ -548,20 +552,6 @@ def write_csv(evalset: EvalSet, path: str | Path) -> Path:
     return path
 
 
-def _pick_delimiter(text: str) -> str:
-    """The delimiter under which the header row has a question column (else the most columns)."""
-    first_line = text.split("\n", 1)[0]
-    best, best_count = ",", 0
-    for delimiter in _CSV_DELIMITERS:
-        header = next(csv.reader([first_line], delimiter=delimiter), [])
-        names = {cell.strip().lower() for cell in header}
-        if names & set(CSV_COLUMN_ALIASES["question"]):
-            return delimiter
-        if len(header) > best_count:
-            best, best_count = delimiter, len(header)
-    return best
-
-
 def _csv_int(value: str, column: str, where: _Where) -> int:
     try:
         number = float(value)
@@ -582,7 +572,8 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
         raise EvalSetError(f"{name} is empty", file=name)
     rows = None
     try:
-        rows = csv.reader(io.StringIO(text, newline=""), delimiter=_pick_delimiter(text))
+        delimiter = textfile.pick_delimiter(text, wanted=_QUESTION_COLUMNS)
+        rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
         header = next(rows)
         columns = [cell.strip() for cell in header]
         by_name: dict[str, int] = {}

@@ -1,8 +1,9 @@
 """The .csv dataset format: bytes as spreadsheets really write them → the canonical document.
 
-`read` decodes (UTF-8 with or without BOM, UTF-16 with a BOM, else Windows-1252), picks the
-delimiter, splits records and hands the rows to `columns.document_from_table`; `write` turns
-a DatasetSpec back into a CSV Excel opens correctly. The columns and their spellings are in
+`read` decodes and picks the delimiter as every reader does (`contextgrid.textfile`: a byte
+order mark, else UTF-8, else Windows-1252; the delimiter from the header), splits records
+and hands the rows to `columns.document_from_table`; `write` turns a DatasetSpec back into
+a CSV Excel opens correctly. The columns and their spellings are in
 `columns.py` and on the help page docs/csv-columns.md.
 
 Rows are numbered as a spreadsheet shows them: the header is row 1 and each record is one
@@ -19,50 +20,45 @@ from itertools import count
 from operator import itemgetter
 from pathlib import PurePath
 
+from contextgrid import textfile
 from datasets_app.importing import shapes
 from datasets_app.importing.columns import (
     Table,
     neutralize_formula,
     rows_from_spec,
 )
-from datasets_app.importing.spec import CheckOptions, DatasetSpec, Parsed, Problem, nowhere
+from datasets_app.importing.spec import (
+    CheckOptions,
+    DatasetSpec,
+    Parsed,
+    Problem,
+    Rule,
+    nowhere,
+)
 
-# Stable problem codes and the messages people read.
-NOT_TEXT = "csv_not_text"
-NUL_BYTE = "csv_nul_byte"
-LOOKS_LIKE_XLSX = "csv_looks_like_xlsx"
-FIELD_TOO_LARGE = "csv_field_too_large"
-UNREADABLE = "csv_unreadable"
-EMPTY_FILE = "csv_empty"
-
-MSG_NOT_TEXT = (
-    "This file is not UTF-8 text, and byte {byte} on line {line} is not Windows-1252 either. "
-    "Save it as “CSV UTF-8”."
+# What a person reads, each with its stable code for programs.
+NOT_TEXT = Rule(
+    "csv_not_text",
+    "This file is not UTF-8 text, and byte {byte} on line {line_number} is not Windows-1252 "
+    "either. Save it as “CSV UTF-8”.",
 )
-MSG_NUL_BYTE = (
-    "This file contains a NUL byte (line {line}): it is binary, or text saved in an encoding "
-    "without a byte-order mark (such as UTF-16). Save it as “CSV UTF-8”."
+NUL_BYTE = Rule(
+    "csv_nul_byte",
+    "This file contains a NUL byte (line {line_number}): it is binary, or text saved in an "
+    "encoding without a byte-order mark (such as UTF-16). Save it as “CSV UTF-8”.",
 )
-MSG_LOOKS_LIKE_XLSX = (
-    "This file is an Excel workbook, not CSV text. Rename it to .xlsx, or save it as “CSV UTF-8”."
+LOOKS_LIKE_XLSX = Rule(
+    "csv_looks_like_xlsx",
+    "This file is an Excel workbook, not CSV text. Rename it to .xlsx, or save it as “CSV UTF-8”.",
 )
-MSG_FIELD_TOO_LARGE = (
+FIELD_TOO_LARGE = Rule(
+    "csv_field_too_large",
     "A cell in this row is longer than {limit:,} characters, the most a CSV cell can hold here "
-    "(Excel's own limit is 32,767)."
+    "(Excel's own limit is 32,767).",
 )
-MSG_UNREADABLE = "This row cannot be read as CSV: {error}."
-MSG_EMPTY_FILE = "This file is empty: it needs a header row and a row per task."
+UNREADABLE = Rule("csv_unreadable", "This row cannot be read as CSV: {error}.")
+EMPTY_FILE = Rule("csv_empty", "This file is empty: it needs a header row and a row per task.")
 
-# The delimiters a spreadsheet writes: `,` (most locales), `;` (locales whose decimal mark
-# is a comma) and tab ("Unicode text"/TSV). csv.Sniffer guesses from letter frequencies and
-# gets long prose cells wrong, so we count in the header line only, outside quotes.
-DELIMITERS = (",", ";", "\t")
-
-_BOMS = (
-    (codecs.BOM_UTF8, "utf-8-sig", "UTF-8 with BOM"),
-    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16 LE"),
-    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16 BE"),
-)
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
@@ -116,30 +112,35 @@ def looks_like_utf16(data: bytes) -> bool:
 def decode(data: bytes, file_name: str) -> DecodedCsv:
     """Bytes → records and the header table; problems instead of exceptions."""
 
-    def failed(code: str, message: str, detected: str = "CSV", **where: int) -> DecodedCsv:
-        return DecodedCsv(None, detected, [Problem(code, message, file_name, **where)], [])
+    def failed(problem: Problem, detected: str = "CSV") -> DecodedCsv:
+        return DecodedCsv(None, detected, [problem], [])
 
     if data.startswith(_ZIP_MAGIC):
-        return failed(LOOKS_LIKE_XLSX, MSG_LOOKS_LIKE_XLSX)
-    text, encoding, bad_offset = _decode_text(data)
+        return failed(LOOKS_LIKE_XLSX.at(file_name))
+    # Not UTF-8: most likely Excel's "CSV (Comma delimited)" on Windows, which writes the
+    # ANSI code page, Windows-1252 for Western European text.
+    decoded = textfile.decode(data, windows_1252=True)
+    text = decoded.text
     if text is None:
-        line = data.count(b"\n", 0, bad_offset) + 1
-        byte = f"0x{data[bad_offset]:02X}"
-        return failed(NOT_TEXT, MSG_NOT_TEXT.format(byte=byte, line=line), line=line)
+        assert decoded.bad_offset is not None
+        line = data.count(b"\n", 0, decoded.bad_offset) + 1
+        byte = f"0x{data[decoded.bad_offset]:02X}"
+        return failed(NOT_TEXT.at(file_name, line=line, line_number=line, byte=byte))
+    encoding = decoded.label
     nul = text.find("\x00")
     if nul != -1 and looks_like_utf16(data):
         # UTF-16 saved without its byte-order mark: every other byte is NUL.
         line = text.count("\n", 0, nul) + 1
-        return failed(NUL_BYTE, MSG_NUL_BYTE.format(line=line), f"CSV, {encoding}", line=line)
+        return failed(NUL_BYTE.at(file_name, line=line, line_number=line), f"CSV, {encoding}")
 
-    delimiter, line_ending = _sniff(text)
+    delimiter = textfile.pick_delimiter(text)
     detected = ", ".join(
         part
         for part in (
             "CSV",
             encoding,
             "tab-delimited" if delimiter == "\t" else f"'{delimiter}'-delimited",
-            line_ending,
+            _line_ending(text),
         )
         if part
     )
@@ -151,14 +152,10 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
     except csv.Error as exc:
         row = len(records) + 1
         if "field larger than field limit" in str(exc):
-            message = MSG_FIELD_TOO_LARGE.format(limit=csv.field_size_limit())
-            return DecodedCsv(
-                None, detected, [Problem(FIELD_TOO_LARGE, message, file_name, row=row)], records
-            )
-        message = MSG_UNREADABLE.format(error=exc)
-        return DecodedCsv(
-            None, detected, [Problem(UNREADABLE, message, file_name, row=row)], records
-        )
+            problem = FIELD_TOO_LARGE.at(file_name, row=row, limit=csv.field_size_limit())
+        else:
+            problem = UNREADABLE.at(file_name, row=row, error=exc)
+        return DecodedCsv(None, detected, [problem], records)
 
     # Wholly blank records are skipped but keep their number. (Cells keep their formula
     # `'`: `columns` takes it off the cells it reads.)
@@ -168,7 +165,7 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
     else:
         rows = [(n, record) for n, record in enumerate(records, 1) if "".join(record).strip()]
     if not rows:
-        return DecodedCsv(None, detected, [Problem(EMPTY_FILE, MSG_EMPTY_FILE, file_name)], records)
+        return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
     header_row, header = rows[0]
     table = Table(header=header, header_row=header_row, rows=rows[1:], has_nul=nul != -1)
     return DecodedCsv(table, detected, [], records)
@@ -196,48 +193,9 @@ def encode_rows(header: list[str], rows: list[list[str]]) -> bytes:
     return codecs.BOM_UTF8 + buffer.getvalue().encode("utf-8")
 
 
-def _decode_text(data: bytes) -> tuple[str | None, str, int]:
-    """(text, encoding label, offset of the first bad byte when text is None)."""
-    for bom, codec, label in _BOMS:
-        if data.startswith(bom):
-            try:
-                return data.decode(codec), label, 0
-            except UnicodeDecodeError as exc:
-                return None, label, exc.start
-    try:
-        return data.decode("utf-8"), "UTF-8", 0
-    except UnicodeDecodeError:
-        pass
-    # Not UTF-8: most likely Excel's "CSV (Comma delimited)" on Windows, which writes the
-    # ANSI code page; Windows-1252 covers Western European text. Its five undefined bytes
-    # mean the file is something else again, and we say so rather than guess further.
-    try:
-        return data.decode("cp1252"), "Windows-1252", 0
-    except UnicodeDecodeError as exc:
-        return None, "Windows-1252", exc.start
-
-
-def _sniff(text: str) -> tuple[str, str]:
-    """(delimiter, line-ending label) from the header line, counting outside quotes."""
-    counts = dict.fromkeys(DELIMITERS, 0)
-    quoted = False
-    end = len(text)
-    for index, char in enumerate(text):
-        if char == '"':
-            quoted = not quoted
-        elif quoted:
-            continue
-        elif char in counts:
-            counts[char] += 1
-        elif char in "\r\n" and text[:index].strip(" \t\r\n,;"):
-            end = index
-            break
-    # Ties (including a one-column file) go to the comma.
-    delimiter = max(DELIMITERS, key=lambda d: (counts[d], d == ","))
+def _line_ending(text: str) -> str:
+    """How the header line ends, when not with a bare LF: "CRLF" or "CR"."""
+    end = textfile.header_span(text)[1]
     if text.startswith("\r\n", end):
-        line_ending = "CRLF"
-    elif text.startswith("\r", end):
-        line_ending = "CR"
-    else:
-        line_ending = ""
-    return delimiter, line_ending
+        return "CRLF"
+    return "CR" if text.startswith("\r", end) else ""

@@ -50,6 +50,7 @@ from contextgrid import (
     parse_csv_text,
     parse_jsonl_text,
     parse_legalbench_rag_text,
+    textfile,
 )
 from contextgrid.evalset.io import BEIR_NOTE, CSV_COLUMN_ALIASES, NOTHING_SKIPPED
 from datasets_app.importing.columns import field_for_header
@@ -152,23 +153,9 @@ QUESTION_COLUMNS = frozenset(CSV_COLUMN_ALIASES["question"])
 # How much of the file detection looks at: the header of a CSV, the first line of a JSONL,
 # the first object of a LegalBench-RAG list. No real header or first line comes near it.
 _SNIFF_BYTES = 64 * 1024
-_BOM_CODECS = (
-    (b"\xef\xbb\xbf", "utf-8-sig"),
-    (b"\xff\xfe", "utf-16"),
-    (b"\xfe\xff", "utf-16"),
-)
 _TESTS_OBJECT = re.compile(r'\A\s*\{\s*"tests"\s*:')
 
 # --- Detection ---------------------------------------------------------------------------
-
-
-def _head(data: bytes) -> str:
-    """The start of the file as text, for sniffing only (errors replaced, BOM dropped)."""
-    head = data[:_SNIFF_BYTES]
-    for bom, codec in _BOM_CODECS:
-        if head.startswith(bom):
-            return head.decode(codec, errors="replace").lstrip("\ufeff")
-    return head.decode("utf-8", errors="replace")
 
 
 def _first_json_value(text: str) -> Any:
@@ -182,18 +169,11 @@ def _first_json_value(text: str) -> Any:
 
 def _csv_header(text: str) -> tuple[str, list[str]]:
     """(delimiter, header names lowercased and stripped), the delimiter chosen as the library
-    chooses it: the one under which the header has a question column, else the most cells."""
-    lines = text.lstrip("\r\n").splitlines()
-    first_line = lines[0] if lines else ""
-    best: tuple[str, list[str]] = (",", [])
-    for delimiter in (",", ";", "\t"):
-        cells = next(csv.reader([first_line], delimiter=delimiter), [])
-        names = [cell.strip().lower() for cell in cells]
-        if QUESTION_COLUMNS.intersection(names):
-            return delimiter, names
-        if len(names) > len(best[1]):
-            best = (delimiter, names)
-    return best
+    chooses it (`textfile.pick_delimiter`, a question column wanted)."""
+    delimiter = textfile.pick_delimiter(text, wanted=QUESTION_COLUMNS)
+    start, end = textfile.header_span(text)
+    cells = next(csv.reader([text[start:end]], delimiter=delimiter), [])
+    return delimiter, [cell.strip().lower() for cell in cells]
 
 
 def is_evalset_csv_header(names: Iterable[str]) -> bool:
@@ -237,7 +217,7 @@ def detect(data: bytes, fmt: str) -> str | None:
 
     Returns "jsonl", "csv" or "legalbench". Looks at the first 64 KiB only.
     """
-    text = _head(data)
+    text = textfile.head(data, _SNIFF_BYTES)
     if fmt == "jsonl":
         first = _first_json_value(text)
         return "jsonl" if isinstance(first, dict) and is_evalset_item(first) else None
@@ -259,11 +239,10 @@ def detect(data: bytes, fmt: str) -> str | None:
 def _decoded(data: bytes, file_name: str, fmt: str) -> tuple[str | None, str, list[Problem]]:
     """The file's text as the other readers decode it; a CSV may also be Windows-1252."""
     text, encoding, problems = decode(data, file_name)
-    if text is None and fmt == "csv" and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("cp1252"), "Windows-1252", []
-        except UnicodeDecodeError:
-            pass
+    if text is None and fmt == "csv" and not textfile.has_bom(data):
+        decoded = textfile.decode(data, windows_1252=True)
+        if decoded.text is not None:
+            return decoded.text, decoded.encoding, []
     return text, encoding, problems
 
 

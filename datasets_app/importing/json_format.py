@@ -9,7 +9,6 @@ costs little more than `json.loads`.
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -20,6 +19,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from contextgrid import textfile
 from datasets_app.importing import shapes
 from datasets_app.importing.document import (
     FORMAT_NAME,
@@ -63,15 +63,6 @@ NOT_JSON = Rule(
 TOO_DEEP = Rule(
     "too_deep", "The JSON is nested too deeply to read. A dataset file is only a few levels deep."
 )
-# Byte order marks that say which Unicode encoding a file is in (longest first: the UTF-32
-# little-endian mark starts with the UTF-16 one).
-_BOMS: tuple[tuple[bytes, str, str], ...] = (
-    (codecs.BOM_UTF32_LE, "utf-32", "UTF-32"),
-    (codecs.BOM_UTF32_BE, "utf-32", "UTF-32"),
-    (codecs.BOM_UTF8, "utf-8-sig", "UTF-8"),
-    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"),
-    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
-)
 # An escaped NUL (\u0000) that is not itself an escaped backslash followed by "u0000".
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -85,20 +76,21 @@ _COUNT_KEYS_ABOVE = 2 * 1024 * 1024
 
 
 def decode(data: bytes, file_name: str) -> tuple[str | None, str, list[Problem]]:
-    """The file's text, the encoding's name for people, and why it cannot be read, if so."""
-    for bom, codec, label in _BOMS:
-        if data.startswith(bom):
-            try:
-                return data.decode(codec), label, []
-            except UnicodeDecodeError as exc:
-                return None, label, [_bad_byte(NOT_UTF8, data, exc.start, file_name)]
+    """The file's text, the encoding's name for people, and why it cannot be read, if so.
+
+    As every reader decodes (`contextgrid.textfile`), without the Windows-1252 guess: JSON
+    is UTF-8 (or UTF-16 or UTF-32 with a byte order mark). NUL bytes without a mark are
+    UTF-16 or binary, said as such rather than as what UTF-8 makes of them.
+    """
     nul = data.find(b"\x00")
-    if nul != -1:
+    if nul != -1 and not textfile.has_bom(data):
         return None, "UTF-8", [_bad_byte(NUL_BYTE, data, nul, file_name)]
-    try:
-        return data.decode("utf-8"), "UTF-8", []
-    except UnicodeDecodeError as exc:
-        return None, "UTF-8", [_bad_byte(NOT_UTF8, data, exc.start, file_name)]
+    decoded = textfile.decode(data)
+    if decoded.text is None:
+        assert decoded.bad_offset is not None
+        problem = _bad_byte(NOT_UTF8, data, decoded.bad_offset, file_name)
+        return None, decoded.encoding, [problem]
+    return decoded.text, decoded.encoding, []
 
 
 def _bad_byte(rule: Rule, data: bytes, offset: int, file_name: str) -> Problem:

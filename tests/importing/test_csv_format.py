@@ -346,21 +346,21 @@ def test_nul_byte_is_a_problem_not_an_exception():
     assert (problems[0].row, problems[0].field) == (2, "answer")
 
     _, problems, _ = check_csv("prompt,answer\nQ,A\n".encode("utf-16-le"))
-    assert codes(problems) == [csv_format.NUL_BYTE]
+    assert codes(problems) == [csv_format.NUL_BYTE.code]
     assert problems[0].line == 1
 
 
 def test_bytes_neither_utf8_nor_windows_1252_are_a_problem():
     _, problems, _ = check_csv(b"prompt,answer\nQ,\x81\x81\n")
 
-    assert codes(problems) == [csv_format.NOT_TEXT]
+    assert codes(problems) == [csv_format.NOT_TEXT.code]
     assert "0x81" in problems[0].message
 
 
 def test_an_xlsx_named_csv_is_a_problem():
     _, problems, _ = check_csv(b"PK\x03\x04rest-of-a-zip")
 
-    assert codes(problems) == [csv_format.LOOKS_LIKE_XLSX]
+    assert codes(problems) == [csv_format.LOOKS_LIKE_XLSX.code]
 
 
 def test_a_cell_past_the_field_size_limit_is_a_problem_naming_its_row():
@@ -369,13 +369,13 @@ def test_a_cell_past_the_field_size_limit_is_a_problem_naming_its_row():
 
     _, problems, _ = check_csv(data)
 
-    assert [(p.code, p.row) for p in problems] == [(csv_format.FIELD_TOO_LARGE, 3)]
+    assert [(p.code, p.row) for p in problems] == [(csv_format.FIELD_TOO_LARGE.code, 3)]
 
 
 def test_empty_file_is_a_problem():
     _, problems, _ = check_csv(b"\r\n,,\r\n")
 
-    assert codes(problems) == [csv_format.EMPTY_FILE]
+    assert codes(problems) == [csv_format.EMPTY_FILE.code]
 
 
 def test_neutralised_formula_cells_read_back_as_typed():
