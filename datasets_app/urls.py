@@ -8,6 +8,7 @@ urlpatterns = [
     path("datasets/new/", views.dataset_create, name="dataset_create"),
     path("datasets/new/check/", views.dataset_create_check, name="dataset_create_check"),
     path("datasets/new/<uuid:key>/", views.dataset_create_status, name="dataset_create_status"),
+    path("datasets/new/<uuid:key>/map/", views.dataset_create_map, name="dataset_create_map"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
     path("datasets/<int:pk>/settings/", views.dataset_settings, name="dataset_settings"),
     path("datasets/<int:pk>/save/", views.version_save, name="version_save"),

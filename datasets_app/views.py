@@ -92,12 +92,17 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
     }
     if upload is not None and upload.state != Upload.State.CHECKING:
         context.update(selectors.import_preview(upload=upload, mode=mode))
-        mapping = (upload.result or {}).get("mapping")
-        if upload.state == Upload.State.CHECKED and selectors.mapping_step_due(upload.result):
-            # The mapping step: the guess (or the person's last choice) to confirm or change.
-            context["mapping_form"] = MappingForm.for_mapping(mapping)
-            context["mapping"] = mapping
+        context.update(_mapping_context(upload))
     return context
+
+
+def _mapping_context(upload: Upload) -> dict:
+    """The mapping step, when it is due: the guess (or the person's last choice) to confirm
+    or change, one select per field."""
+    if upload.state != Upload.State.CHECKED or not selectors.mapping_step_due(upload.result):
+        return {}
+    mapping = upload.result["mapping"]
+    return {"mapping_form": MappingForm.for_mapping(mapping), "mapping": mapping}
 
 
 def _render_import(
@@ -309,9 +314,11 @@ def _new_dataset_upload(request: HtmxHttpRequest) -> Upload | None:
 
 
 def _render_new_dataset(request, form, upload: Upload | None, **extra) -> HttpResponse:
-    context = {"form": form, "upload": upload, "accept": FILE_ACCEPT, **extra}
+    context = {"form": form, "upload": upload, "accept": FILE_ACCEPT}
     if upload is not None and upload.state != Upload.State.CHECKING:
         context |= selectors.import_preview(upload=upload, mode=ImportMode.ADD)
+        context |= _mapping_context(upload)
+    context |= extra
     if request.htmx and form is None:
         return render(request, "datasets_app/dataset_create.html#check", context)
     return render(request, "datasets_app/dataset_create.html", context)
@@ -339,6 +346,22 @@ def dataset_create_check(request: HtmxHttpRequest) -> HttpResponse:
     )
     services.upload_check_start(upload=upload)
     return _render_new_dataset(request, None, upload)
+
+
+@require_POST
+@guards.guard_upload(rate=guards.CHECKS, check_size=False, refuse=_refuse_new_dataset_check)
+def dataset_create_map(request: HtmxHttpRequest, key: str) -> HttpResponse:
+    """New dataset page: the mapping step, as the import dialog's (`import_map`)."""
+    upload = _upload_for(request, key)
+    if upload.dataset_id is not None:
+        raise Http404
+    form = MappingForm.for_mapping((upload.result or {}).get("mapping") or {}, request.POST)
+    if upload.state == Upload.State.CHECKED and form.is_valid():
+        upload = services.upload_map(upload=upload, mapping=form.mapping())
+        form = None
+    page_form = None if request.htmx else NewDatasetForm(request.POST)
+    extra = {"mapping_form": form} if form is not None else {}
+    return _render_new_dataset(request, page_form, upload, **extra)
 
 
 @require_GET

@@ -169,3 +169,43 @@ def test_the_help_page_lists_the_one_list_of_names_and_the_shapes(auth_client):
     for shape in shapes.SHAPES:
         assert escape(shape.name) in page
     assert "--map prompt=question" in page
+
+
+def test_the_new_dataset_page_has_the_same_mapping_step(auth_client):
+    url = reverse("datasets_app:dataset_create_check")
+    upload_file = SimpleUploadedFile("support_triage.csv", TRIAGE)
+    page = auth_client.post(url, {"file": upload_file}, **HTMX).content.decode()
+    upload = Upload.objects.get()
+    assert "Which column is which?" in page
+    assert (selected(page, "prompt"), selected(page, "expected")) == ("text", "labels")
+
+    map_url = reverse("datasets_app:dataset_create_map", args=[upload.key])
+    page = auth_client.post(
+        map_url, {"upload": str(upload.key), "map_prompt": "text", "map_expected": "labels"}, **HTMX
+    ).content.decode()
+
+    assert "Which column is which?" not in page
+    assert "Create dataset and import 20 tasks" in page
+    create = auth_client.post(
+        reverse("datasets_app:dataset_create"), {"name": "Triage", "upload": str(upload.key)}
+    )
+    assert create.status_code == 302
+    assert Task.objects.count() == 20
+
+
+def test_the_new_dataset_mapping_step_works_without_javascript(auth_client):
+    url = reverse("datasets_app:dataset_create")
+    page = auth_client.post(
+        url, {"name": "Triage", "file": SimpleUploadedFile("t.csv", TRIAGE)}
+    ).content.decode()
+    upload = Upload.objects.get()
+    assert "<html" in page and "Which column is which?" in page
+
+    map_url = reverse("datasets_app:dataset_create_map", args=[upload.key])
+    data = {"name": "Triage", "upload": str(upload.key)}
+    page = auth_client.post(
+        map_url, data | {"map_prompt": "text", "map_expected": "labels"}
+    ).content.decode()
+
+    assert "<html" in page and 'value="Triage"' in page
+    assert "Create dataset and import 20 tasks" in page
