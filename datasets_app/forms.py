@@ -111,8 +111,10 @@ class MappingForm(forms.Form):
     paths, `inputs.question`); a field left at "not in this file" is not read.
     """
 
-    def __init__(self, *args, sources: Sequence[str], **kwargs) -> None:
+    def __init__(self, *args, sources: Sequence[str], graded: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        # A file that grades its tasks itself (promptfoo assertions) needs no answer column.
+        self.graded = graded
         choices = [("", NOT_IN_FILE), *((source, source) for source in sources)]
         for field in FIELDS:
             self.fields[f"map_{field.key}"] = forms.ChoiceField(
@@ -123,14 +125,16 @@ class MappingForm(forms.Form):
     def for_mapping(cls, mapping: dict, *args, **kwargs) -> MappingForm:
         """The form for a checked file's mapping, pre-filled with what it applied or guessed."""
         initial = {f"map_{key}": source for key, source in mapping.get("fields", {}).items()}
-        return cls(*args, sources=mapping.get("sources", []), initial=initial, **kwargs)
+        sources = mapping.get("sources", [])
+        graded = bool(mapping.get("graded"))
+        return cls(*args, sources=sources, graded=graded, initial=initial, **kwargs)
 
     def clean(self) -> dict:
         cleaned = super().clean()
         chosen = self.mapping()
         if "prompt" not in chosen:
             self.add_error("map_prompt", MAPPING_NEEDS_PROMPT)
-        if "expected" not in chosen and "criterion" not in chosen:
+        if "expected" not in chosen and "criterion" not in chosen and not self.graded:
             self.add_error("map_expected", MAPPING_NEEDS_GRADING)
         seen: dict[str, str] = {}
         for key, source in chosen.items():

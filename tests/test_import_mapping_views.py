@@ -209,3 +209,17 @@ def test_the_new_dataset_mapping_step_works_without_javascript(auth_client):
 
     assert "<html" in page and 'value="Triage"' in page
     assert "Create dataset and import 20 tasks" in page
+
+
+def test_a_promptfoo_file_grades_itself_so_the_step_asks_only_for_the_prompt(
+    auth_client, make_dataset
+):
+    dataset = make_dataset()
+    data = b"language,body,__expected\nFrench,Hello world,equals:Bonjour\n"
+    check(auth_client, dataset, "tests.csv", data)
+    upload = Upload.objects.get()
+
+    page = map_columns(auth_client, dataset, upload, {"prompt": "body"}).content.decode()
+
+    assert forms.MAPPING_NEEDS_GRADING not in page
+    assert "Import 1 task" in page

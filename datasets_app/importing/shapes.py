@@ -179,6 +179,9 @@ class FieldMap:
     sources: tuple[str, ...]
     shape: str = ""
     sample: tuple[dict[str, Any], ...] = ()
+    # The file grades its tasks itself (promptfoo assertions, a criteria list), so no
+    # expected-answer column need be chosen.
+    graded: bool = False
 
     @property
     def needs_confirmation(self) -> bool:
@@ -197,6 +200,7 @@ class FieldMap:
             "shape": self.shape,
             "needs_confirmation": self.needs_confirmation,
             "sample": [dict(row) for row in self.sample],
+            "graded": self.graded,
         }
 
     @classmethod
@@ -207,6 +211,7 @@ class FieldMap:
             sources=tuple(data.get("sources") or ()),
             shape=data.get("shape", ""),
             sample=tuple(data.get("sample") or ()),
+            graded=bool(data.get("graded")),
         )
 
 
@@ -473,6 +478,29 @@ def _squad(document: dict[str, Any]) -> Records | None:
                     Record(_flatten(values), path=("data", i, "paragraphs", j, "qas", k))
                 )
     return found
+
+
+_TEMPLATE_VAR = re.compile(r"\{\{\s*[\w.]+\s*\}\}")
+TEMPLATES = (
+    "prompt templates with {{{{variables}}}} (a promptfoo prompts file, {source})",
+    "They are filled in by a tool, not tasks to grade. Import the tests instead: the values of "
+    "the variables and what a good answer is.",
+)
+
+
+def template_prompts(
+    records: Sequence[Record], fields: Mapping[str, str], named: Mapping[str, str]
+) -> tuple[str, str] | None:
+    """(what, advice) when the prompts are templates and nothing names an answer."""
+    source = fields.get("prompt")
+    if not source or " + " in source or {"expected", "criterion"} & named.keys():
+        return None
+    values = [r.values.get(source) for r in records[:SAMPLE_RECORDS]]
+    texts = [v for v in values if isinstance(v, str) and v.strip()]
+    templated = sum(1 for v in texts if _TEMPLATE_VAR.search(v))
+    if texts and templated * 5 >= len(texts) * 4:
+        return TEMPLATES[0].format(source=source), TEMPLATES[1]
+    return None
 
 
 # Top-level keys of an eval tool's results file (promptfoo's output.json, a run export).
@@ -1204,7 +1232,9 @@ def read_records(
             for key, part in missing
         ]
         return shaped
-    refused = not_a_dataset(recognised.sources, recognised.named, kind="keys")
+    refused = not_a_dataset(recognised.sources, recognised.named, kind="keys") or (
+        template_prompts(records, fields, recognised.named)
+    )
     if refused is not None and recognised.how != "given":
         what, advice = refused
         shaped.problems = [NOT_A_DATASET.at(file_name, what=what, advice=advice)]
@@ -1216,6 +1246,7 @@ def read_records(
         sources=tuple(recognised.sources),
         shape=recognised.shape,
         sample=sample_of(built.tasks),
+        graded=bool({"assert", "criteria"} & set(recognised.sources)),
     )
     if shaped.mapping.needs_confirmation:
         shaped.problems = mapping_problems(
@@ -1387,10 +1418,13 @@ def shape_table(
     if not recognised.sources:
         return shaped
     shaped.shape = shaped.shape or recognised.shape
-    if synthetic:
-        recognised.sources = [s for s in recognised.sources if s not in synthetic]
     if recognised.how == "given":
         missing = _missing_sources(recognised.fields, recognised.sources)
+    if synthetic:
+        # promptfoo's assertion columns are the file's own grading: the person maps the
+        # columns they wrote, not the ones made from `__expected`.
+        recognised.sources = [s for s in recognised.sources if s not in synthetic]
+    if recognised.how == "given":
         if missing:
             shown = ", ".join(recognised.sources)
             shaped.mapping = FieldMap(dict(recognised.fields), "given", tuple(recognised.sources))
@@ -1403,7 +1437,9 @@ def shape_table(
             ]
             return shaped
     else:
-        refused = not_a_dataset(recognised.sources, recognised.named, kind="columns")
+        refused = not_a_dataset(recognised.sources, recognised.named, kind="columns") or (
+            template_prompts(records, recognised.fields, recognised.named)
+        )
         if refused is not None:
             what, advice = refused
             shaped.header = None
@@ -1422,10 +1458,11 @@ def shape_table(
             IGNORED_KEYS.at(file_name, row=1, kind="columns", names=", ".join(dropped))
         )
     shaped.mapping = FieldMap(
-        fields=dict(recognised.fields),
+        fields={k: v for k, v in recognised.fields.items() if v not in synthetic},
         how=recognised.how,
         sources=tuple(recognised.sources),
         shape=recognised.shape,
+        graded=bool(synthetic),
     )
     if shaped.mapping.needs_confirmation:
         shaped.problems = mapping_problems(recognised, [], file_name=file_name, kind="columns")

@@ -70,6 +70,9 @@ REFUSED = [
     ("openai_evals/canto_wu_pronunciation.csv", shapes.NEEDS_MAPPING.code, "Character"),
     ("promptfoo/jsonl_test_cases.jsonl", shapes.NEEDS_MAPPING.code, "prompt = vars.text"),
     ("promptfoo/simple_test_output.csv", shapes.NOT_A_DATASET.code, "results of an eval run"),
+    ("promptfoo/csv_prompts.csv", shapes.NOT_A_DATASET.code, "prompt templates with {{variables}}"),
+    ("promptfoo/eval_custom_grader_tests.csv", shapes.NEEDS_MAPPING.code, "prompt = body"),
+    ("promptfoo/assistant_cli_tests.csv", "csv_no_answer_column", "Found: name, question."),
     ("ragas/booksql_sample.csv", shapes.NEEDS_MAPPING.code, "Query, SQL, Levels, split"),
     ("ragas/discount_benchmark.csv", shapes.NEEDS_MAPPING.code, "expected_discount"),
     ("ragas/support_triage.csv", shapes.NEEDS_MAPPING.code, "prompt = text"),
@@ -227,3 +230,13 @@ def test_a_french_sheet_mapped_still_names_its_rows_with_a_stray_delimiter():
 
     # "kubectl config use-context <nom> ; vérifier …": a ";" inside an unquoted cell.
     assert [(p.row, p.code) for p in result.problems] == [(3, "csv_extra_cells")]
+
+
+def test_promptfoo_assertions_the_app_cannot_grade_are_named_once_the_prompt_is_mapped():
+    result = check("promptfoo/eval_custom_grader_tests.csv", mapping={"prompt": "body"})
+
+    assert [(p.row, p.code) for p in result.problems] == [
+        (row, shapes.PROMPTFOO_UNSUPPORTED.code) for row in (2, 3, 4, 5)
+    ]
+    assert "javascript:" in result.problems[0].message
+    assert result.mapping.graded and result.mapping.fields == {"prompt": "body"}
