@@ -15,7 +15,7 @@ import json
 import math
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -574,24 +574,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
     try:
         delimiter = textfile.pick_delimiter(text, wanted=_QUESTION_COLUMNS)
         rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-        header = next(rows)
-        columns = [cell.strip() for cell in header]
-        by_name: dict[str, int] = {}
-        for index, column in enumerate(columns):
-            by_name.setdefault(column.lower(), index)
-        index_of = {
-            field: next((by_name[a] for a in aliases if a in by_name), None)
-            for field, aliases in CSV_COLUMN_ALIASES.items()
-        }
-        if index_of["question"] is None:
-            raise EvalSetError(
-                NO_QUESTION_COLUMN.format(
-                    name=name,
-                    expected=", ".join(CSV_COLUMN_ALIASES["question"]),
-                    found=", ".join(c for c in columns if c) or "(no column names)",
-                ),
-                file=name,
-            )
+        columns, index_of = _csv_columns(next(rows), name)
         items: list[EvalItem] = []
         first_row: dict[str, int] = {}
         rows_without_question = quotes_without_source = 0
@@ -623,35 +606,13 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
             if item_id in first_row:
                 raise where.error(f"id {item_id!r} is already used on row {first_row[item_id]}")
             first_row[item_id] = row
-            anchors: tuple[GoldAnchor, ...] = ()
-            source_id, quote = cell("source_id"), cell("quote")
-            if source_id and quote.strip():
-                page, grade, occurrence = cell("page"), cell("grade"), cell("occurrence")
-                occurrence_number = _csv_int(occurrence, "occurrence", where) if occurrence else 0
-                if occurrence_number < 0:
-                    raise where.error(f"occurrence must be 0 or more, got {occurrence!r}")
-                anchors = (
-                    GoldAnchor(
-                        source_id=source_id,
-                        quote=quote,
-                        grade=_csv_int(grade, "grade", where) if grade else 2,
-                        page_hint=_csv_int(page, "page", where) if page else None,
-                        occurrence=occurrence_number,
-                    ),
-                )
-            elif quote.strip():
+            anchors = _csv_anchors(cell, where)
+            if not anchors and cell("quote").strip():
                 quotes_without_source += 1
-            meta: dict[str, Any] = {}
-            if meta_cell := cell("meta"):
-                # A note typed into the meta cell must not take down a file of good questions.
-                try:
-                    parsed = json.loads(meta_cell)
-                except (ValueError, RecursionError):
-                    parsed = None
-                if isinstance(parsed, dict):
-                    meta = parsed
-                else:
-                    unreadable_meta.append(item_id)
+            meta = _csv_meta(cell("meta"))
+            if meta is None:
+                meta = {}
+                unreadable_meta.append(item_id)
             qtype = cell("qtype")
             items.append(
                 EvalItem(
@@ -676,6 +637,62 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
     return EvalSet(
         id=evalset_id or Path(name).stem, source="csv", meta=evalset_meta, items=tuple(items)
     )
+
+
+def _csv_columns(header: list[str], name: str) -> tuple[list[str], dict[str, int | None]]:
+    """The header's column names, and the index of each field's column (None if absent)."""
+    columns = [cell.strip() for cell in header]
+    by_name: dict[str, int] = {}
+    for index, column in enumerate(columns):
+        by_name.setdefault(column.lower(), index)
+    index_of = {
+        field: next((by_name[a] for a in aliases if a in by_name), None)
+        for field, aliases in CSV_COLUMN_ALIASES.items()
+    }
+    if index_of["question"] is None:
+        raise EvalSetError(
+            NO_QUESTION_COLUMN.format(
+                name=name,
+                expected=", ".join(CSV_COLUMN_ALIASES["question"]),
+                found=", ".join(c for c in columns if c) or "(no column names)",
+            ),
+            file=name,
+        )
+    return columns, index_of
+
+
+def _csv_anchors(cell: Callable[[str], str], where: _Where) -> tuple[GoldAnchor, ...]:
+    """A row's anchor: only when it has both a source and a quote."""
+    source_id, quote = cell("source_id"), cell("quote")
+    if not (source_id and quote.strip()):
+        return ()
+    page, grade, occurrence = cell("page"), cell("grade"), cell("occurrence")
+    occurrence_number = _csv_int(occurrence, "occurrence", where) if occurrence else 0
+    if occurrence_number < 0:
+        raise where.error(f"occurrence must be 0 or more, got {occurrence!r}")
+    return (
+        GoldAnchor(
+            source_id=source_id,
+            quote=quote,
+            grade=_csv_int(grade, "grade", where) if grade else 2,
+            page_hint=_csv_int(page, "page", where) if page else None,
+            occurrence=occurrence_number,
+        ),
+    )
+
+
+def _csv_meta(text: str) -> dict[str, Any] | None:
+    """A meta cell as its JSON object; {} when blank, None when it is not one.
+
+    A note typed into the meta cell must not take down a file of good questions.
+    """
+    if not text:
+        return {}
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def read_csv(path: str | Path, *, evalset_id: str | None = None) -> EvalSet:
@@ -771,13 +788,32 @@ def parse_beir(
 
     See :func:`read_beir` for the rules; the names are used in errors.
     """
-    queries_text = _decode(queries_text, queries_name)
-    qrels_text = _decode(qrels_text, qrels_name)
+    queries = _parse_queries(_decode(queries_text, queries_name), queries_name)
+    gold, skipped = _gold_documents(_decode(qrels_text, qrels_name), qrels_name, queries)
 
+    items = []
+    for query_id, (question, metadata) in queries.items():
+        if query_id not in gold:
+            continue
+        meta: dict[str, Any] = {"gold_documents": gold[query_id]}
+        if metadata:
+            meta["query_metadata"] = metadata
+        items.append(EvalItem(id=query_id, question=question, meta=meta))
+
+    evalset_meta: dict[str, Any] = {"granularity": "document", "note": BEIR_NOTE}
+    if skipped:
+        evalset_meta["qrels_skipped"] = skipped
+    if dropped := len(queries) - len(items):
+        evalset_meta["queries_dropped"] = {DROP_NO_POSITIVE_JUDGEMENT: dropped}
+    return EvalSet(id=evalset_id, source="beir", meta=evalset_meta, items=tuple(items))
+
+
+def _parse_queries(text: str, name: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Each query of a BEIR queries file: its text and metadata, by query id."""
     queries: dict[str, tuple[str, dict[str, Any]]] = {}
     first_line: dict[str, int] = {}
-    for line, record in _iter_json_values(queries_text, queries_name):
-        where = _Where(queries_name, line=line)
+    for line, record in _iter_json_values(text, name):
+        where = _Where(name, line=line)
         if not isinstance(record, dict):
             raise where.error(f"expected a JSON object, got {type(record).__name__}")
         # BEIR writes {"_id", "text"}; some exports use {"id", "title"}.
@@ -798,11 +834,17 @@ def parse_beir(
         first_line[query_id] = line
         metadata = record.get("metadata")
         queries[query_id] = (question, metadata if isinstance(metadata, dict) else {})
+    return queries
 
+
+def _gold_documents(
+    text: str, name: str, queries: Mapping[str, object]
+) -> tuple[dict[str, list[tuple[str, int | float]]], dict[str, int]]:
+    """The relevant documents of each query from a qrels file, and the judgements skipped."""
     gold: dict[str, list[tuple[str, int | float]]] = {}
     seen: set[tuple[str, str]] = set()
     skipped: dict[str, int] = {}
-    for _line, query_id, corpus_id, score in _parse_qrels(qrels_text, qrels_name):
+    for _line, query_id, corpus_id, score in _parse_qrels(text, name):
         if query_id not in queries:
             skipped[SKIP_QUERY_NOT_IN_QUERIES] = skipped.get(SKIP_QUERY_NOT_IN_QUERIES, 0) + 1
             continue
@@ -812,22 +854,7 @@ def parse_beir(
         seen.add((query_id, corpus_id))
         if score > 0:
             gold.setdefault(query_id, []).append((corpus_id, score))
-
-    items = []
-    for query_id, (question, metadata) in queries.items():
-        if query_id not in gold:
-            continue
-        meta: dict[str, Any] = {"gold_documents": gold[query_id]}
-        if metadata:
-            meta["query_metadata"] = metadata
-        items.append(EvalItem(id=query_id, question=question, meta=meta))
-
-    evalset_meta: dict[str, Any] = {"granularity": "document", "note": BEIR_NOTE}
-    if skipped:
-        evalset_meta["qrels_skipped"] = skipped
-    if dropped := len(queries) - len(items):
-        evalset_meta["queries_dropped"] = {DROP_NO_POSITIVE_JUDGEMENT: dropped}
-    return EvalSet(id=evalset_id, source="beir", meta=evalset_meta, items=tuple(items))
+    return gold, skipped
 
 
 def read_beir(
@@ -893,37 +920,13 @@ def parse_legalbench_rag_text(
 
     See :func:`read_legalbench_rag` for the rules; ``name`` is used in errors and meta.
     """
-    text = _decode(text, name)
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EvalSetError.at(
-            name, f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno
-        ) from exc
-    except RecursionError as exc:
-        raise EvalSetError.at(name, TOO_DEEP) from exc
-    if isinstance(payload, dict):
-        if "tests" not in payload:
-            raise EvalSetError.at(name, 'expected {"tests": [...]} or a [...] array of tests')
-        tests = payload["tests"]
-        if not isinstance(tests, list):
-            raise EvalSetError.at(name, f'"tests" must be an array, got {type(tests).__name__}')
-    elif isinstance(payload, list):
-        tests = payload
-    else:
-        raise EvalSetError.at(
-            name, f'expected {{"tests": [...]}} or a [...] array, got {type(payload).__name__}'
-        )
+    tests = _legalbench_tests(_decode(text, name), name)
     corpus = _Corpus(Path(corpus_dir)) if corpus_dir is not None else None
 
     items: list[EvalItem] = []
     used_ids: set[str] = set()
     tests_skipped = 0
     snippets_skipped: dict[str, int] = {}
-
-    def skip(reason: str) -> None:
-        snippets_skipped[reason] = snippets_skipped.get(reason, 0) + 1
-
     for index, test in enumerate(tests):
         where = _Where(name, test=index)
         if not isinstance(test, dict):
@@ -949,53 +952,13 @@ def parse_legalbench_rag_text(
             snippets = []
         if not isinstance(snippets, list):
             raise where.error(f'"snippets" must be an array, got {type(snippets).__name__}')
-        gold: list[GoldSpan] = []
+        gold = []
         for number, snippet in enumerate(snippets):
-            if not isinstance(snippet, dict):
-                raise where.error(
-                    f"snippet {number} must be an object, got {type(snippet).__name__}"
-                )
-            file_path, span = snippet.get("file_path"), snippet.get("span")
-            if file_path is not None and not isinstance(file_path, str):
-                raise where.error(
-                    f'snippet {number}: "file_path" must be a string, '
-                    f"got {type(file_path).__name__}"
-                )
-            if span is not None and not isinstance(span, list):
-                # "117,202" must not become characters "1" to "1".
-                raise where.error(
-                    f'snippet {number}: "span" must be an array [start, end], got {span!r}'
-                )
-            if not file_path:
-                skip(SKIP_NO_FILE_PATH)
-                continue
-            if span is None:
-                skip(SKIP_NO_SPAN)
-                continue
-            if len(span) < 2:
-                skip(SKIP_SHORT_SPAN)
-                continue
-            if len(span) > 2 or not all(_is_int(n) for n in span):
-                raise where.error(
-                    f'snippet {number}: "span" must be two whole numbers [start, end], got {span!r}'
-                )
-            start, end = span
-            if start < 0 or end < start:
-                raise where.error(
-                    f"snippet {number}: the span {span!r} ends before it starts or starts below 0"
-                )
-            if start == end:
-                skip(SKIP_EMPTY_SPAN)
-                continue
-            if corpus is not None:
-                length = corpus.length(file_path, where)
-                if length is None:
-                    skip(SKIP_DOCUMENT_MISSING)
-                    continue
-                if end > length:
-                    skip(SKIP_SPAN_PAST_END)
-                    continue
-            gold.append(GoldSpan(Span(file_path, start, end)))
+            span = _legalbench_span(snippet, number, where, corpus)
+            if isinstance(span, Span):
+                gold.append(GoldSpan(span))
+            else:
+                snippets_skipped[span] = snippets_skipped.get(span, 0) + 1
         meta: dict[str, Any] = {}
         tags = test.get("tags")
         if isinstance(tags, list) and tags:
@@ -1016,6 +979,70 @@ def parse_legalbench_rag_text(
         },
         items=tuple(items),
     )
+
+
+def _legalbench_tests(text: str, name: str) -> list[Any]:
+    """The tests of a LegalBench-RAG file: `{"tests": [...]}` or a bare array."""
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EvalSetError.at(
+            name, f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno
+        ) from exc
+    except RecursionError as exc:
+        raise EvalSetError.at(name, TOO_DEEP) from exc
+    if isinstance(payload, list):
+        return payload
+    if not isinstance(payload, dict):
+        raise EvalSetError.at(
+            name, f'expected {{"tests": [...]}} or a [...] array, got {type(payload).__name__}'
+        )
+    if "tests" not in payload:
+        raise EvalSetError.at(name, 'expected {"tests": [...]} or a [...] array of tests')
+    tests = payload["tests"]
+    if not isinstance(tests, list):
+        raise EvalSetError.at(name, f'"tests" must be an array, got {type(tests).__name__}')
+    return tests
+
+
+def _legalbench_span(
+    snippet: object, number: int, where: _Where, corpus: _Corpus | None
+) -> Span | str:
+    """A snippet's gold span, or why it is skipped; wrong types raise."""
+    if not isinstance(snippet, dict):
+        raise where.error(f"snippet {number} must be an object, got {type(snippet).__name__}")
+    file_path, span = snippet.get("file_path"), snippet.get("span")
+    if file_path is not None and not isinstance(file_path, str):
+        raise where.error(
+            f'snippet {number}: "file_path" must be a string, got {type(file_path).__name__}'
+        )
+    if span is not None and not isinstance(span, list):
+        # "117,202" must not become characters "1" to "1".
+        raise where.error(f'snippet {number}: "span" must be an array [start, end], got {span!r}')
+    if not file_path:
+        return SKIP_NO_FILE_PATH
+    if span is None:
+        return SKIP_NO_SPAN
+    if len(span) < 2:
+        return SKIP_SHORT_SPAN
+    if len(span) > 2 or not all(_is_int(n) for n in span):
+        raise where.error(
+            f'snippet {number}: "span" must be two whole numbers [start, end], got {span!r}'
+        )
+    start, end = span
+    if start < 0 or end < start:
+        raise where.error(
+            f"snippet {number}: the span {span!r} ends before it starts or starts below 0"
+        )
+    if start == end:
+        return SKIP_EMPTY_SPAN
+    if corpus is not None:
+        length = corpus.length(file_path, where)
+        if length is None:
+            return SKIP_DOCUMENT_MISSING
+        if end > length:
+            return SKIP_SPAN_PAST_END
+    return Span(file_path, start, end)
 
 
 def read_legalbench_rag(

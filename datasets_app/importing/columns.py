@@ -259,6 +259,7 @@ class _Builder:
         # Where each value stands is worked out only when a problem asks (`locate`): a
         # valid file of thousands of rows never needs it.
         self._rows: tuple[list[tuple[int, dict[str, str]]], list[_Task]] | None = None
+        self.has_task_ids = False
 
     def problem(
         self, rule: Rule, *, row: int | None, field: str | None = None, **params: Any
@@ -358,7 +359,7 @@ class _Builder:
 
         global_criteria: list[tuple[int, dict[str, str]]] = []
         tasks: list[_Task] = []
-        has_task_ids = "task_id" in columns
+        has_task_ids = self.has_task_ids = "task_id" in columns
         # Header order, which `_merge` reports conflicts in.
         task_keys = [key for key in columns if key in TASK_KEYS]
         criterion_keys = [key for key in columns if key in CRITERION_KEYS]
@@ -368,24 +369,12 @@ class _Builder:
         cells_of = _tuple_getter([columns[key] for key in keys])
         first_task_cell = 1 if has_task_ids else 0
         first_criterion_cell = first_task_cell + len(task_keys)
-        padding = [""] * width
         # A task's rows repeat its id cell: each run of them is read once.
         id_cell, id_value = "", None
         for row_number, cells in self.table.rows:
-            if len(cells) != width:
-                if len(cells) > width and any(map(str.strip, cells[width:])):
-                    self.problem(EXTRA_CELLS, row=row_number, cells=len(cells), header=width)
-                    continue
-                cells = (cells + padding)[:width]
-            if nameless:
-                stray = next((i for i in nameless if cells[i].strip()), None)
-                if stray is not None:
-                    self.problem(
-                        NAMELESS_COLUMN_VALUE,
-                        row=row_number,
-                        value=_shorten(cells[stray]),
-                        column=column_letter(stray),
-                    )
+            if len(cells) != width or nameless:
+                cells = self._shaped(cells, row_number, width, nameless)
+                if cells is None:
                     continue
             picked = cells_of(cells)
             task_cells = picked[first_task_cell:first_criterion_cell]
@@ -403,51 +392,83 @@ class _Builder:
             if has_task_ids and picked[0] != id_cell:
                 id_cell = picked[0]
                 id_value = _cell_value(id_cell, text=False)
-            task_id = id_value
             criterion = read_criterion(picked[first_criterion_cell:])
-            if task_id is None and not values and not criterion:
-                continue  # only columns this format does not read (the warning names them)
-            current = tasks[-1] if tasks else None
-            if task_id is not None:
-                starts_task = current is None or current.explicit_id != task_id
-            elif "prompt" in values:
-                starts_task = not (
-                    current is not None
-                    and not has_task_ids
-                    and criterion
-                    and current.criteria
-                    and current.values.get("prompt") == values["prompt"]
-                )
-            else:
-                starts_task = False
-            if starts_task:
-                task = _Task(row_number, task_id, {}, {})
-                tasks.append(task)
-                self._merge(task, values, row_number)
-                if criterion:
-                    task.criteria.append((row_number, criterion))
-                continue
-            if current is None:
-                if values or not criterion:
-                    self.problem(ROW_WITHOUT_TASK, row=row_number)
-                else:
-                    global_criteria.append((row_number, criterion))
-                continue
-            if not (values and self._merge(current, values, row_number)) and not criterion:
-                self.problem(
-                    REPEATED_TASK_ROW,
-                    row=row_number,
-                    task=current.explicit_id or f"on row {current.row}",
-                    first_row=current.row,
-                )
-            if criterion:
-                current.criteria.append((row_number, criterion))
+            if id_value is not None or values or criterion:
+                self._place(row_number, id_value, values, criterion, tasks, global_criteria)
 
         if not tasks and not global_criteria and not self.problems:
             self.problem(NO_ROWS, row=None)
         if self.problems and not tasks:
             return None
         return self._document(global_criteria, tasks)
+
+    def _shaped(
+        self, cells: list[str], row_number: int, width: int, nameless: list[int]
+    ) -> list[str] | None:
+        """The row's cells padded to the header's width; None (and a problem) when a cell
+        stands where no column is: a quote or a delimiter out of place."""
+        if len(cells) > width and any(map(str.strip, cells[width:])):
+            self.problem(EXTRA_CELLS, row=row_number, cells=len(cells), header=width)
+            return None
+        cells = (cells + [""] * width)[:width]
+        stray = next((i for i in nameless if cells[i].strip()), None)
+        if stray is not None:
+            self.problem(
+                NAMELESS_COLUMN_VALUE,
+                row=row_number,
+                value=_shorten(cells[stray]),
+                column=column_letter(stray),
+            )
+            return None
+        return cells
+
+    def _place(
+        self,
+        row_number: int,
+        task_id: str | None,
+        values: dict[str, str],
+        criterion: dict[str, Any],
+        tasks: list[_Task],
+        global_criteria: list[tuple[int, dict[str, Any]]],
+    ) -> None:
+        """Put a row where it belongs: a new task, more of the task above (a criterion,
+        cells it had left blank), or a criterion for every task before the first task."""
+        current = tasks[-1] if tasks else None
+        if task_id is not None:
+            starts_task = current is None or current.explicit_id != task_id
+        elif "prompt" in values:
+            # Without task ids, a row repeating the prompt above with a criterion adds to it.
+            starts_task = not (
+                current is not None
+                and not self.has_task_ids
+                and criterion
+                and current.criteria
+                and current.values.get("prompt") == values["prompt"]
+            )
+        else:
+            starts_task = False
+        if starts_task:
+            task = _Task(row_number, task_id, {}, {})
+            tasks.append(task)
+            self._merge(task, values, row_number)
+            if criterion:
+                task.criteria.append((row_number, criterion))
+            return
+        if current is None:
+            if values or not criterion:
+                self.problem(ROW_WITHOUT_TASK, row=row_number)
+            else:
+                global_criteria.append((row_number, criterion))
+            return
+        if not (values and self._merge(current, values, row_number)) and not criterion:
+            self.problem(
+                REPEATED_TASK_ROW,
+                row=row_number,
+                task=current.explicit_id or f"on row {current.row}",
+                first_row=current.row,
+            )
+        if criterion:
+            current.criteria.append((row_number, criterion))
 
     def _merge(self, task: _Task, values: dict[str, str], row_number: int) -> bool:
         """Copy a row's task fields onto its task; False when the row added nothing."""

@@ -435,43 +435,56 @@ def _unknown_keys(
     Pydantic could report them (extra="forbid"), but an object with millions of keys
     would then be millions of errors held at once; here the warnings stop at the cap.
     """
-
-    def keys(value: Any, known: frozenset[str], path: DocPath) -> bool:
-        if not isinstance(value, dict):
-            return False
-        for key in value.keys() - known:
-            findings.warning(UNKNOWN_FIELD, (*path, key), label=_label((*path, key), label))
-        return True
-
-    def verifier(value: Any, path: DocPath) -> None:
-        keys(value, _VERIFIER_KEYS, path)
-
-    def criteria(value: Any, path: DocPath) -> None:
-        for index, item in enumerate(value if isinstance(value, list) else ()):
-            if keys(item, _CRITERION_KEYS, (*path, index)):
-                verifier(item.get("verifier"), (*path, index, "verifier"))
-
-    keys(document, _DATASET_KEYS, ())
+    walk = _UnknownKeys(findings, label)
+    walk.keys(document, _DATASET_KEYS, ())
     settings = document.get("settings")
-    if keys(settings, _SETTINGS_KEYS, ("settings",)):
+    if walk.keys(settings, _SETTINGS_KEYS, ("settings",)):
         for key in _SETTINGS_KEYS:
-            verifier(settings.get(key), ("settings", key))
-    criteria(document.get("criteria"), ("criteria",))
+            walk.verifier(settings.get(key), ("settings", key))
+    walk.criteria(document.get("criteria"), ("criteria",))
     tasks = document.get("tasks")
     if not isinstance(tasks, list) or _all_keys_known(_dicts(tasks)):
         return
     for index, task in enumerate(tasks):
-        path = ("tasks", index)
-        if not keys(task, _TASK_KEYS, path):
-            continue
+        walk.task(task, ("tasks", index))
+
+
+class _UnknownKeys:
+    """The walk of `_unknown_keys`, object by object."""
+
+    def __init__(self, findings: _Findings, label: Callable[[DocPath], str]) -> None:
+        self.findings = findings
+        self.label = label
+
+    def keys(self, value: Any, known: frozenset[str], path: DocPath) -> bool:
+        """Warn about `value`'s unknown keys; False when it is not an object at all."""
+        if not isinstance(value, dict):
+            return False
+        for key in value.keys() - known:
+            self.findings.warning(
+                UNKNOWN_FIELD, (*path, key), label=_label((*path, key), self.label)
+            )
+        return True
+
+    def verifier(self, value: Any, path: DocPath) -> None:
+        self.keys(value, _VERIFIER_KEYS, path)
+
+    def criteria(self, value: Any, path: DocPath) -> None:
+        for index, item in enumerate(value if isinstance(value, list) else ()):
+            if self.keys(item, _CRITERION_KEYS, (*path, index)):
+                self.verifier(item.get("verifier"), (*path, index, "verifier"))
+
+    def task(self, task: Any, path: DocPath) -> None:
+        if not self.keys(task, _TASK_KEYS, path):
+            return
         expected = task.get("expected")
-        if keys(expected, _EXPECTED_KEYS, (*path, "expected")):
-            verifier(expected.get("verifier"), (*path, "expected", "verifier"))
-        criteria(task.get("criteria"), (*path, "criteria"))
+        if self.keys(expected, _EXPECTED_KEYS, (*path, "expected")):
+            self.verifier(expected.get("verifier"), (*path, "expected", "verifier"))
+        self.criteria(task.get("criteria"), (*path, "criteria"))
         for kind in ("inputFiles", "expectedFiles"):
             files = task.get(kind)
             for number, item in enumerate(files if isinstance(files, list) else ()):
-                keys(item, _FILE_KEYS, (*path, kind, number))
+                self.keys(item, _FILE_KEYS, (*path, kind, number))
 
 
 def _all_keys_known(tasks: list[dict[str, Any]]) -> bool:
@@ -1106,6 +1119,25 @@ def _expected_branch(path: DocPath) -> int | None:
     return None
 
 
+def _bare_answer_errors(errors: list[ErrorDetails]) -> dict[DocPath, ErrorDetails]:
+    """The errors of bare-string answers that are text but blank or too long, by answer.
+
+    Such an answer fails both branches of `expected`; it is text, so the object branch's
+    error says nothing, and the text branch's says what is wrong.
+    """
+    answers: dict[DocPath, ErrorDetails] = {}
+    for error in errors:
+        path = tuple(error["loc"])
+        tag = _expected_branch(path)
+        if (
+            tag is not None
+            and path[tag] in _EXPECTED_AS_TEXT
+            and error["type"] in ("string_pattern_mismatch", "string_too_long")
+        ):
+            answers[path[:tag]] = error
+    return answers
+
+
 def _type_problems(
     errors: list[ErrorDetails],
     findings: _Findings,
@@ -1117,38 +1149,16 @@ def _type_problems(
     Unknown keys are only warnings, so they are not among the paths returned.
     """
     wrong: list[DocPath] = []
-    # A blank bare-string answer fails both branches of `expected`: it is text, so the
-    # object branch's error says nothing.
-    blank_answers = set()
-    # Likewise a bare-string answer past the cap on text.
-    long_answers: dict[DocPath, ErrorDetails] = {}
-    for error in errors:
-        path = tuple(error["loc"])
-        tag = _expected_branch(path)
-        if tag is not None and path[tag] in _EXPECTED_AS_TEXT:
-            if error["type"] == "string_pattern_mismatch":
-                blank_answers.add(path[:tag])
-            elif error["type"] == "string_too_long":
-                long_answers[path[:tag]] = error
+    answers = _bare_answer_errors(errors)
     for error in errors:
         path = tuple(error["loc"])
         kind = error["type"]
         tag = _expected_branch(path)
         if tag is not None:
             owner = path[:tag]
-            if owner in blank_answers:
-                if path[tag] == _EXPECTED_AS_OBJECT:
-                    continue
-                # A bare string is the answer's text.
-                _text_problem((*owner, "text"), document, findings, missing=False)
-                wrong.append(owner)
-                continue
-            if owner in long_answers:
+            if owner in answers:
                 if path[tag] in _EXPECTED_AS_TEXT:
-                    limit = (error.get("ctx") or {}).get("max_length")
-                    label = field_label(owner) or "The file"
-                    count = len(error.get("input") or "")
-                    findings.problem(TEXT_TOO_LONG, owner, label=label, count=count, limit=limit)
+                    _answer_problem(owner, error, findings, field_label, document)
                     wrong.append(owner)
                 continue
             # The string branch only fails when the object branch does, so its error adds
@@ -1163,35 +1173,65 @@ def _type_problems(
             findings.warning(UNKNOWN_FIELD, path, label=label)
             continue
         wrong.append(path)
-        value = error.get("input")
-        absent = kind == "missing" or (kind == "string_type" and value is None)
-        if (absent or kind == "string_pattern_mismatch") and _text_problem(
-            path, document, findings, missing=absent
-        ):
-            continue
-        if kind == "string_too_long":
-            limit = (error.get("ctx") or {}).get("max_length")
-            findings.problem(TEXT_TOO_LONG, path, label=label, count=len(value), limit=limit)
-        elif kind == "too_long":
-            count = (error.get("ctx") or {}).get("actual_length")
-            limit = (error.get("ctx") or {}).get("max_length")
-            if path[-1] == "tasks":
-                findings.problem(TOO_MANY_TASKS, path, count=count, limit=limit)
-            elif path[-1] == "criteria":
-                findings.problem(TOO_MANY_CRITERIA, path, count=count, limit=limit)
-            else:
-                kind_name = "input files" if path[-1] == "inputFiles" else "expected files"
-                findings.problem(TOO_MANY_FILES, path, count=count, kind=kind_name, limit=limit)
-        elif kind == "literal_error":
-            rule = UNKNOWN_OUTPUT_TYPE if path[-1] == "outputType" else UNKNOWN_VERIFIER_KIND
-            findings.problem(rule, path, value=_shown(value))
-        elif kind == "bad_weight":
-            findings.problem(BAD_WEIGHT, path, value=_shown(value))
-        elif kind in _TYPE_RULES:
-            findings.problem(_TYPE_RULES[kind], path, label=label)
-        else:
-            findings.problem(WRONG_TYPE, path, label=label, detail=error["msg"])
+        _value_problem(kind, path, error, label, findings, document)
     return wrong
+
+
+def _answer_problem(
+    owner: DocPath,
+    error: ErrorDetails,
+    findings: _Findings,
+    field_label: Callable[[DocPath], str],
+    document: Any,
+) -> None:
+    """A bare-string answer that is blank or too long."""
+    if error["type"] == "string_pattern_mismatch":
+        _text_problem((*owner, "text"), document, findings, missing=False)
+        return
+    limit = (error.get("ctx") or {}).get("max_length")
+    label = field_label(owner) or "The file"
+    count = len(error.get("input") or "")
+    findings.problem(TEXT_TOO_LONG, owner, label=label, count=count, limit=limit)
+
+
+def _value_problem(
+    kind: str,
+    path: DocPath,
+    error: ErrorDetails,
+    label: str,
+    findings: _Findings,
+    document: Any,
+) -> None:
+    """The rule one wrong value breaks, found at its place."""
+    value = error.get("input")
+    absent = kind == "missing" or (kind == "string_type" and value is None)
+    if (absent or kind == "string_pattern_mismatch") and _text_problem(
+        path, document, findings, missing=absent
+    ):
+        return
+    ctx = error.get("ctx") or {}
+    if kind == "string_too_long":
+        findings.problem(
+            TEXT_TOO_LONG, path, label=label, count=len(value), limit=ctx.get("max_length")
+        )
+    elif kind == "too_long":
+        count, limit = ctx.get("actual_length"), ctx.get("max_length")
+        if path[-1] == "tasks":
+            findings.problem(TOO_MANY_TASKS, path, count=count, limit=limit)
+        elif path[-1] == "criteria":
+            findings.problem(TOO_MANY_CRITERIA, path, count=count, limit=limit)
+        else:
+            kind_name = "input files" if path[-1] == "inputFiles" else "expected files"
+            findings.problem(TOO_MANY_FILES, path, count=count, kind=kind_name, limit=limit)
+    elif kind == "literal_error":
+        rule = UNKNOWN_OUTPUT_TYPE if path[-1] == "outputType" else UNKNOWN_VERIFIER_KIND
+        findings.problem(rule, path, value=_shown(value))
+    elif kind == "bad_weight":
+        findings.problem(BAD_WEIGHT, path, value=_shown(value))
+    elif kind in _TYPE_RULES:
+        findings.problem(_TYPE_RULES[kind], path, label=label)
+    else:
+        findings.problem(WRONG_TYPE, path, label=label, detail=error["msg"])
 
 
 # A value that must be there, put in place of a wrong one so that the rest of the document
