@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 from collections.abc import Iterable
@@ -209,12 +211,19 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
         "detected": _detected(upload, result),
         # The problems CSV is the file's own rows with a problem column: a spreadsheet's.
         "problems_spreadsheet": result.get("format") in ("csv", "xlsx"),
-        "preview_tasks": result.get("tasks", []),
+        # Added, a file's tasks are graded by the dataset's criteria for every task too.
+        "preview_tasks": result.get("added_tasks", result.get("tasks", []))
+        if mode == ImportMode.ADD
+        else result.get("tasks", []),
         "problem_groups": group_problems(problems),
         "problem_count": len(problems),
         "warning_groups": group_problems(result.get("warnings", [])),
         "notes": result.get("notes", []),
-        "diff": result.get("diff") if mode == ImportMode.REPLACE else None,
+        "replace": (
+            replace_preview(dataset=upload.dataset, upload=upload)
+            if mode == ImportMode.REPLACE and upload.dataset is not None and result.get("ok")
+            else None
+        ),
         "can_import": can_import,
         "task_count": task_count,
         # The page's words: the button reads "Import tasks" until a checked file gives it a
@@ -366,6 +375,63 @@ def version_spec(version: Version) -> DatasetSpec:
     """What a version froze: its snapshot, whatever happened to the tasks since (an edit in
     the admin included). Downloads and the version page read this, never the live rows."""
     return json_format.from_document(version.snapshot or {})
+
+
+def task_digest(task: TaskSpec) -> str:
+    """A task's content as one value, to tell a file's task from the dataset's of that id:
+    files compare by name, link and bytes (SHA-256), not by where they are stored."""
+    document = json_format.to_document(DatasetSpec(tasks=(task,)))["tasks"][0]
+    for key, files in (("inputFiles", task.input_files), ("expectedFiles", task.expected_files)):
+        document[key] = [[f.name, f.url, f.sha256] for f in files]
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ReplacePreview:
+    """What Replace would do to the dataset now: everything it archives, and the file's
+    tasks against the dataset's. `fingerprint` names what was listed, so that an import
+    whose dataset changed since is refused rather than archiving what nobody saw."""
+
+    drafts: list[str]
+    saved: list[str]
+    criteria: list[str]
+    file_criteria: list[str]
+    added: list[str]
+    changed: list[str]
+    unchanged: list[str]
+    removed: list[str]
+    fingerprint: str
+
+    @property
+    def archives(self) -> int:
+        return len(self.drafts) + len(self.saved)
+
+
+def replace_fingerprint(dataset: Dataset) -> str:
+    """What Replace would archive in the dataset now, as one value."""
+    tasks = sorted(dataset.tasks.live().values_list("pk", "state"))
+    criteria = sorted(dataset_criteria(dataset).values_list("pk", flat=True))
+    return hashlib.sha256(json.dumps([tasks, criteria]).encode()).hexdigest()[:32]
+
+
+def replace_preview(*, dataset: Dataset, upload: Upload) -> ReplacePreview:
+    """Replace, as the dialog lists it before the button is clicked (read fresh each time)."""
+    result = upload.result or {}
+    file_ids = [task["id"] for task in result.get("tasks", [])]
+    digests = result.get("digests") or {}
+    live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
+    mine = {task.task_id: task_digest(task_spec(task)) for task in live}
+    return ReplacePreview(
+        drafts=[t.task_id for t in live if t.state == TaskState.DRAFT],
+        saved=[t.task_id for t in live if t.state == TaskState.SAVED],
+        criteria=list(dataset_criteria(dataset).values_list("criterion_id", flat=True)),
+        file_criteria=list(result.get("dataset", {}).get("criteria", [])),
+        added=[task_id for task_id in file_ids if task_id not in mine],
+        changed=[i for i in file_ids if i in mine and digests.get(i) != mine[i]],
+        unchanged=[i for i in file_ids if i in mine and digests.get(i) == mine[i]],
+        removed=[task_id for task_id in mine if task_id not in set(file_ids)],
+        fingerprint=replace_fingerprint(dataset),
+    )
 
 
 def shared_criteria_documents(dataset: Dataset) -> list[dict[str, Any]]:

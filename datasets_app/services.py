@@ -24,7 +24,7 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
@@ -33,12 +33,16 @@ from datasets_app.importing import checker, json_format, problems_csv, zip_forma
 from datasets_app.importing.aliases import FIELD_KEYS
 from datasets_app.importing.shapes import FieldMap
 from datasets_app.importing.spec import (
+    DEFAULT_EXPECTED_ANSWER_VERIFIER,
+    EXPECTED_ANSWER_CRITERION_ID,
     MAX_FILE_BYTES,
     CheckResult,
     CriterionSpec,
     DatasetSpec,
     Problem,
     TaskSpec,
+    Verifier,
+    graded_as_rubric,
 )
 from datasets_app.models import (
     ApiToken,
@@ -254,37 +258,6 @@ def _measured_members(plan: DatasetSpec) -> dict[str, list[Any]]:
     }
 
 
-def _snapshot_tasks(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Tasks by id, in a form that compares content, not where the files happen to be."""
-    tasks = {}
-    for task in document.get("tasks", []):
-        comparable = dict(task)
-        for key in ("inputFiles", "expectedFiles"):
-            comparable[key] = [
-                (f.get("name"), f.get("url"), f.get("sha256")) if isinstance(f, dict) else f
-                for f in task.get(key, [])
-            ]
-        tasks[task["id"]] = comparable
-    return tasks
-
-
-def replace_diff(*, dataset: Dataset, plan: DatasetSpec) -> dict[str, list[str]]:
-    """What Replace would change against the dataset's latest version, by task id."""
-    version = selectors.latest_version(dataset)
-    if version is None:
-        # Nothing saved yet: every task of the file is new, and nothing needs comparing.
-        return {"added": [task.id for task in plan.tasks], "removed": [], "changed": []}
-    before = _snapshot_tasks(version.snapshot)
-    after = _snapshot_tasks(json_format.to_document(plan))
-    return {
-        "added": [task_id for task_id in after if task_id not in before],
-        "removed": [task_id for task_id in before if task_id not in after],
-        "changed": [
-            task_id for task_id in after if task_id in before and after[task_id] != before[task_id]
-        ],
-    }
-
-
 def upload_check(*, upload: Upload) -> Upload:
     """Check the upload's file and keep the outcome on the upload (writes nothing else).
 
@@ -303,8 +276,17 @@ def upload_check(*, upload: Upload) -> Upload:
             "settings": result.plan.settings,
             "criteria": [c.id for c in result.plan.criteria],
         }
+        # What Replace would change is worked out when the dialog shows it, against the
+        # dataset as it is then; the file's side of it is kept here.
+        stored["digests"] = {task.id: selectors.task_digest(task) for task in result.plan.tasks}
         if upload.dataset is not None:
-            stored["diff"] = replace_diff(dataset=upload.dataset, plan=result.plan)
+            # Added, the file's tasks are also graded by the dataset's criteria for every task.
+            added = plan_as_added(dataset=upload.dataset, plan=result.plan)
+            shared = tuple(
+                map(selectors.criterion_spec, selectors.dataset_criteria(upload.dataset))
+            )
+            added = replace(added, criteria=(*shared, *added.criteria))
+            stored["added_tasks"] = checker.result_to_json(replace(result, plan=added))["tasks"]
     upload.result = stored
     _store_problems_csv(upload, result)
     upload.state = Upload.State.CHECKED
@@ -421,8 +403,55 @@ def _apply_settings(dataset: Dataset, plan: DatasetSpec, mode: str) -> None:
         dataset.settings = {**plan.settings, **(dataset.settings or {})}
 
 
+def _expected_answer_verifier(settings: dict[str, Any]) -> Verifier:
+    verifier = Verifier.from_json(
+        settings.get("expectedAnswerVerifier") or DEFAULT_EXPECTED_ANSWER_VERIFIER
+    )
+    assert verifier is not None
+    return verifier
+
+
+def plan_as_added(*, dataset: Dataset, plan: DatasetSpec) -> DatasetSpec:
+    """The file's plan as Add writes it into `dataset`: its tasks graded by the rule
+    (`spec.lands_as_rubric`) against the criteria for every task the dataset will have, the
+    dataset's own as well as the file's, so an answer task added to a rubric dataset gets
+    "Matches the expected answer" as it would from one file holding both."""
+    shared = bool(plan.criteria) or selectors.dataset_criteria(dataset).exists()
+    verifier = _expected_answer_verifier({**plan.settings, **(dataset.settings or {})})
+    tasks = tuple(
+        graded_as_rubric(task, shared_criteria=shared, expected_answer_verifier=verifier)
+        for task in plan.tasks
+    )
+    return replace(plan, tasks=tasks)
+
+
+def _grade_live_tasks_as_rubrics(dataset: Dataset) -> None:
+    """After the dataset's criteria for every task changed: each live task the rule now
+    makes a rubric gets "Matches the expected answer" first among its criteria (a saved one
+    leaves its copy to its versions first, and becomes a draft)."""
+    if not selectors.dataset_criteria(dataset).exists():
+        return
+    verifier = _expected_answer_verifier(dataset.settings or {})
+    tasks = (
+        dataset.tasks.live()
+        .exclude(expected_text="")
+        .exclude(criteria__criterion_id=EXPECTED_ANSWER_CRITERION_ID)
+        .prefetch_related("criteria", "files")
+    )
+    for task in tasks:
+        graded = graded_as_rubric(
+            selectors.task_spec(task), shared_criteria=True, expected_answer_verifier=verifier
+        )
+        if task.state == TaskState.SAVED:
+            task_keep_saved_copy(task=task)
+        task.criteria.update(position=F("position") + 1)
+        _criterion_row(dataset, task, position=0, spec=graded.criteria[0]).save()
+
+
 def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[str, str]) -> int:
     """Write the plan's tasks, criteria and files as drafts; a fixed number of queries."""
+    if mode == ImportMode.ADD:
+        plan = plan_as_added(dataset=dataset, plan=plan)
     live = dataset.tasks.live()
     if mode == ImportMode.REPLACE:
         live.update(state=TaskState.ARCHIVED)
@@ -480,6 +509,8 @@ def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[
                 )
     Criterion.objects.bulk_create(criteria)
     TaskFile.objects.bulk_create(files)
+    if mode == ImportMode.ADD and plan.criteria:
+        _grade_live_tasks_as_rubrics(dataset)
     return len(files)
 
 
@@ -773,6 +804,7 @@ def dataset_settings_update(
         _criterion_row(dataset, None, position=position, spec=criterion)
         for position, criterion in enumerate(criteria)
     )
+    _grade_live_tasks_as_rubrics(dataset)
     return dataset
 
 

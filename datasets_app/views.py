@@ -202,11 +202,22 @@ def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
     upload = _upload_for(request, key, dataset)
     mode = _mode(request.POST.get("mode"))
+    listed = request.POST.get("archives")
+    if mode == ImportMode.REPLACE and listed and listed != selectors.replace_fingerprint(dataset):
+        # The dataset changed since the dialog listed what Replace archives: nothing goes
+        # that the person did not see listed, so show them the list again.
+        return _render_import(request, dataset, upload, mode, import_error=REPLACE_LIST_CHANGED)
     services.upload_import_start(upload=upload, mode=mode)
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
         return _redirect(request, dataset.get_absolute_url())
     return _render_import(request, dataset, upload, mode)
+
+
+REPLACE_LIST_CHANGED = (
+    "The dataset's tasks changed since this list was made. Check what Replace archives now, "
+    "then import."
+)
 
 
 @require_POST

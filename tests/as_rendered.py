@@ -97,11 +97,13 @@ def forms_of(page: str) -> list[_Form]:
 def form_data(page: str, *, method: str = "post", having: str | None = None) -> dict:
     """The fields the page's form would send, as a dict of lists (for the test client).
 
-    The form is the first with that method that submits to the page itself (no `action`,
-    unlike the header's Log out), and, with `having`, a field of that name.
+    The form is the first with that method that has a field named `having`, or without
+    it, the first that submits to the page itself (no `action`, unlike the header's Log out).
     """
     for form in forms_of(page):
-        if (form.attrs.get("method") or "get").lower() != method or form.attrs.get("action"):
+        if (form.attrs.get("method") or "get").lower() != method:
+            continue
+        if having is None and form.attrs.get("action"):
             continue
         names = [name for name, _ in form.fields]
         if having is not None and having not in names:

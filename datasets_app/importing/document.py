@@ -57,7 +57,6 @@ from typing_extensions import TypedDict
 
 from datasets_app.importing.spec import (
     DEFAULT_EXPECTED_ANSWER_VERIFIER,
-    EXPECTED_ANSWER_CRITERION_ID,
     LLM_JUDGE_PLACEHOLDERS,
     MAX_ATTACHED_FILE_BYTES,
     MAX_CRITERIA_PER_FILE,
@@ -87,6 +86,7 @@ from datasets_app.importing.spec import (
     expected_answer_criterion,
     field_path,
     file_size,
+    lands_as_rubric,
     path_parts,
 )
 
@@ -801,11 +801,7 @@ class _Validator:
             self.findings.problem(NOTHING_TO_GRADE, ("tasks", index), task=_shown(task_id))
         # Given both ways of grading, the task lands as a rubric with the expected answer
         # as one of its criteria (unless it is there already, as in an exported file).
-        if (
-            expected_text is not None
-            and (criteria or file_has_criteria)
-            and EXPECTED_ANSWER_CRITERION_ID not in ids
-        ):
+        if lands_as_rubric(expected_text, ids, shared_criteria=file_has_criteria):
             criteria = (
                 self.expected_criterion(expected_verifier or expected_answer_verifier),
                 *criteria,

@@ -7,8 +7,8 @@ every writer (export, templates) starts from them. Pure Python: no Django here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 VerifierKind = Literal["exact_match", "llm_judge", "agent_judge", "code_verifier"]
@@ -152,6 +152,20 @@ def expected_answer_criterion(verifier: Verifier) -> CriterionSpec:
     )
 
 
+def lands_as_rubric(
+    expected_text: str | None, criterion_ids: Collection[str | None], *, shared_criteria: bool
+) -> bool:
+    """The page's rule, "a task given both lands as a rubric, with 'Matches the expected
+    answer' as one of its criteria", as the one test every path uses: a task with an
+    expected answer and criteria (its own, or its dataset's for every task) gets that
+    criterion, unless it has it already (an exported file does)."""
+    return (
+        expected_text is not None
+        and bool(criterion_ids or shared_criteria)
+        and EXPECTED_ANSWER_CRITERION_ID not in criterion_ids
+    )
+
+
 @dataclass(frozen=True)
 class FileSpec:
     """An input or expected file: a member of the uploaded zip (`path`) or a link (`url`)."""
@@ -177,6 +191,19 @@ class TaskSpec:
     # Retrieval evidence kept from a contextgrid eval set (anchors, gold spans, gold
     # documents), as plain JSON; empty for ordinary dataset files.
     evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def graded_as_rubric(
+    task: TaskSpec, *, shared_criteria: bool, expected_answer_verifier: Verifier
+) -> TaskSpec:
+    """`task` with "Matches the expected answer" first among its criteria when the rule
+    (`lands_as_rubric`) says so, in a dataset that has (or has no) criteria for every task;
+    graded by the answer's own verifier, else the dataset's expectedAnswerVerifier."""
+    ids = [criterion.id for criterion in task.criteria]
+    if not lands_as_rubric(task.expected_text, ids, shared_criteria=shared_criteria):
+        return task
+    verifier = task.expected_verifier or expected_answer_verifier
+    return replace(task, criteria=(expected_answer_criterion(verifier), *task.criteria))
 
 
 @dataclass(frozen=True)
