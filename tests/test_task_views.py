@@ -222,6 +222,6 @@ def test_the_help_page_lists_the_csv_columns(auth_client):
 def test_the_help_page_states_the_limits_the_checker_applies(auth_client):
     page = auth_client.get(reverse("datasets_app:help_files")).content.decode()
     assert "can be up to 1,048,576 characters" in page
-    assert "up to 52,428,800 characters of text and 50,000 criteria in all" in page
+    assert "up to 52,428,800 characters of text and 20,000 criteria in all" in page
     assert "Ids can be up to 200 characters" in page
     assert "an attached file’s name up to 255 bytes, with no folder in it" in page

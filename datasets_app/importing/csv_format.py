@@ -28,6 +28,7 @@ from datasets_app.importing.columns import (
     rows_from_spec,
 )
 from datasets_app.importing.spec import (
+    MAX_TEXT_CHARS,
     CheckOptions,
     DatasetSpec,
     Parsed,
@@ -35,6 +36,12 @@ from datasets_app.importing.spec import (
     Rule,
     nowhere,
 )
+
+# A cell holds up to what a text field may (MAX_TEXT_CHARS), as in every other format:
+# Python's csv module stops at 131,072 characters by default, so a dataset whose prompts the
+# .json form imports would not come back from its own .csv export. The limit is the csv
+# module's, for the whole process; every reader here wants the same one.
+csv.field_size_limit(MAX_TEXT_CHARS)
 
 # What a person reads, each with its stable code for programs.
 NOT_TEXT = Rule(

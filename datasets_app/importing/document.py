@@ -316,6 +316,7 @@ def _verifier_schema(extra: ExtraBehavior) -> cs.CoreSchema:
             cs.dataclass_args_schema("Verifier", fields, extra_behavior=extra),
             [field.name for field in dataclass_fields(Verifier)],
             frozen=True,
+            slots=True,
         )
     )
 
@@ -332,6 +333,7 @@ def _criteria_schema(extra: ExtraBehavior) -> cs.CoreSchema:
         cs.dataclass_args_schema("CriterionSpec", fields, extra_behavior=extra),
         [field.name for field in dataclass_fields(CriterionSpec)],
         frozen=True,
+        slots=True,
     )
     return _optional(cs.list_schema(criterion, max_length=MAX_CRITERIA_PER_LIST))
 

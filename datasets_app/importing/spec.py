@@ -50,11 +50,12 @@ MAX_TEXT_CHARS = 1024 * 1024
 # What one file may hold in all, so that what a file imports stays the size of what it is:
 # text (every field above, counted each time it is stored, and task names) up to the size a
 # plain .json or .csv can have, so a .xlsx's shared strings cannot multiply it; criteria up
-# to 50 a task on average for 1,000 tasks (rubrics are usually 5-20 each; a file of
-# 1,000 tasks × 1,000 criteria took 54 s and 1.5 GiB to import). Attached files are bounded
-# by the page's own limits: 20 a task (20,000 a file), 10 MiB each, 2 GiB unzipped a zip.
+# to 20 a task on average for 1,000 tasks (rubrics are usually 5-20 each, PaperBench's
+# ~400 for each of its 20 papers; a file of 1,000 tasks × 1,000 criteria took 54 s and
+# 1.5 GiB to import). Attached files are bounded by the page's own limits: 20 a task
+# (20,000 a file), 10 MiB each, 2 GiB unzipped a zip.
 MAX_TEXT_CHARS_PER_FILE = MAX_FILE_BYTES
-MAX_CRITERIA_PER_FILE = 50_000
+MAX_CRITERIA_PER_FILE = 20_000
 
 # Limits of the database and the storage, checked so that a file the checker passes also
 # imports (and exports and imports back): ids (Task.task_id, Criterion.criterion_id), task
@@ -102,7 +103,7 @@ EXPECTED_ANSWER_CRITERION_TEXT = "Matches the expected answer"
 LLM_JUDGE_PLACEHOLDERS: tuple[str, ...] = ("criterion", "prompt", "output")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verifier:
     """How one criterion or expected answer is graded (`kind` is one of VERIFIER_KINDS)."""
 
@@ -134,7 +135,7 @@ class Verifier:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CriterionSpec:
     id: str
     criterion: str

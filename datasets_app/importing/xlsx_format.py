@@ -10,14 +10,18 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+import warnings
 import zipfile
+from collections.abc import Iterator
 from pathlib import PurePath
-from typing import Any
+from typing import Any, BinaryIO
 
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
-from openpyxl.reader.excel import ExcelReader
+from openpyxl.reader.excel import SHARED_STRINGS, ExcelReader
 from openpyxl.worksheet._reader import WorkSheetParser
+from openpyxl.xml.constants import SHEET_MAIN_NS
+from openpyxl.xml.functions import iterparse
 
 from datasets_app.importing import archive, shapes
 from datasets_app.importing.columns import (
@@ -28,7 +32,10 @@ from datasets_app.importing.columns import (
     rows_from_spec,
 )
 from datasets_app.importing.spec import (
-    MAX_FILE_BYTES,
+    MAX_CRITERIA_PER_FILE,
+    MAX_TASKS,
+    MAX_TEXT_CHARS,
+    MAX_TEXT_CHARS_PER_FILE,
     CheckOptions,
     DatasetSpec,
     Parsed,
@@ -44,6 +51,8 @@ EMPTY_SHEET = "xlsx_empty_sheet"
 TOO_MANY_ROWS = "xlsx_too_many_rows"
 TOO_MANY_COLUMNS = "xlsx_too_many_columns"
 OTHER_SHEETS = "xlsx_other_sheets"
+CELL_TOO_LONG = "xlsx_cell_too_long"
+TOO_MUCH_TEXT = "xlsx_too_much_text"
 
 MSG_NOT_A_WORKBOOK = (
     "This file cannot be opened as an Excel workbook (.xlsx). Save it from your spreadsheet "
@@ -66,25 +75,50 @@ MSG_TOO_MANY_COLUMNS = (
     "The sheet {sheet} has a value in column {column}, past the {limit} columns a dataset "
     "sheet can have."
 )
+MSG_CELL_TOO_LONG = (
+    "A cell in this row holds {count:,} characters; the most a cell can hold is {limit:,} "
+    "(Excel itself stops at 32,767)."
+)
+MSG_TOO_MUCH_TEXT = (
+    "The sheet {sheet} holds more than {limit:,} characters of text, the most one file can "
+    "import. Split it into several files."
+)
+MSG_TOO_MANY_ELEMENTS = (
+    "The sheet {sheet} has more than {limit:,} cells and other elements, more than a dataset "
+    "sheet needs; save just the tasks, or as CSV."
+)
 MSG_OTHER_SHEETS = "Only the first sheet, {sheet}, was read; the workbook has {count} sheets."
 
-# Bounds on what we read, because a small .xlsx can describe a huge sheet. 1,000 tasks (the
-# most a file holds) with up to 20 criteria rows each is 20,000 rows; the format has 17
-# columns, and 100 leaves room for columns of notes that are not imported. Together they
-# cap the table we build at 2 million cells, whatever the file claims.
-MAX_ROWS = 20_000
+# Bounds on what we read, because a small .xlsx can describe a huge sheet. A file imports at
+# most MAX_CRITERIA_PER_FILE criteria, one a row, and MAX_TASKS tasks (a task without
+# criteria takes a row of its own), below a header row: as our export writes them, that is
+# every sheet a file can import. The format has 17 columns, and 100 leaves room for columns
+# of notes that are not imported.
+MAX_ROWS = MAX_CRITERIA_PER_FILE + MAX_TASKS + 1
 MAX_COLUMNS = 100
 # A zip can expand 1,000-fold, so what openpyxl inflates is bounded twice. Before opening:
 # the members' declared sizes (zipfile never inflates a member past its declared size) must
 # add up to at most MAX_UNPACKED_BYTES, which bounds the time spent parsing however many
 # parts a workbook has. While reading: each part openpyxl opens is counted as it inflates
-# and refused past MAX_PART_BYTES, so that the shared-string table (which openpyxl keeps
-# whole in memory, one string per cell text) or a sheet of millions of cells never gets
-# built. A dataset file holds at most MAX_FILE_BYTES of text as .csv or .json; the same text
-# as a sheet's shared strings takes about as many bytes of XML again in markup for short
-# cells, so a part of twice that carries any dataset a .csv can, and no more.
+# and refused past its cap, so that the shared-string table (which openpyxl keeps whole in
+# memory) or a sheet of millions of cells never gets built. A file imports at most
+# MAX_TEXT_CHARS_PER_FILE (50 MiB) of text; as shared or inline strings that is 50 MiB plus
+# some 20 bytes of markup per cell (20,000 rows × 17 columns: 7 MiB), so 64 MiB carries any
+# sheet that can be imported. openpyxl parses a dense sheet at about 2.5 MiB/s on these
+# 2-core machines: 64 MiB keeps the worst sheet within the 30 s a check may take
+# (`bench/bench_hostile_files.py`).
 MAX_UNPACKED_BYTES = 160 * 1024 * 1024
-MAX_PART_BYTES = 2 * MAX_FILE_BYTES
+MAX_PART_BYTES = 64 * 1024 * 1024
+# The parts that describe the workbook (content types, relationships, its list of sheets,
+# styles, theme, properties) are KiBs in real files, a few hundred KiB for a heavily styled
+# one; openpyxl builds an object per element of them, so they get far less.
+MAX_OTHER_PART_BYTES = 8 * 1024 * 1024
+# What reading a sheet costs is one step per XML element (a cell is two or three: <c>, its
+# <v> or inline text). The largest sheet a file can import, 21,001 rows of 17 filled cells
+# with inline text, has about 1.1 million; 1.5 million leaves room for formatted empty
+# cells and notes, and parses within the 30 s a check may take even on a busy 2-core
+# machine (`bench/bench_hostile_files.py`).
+MAX_SHEET_ELEMENTS = 1_500_000
 
 # XML 1.0 cannot hold these control characters, so a sheet cannot either; and an XML
 # parser turns every CR (alone or before LF) into LF, so a cell's line ends come back as LF.
@@ -151,7 +185,7 @@ def read_table(
         return failed(TOO_LARGE_UNPACKED, MSG_TOO_LARGE_UNPACKED.format(limit=limit))
 
     try:
-        workbook = _open_workbook(data)
+        workbook = _Workbook(data)
     except archive.MemberTooLarge as exc:
         return failed(TOO_LARGE_UNPACKED, _part_too_large(exc))
     except Exception:
@@ -159,32 +193,30 @@ def read_table(
         # file (KeyError, ValueError, ParseError, InvalidFileException, …); every one of
         # them means the same thing to the person uploading it.
         return failed(NOT_A_WORKBOOK, MSG_NOT_A_WORKBOOK, "not a workbook")
-    try:
-        if not workbook.worksheets:
+    with workbook:
+        if not workbook.sheets:
             return failed(NO_SHEET, MSG_NO_SHEET)
-        sheet = workbook.worksheets[0]
-        detected = f"Excel workbook, sheet “{sheet.title}”"
+        title, sheet_path = workbook.sheets[0]
+        detected = f"Excel workbook, sheet “{title}”"
         warnings = []
-        if len(workbook.sheetnames) > 1:
-            message = MSG_OTHER_SHEETS.format(
-                sheet=f"“{sheet.title}”", count=len(workbook.sheetnames)
-            )
+        if len(workbook.sheets) > 1:
+            message = MSG_OTHER_SHEETS.format(sheet=f"“{title}”", count=len(workbook.sheets))
             warnings.append(Problem(OTHER_SHEETS, message, file_name))
         try:
-            rows, problem = _rows(workbook, sheet, file_name, keep_blank_rows=keep_blank_rows)
+            rows, problem = _rows(
+                workbook, title, sheet_path, file_name, keep_blank_rows=keep_blank_rows
+            )
         except archive.MemberTooLarge as exc:
             problem = Problem(TOO_LARGE_UNPACKED, _part_too_large(exc), file_name)
             return None, detected, [problem], warnings
         except Exception:
-            # The sheet XML is parsed lazily, so damage inside it surfaces here.
+            # The sheet XML is parsed as it is read, so damage inside it surfaces here.
             return failed(NOT_A_WORKBOOK, MSG_NOT_A_WORKBOOK, "not a workbook")
-    finally:
-        workbook.close()
     if problem is not None:
         return None, detected, [problem], warnings
     content = [(number, cells) for number, cells in rows if any(c.strip() for c in cells)]
     if not content:
-        message = MSG_EMPTY_SHEET.format(sheet=f"“{sheet.title}”")
+        message = MSG_EMPTY_SHEET.format(sheet=f"“{title}”")
         return None, detected, [Problem(EMPTY_SHEET, message, file_name)], warnings
     header_row, header = content[0]
     body = [(n, c) for n, c in rows if n > header_row] if keep_blank_rows else content[1:]
@@ -193,44 +225,92 @@ def read_table(
 
 class _CountedArchive(zipfile.ZipFile):
     """A workbook's zip that hands openpyxl every part through a stream counting the bytes
-    it inflates, which raises `archive.MemberTooLarge` past MAX_PART_BYTES: the refusal
-    comes while reading, in bounded memory, whatever the part's declared size says."""
+    it inflates, which raises `archive.MemberTooLarge` past the part's cap: the refusal
+    comes while reading, in bounded memory, whatever the part's declared size says.
+
+    The parts that carry cells (the sheet we read, the shared strings) may have
+    MAX_PART_BYTES; every other part openpyxl reads (content types, workbook, styles, ...)
+    MAX_OTHER_PART_BYTES, since openpyxl builds an object per element of those.
+    """
+
+    data_parts: frozenset[str] = frozenset()
 
     def open(self, name, mode="r", pwd=None, **kwargs):  # type: ignore[override]
         member = super().open(name, mode, pwd, **kwargs)
         if mode != "r":
             return member
         label = name.filename if isinstance(name, zipfile.ZipInfo) else name
-        counted = archive.VerifiedMember(member, label, max_bytes=MAX_PART_BYTES)
+        cap = MAX_PART_BYTES if label in self.data_parts else MAX_OTHER_PART_BYTES
+        counted = archive.VerifiedMember(member, label, max_bytes=cap)
         return io.BufferedReader(counted, archive.CHUNK_BYTES)
 
 
-def _open_workbook(data: bytes) -> Any:
-    """The workbook, read-only with cached values (never formulas), its parts counted.
+class _Reader(ExcelReader):
+    """openpyxl's reader, read-only with cached values (never formulas), that lists the
+    sheets without opening them: openpyxl's read-only sheet parses its sheet up to the
+    `<dimension>` element on creation, which is the whole sheet when it has none."""
 
-    `load_workbook` in two steps, so that its reader reads from a `_CountedArchive`.
-    """
-    reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
-    reader.archive.close()
-    reader.archive = _CountedArchive(io.BytesIO(data))
-    reader.read()
-    return reader.wb
+    sheets: list[tuple[str, str]]
+
+    def read_strings(self) -> None:
+        found = self.package.find(SHARED_STRINGS)
+        if found is not None:
+            self.archive.data_parts = frozenset({found.PartName[1:]})
+        super().read_strings()
+
+    def read_worksheets(self) -> None:
+        self.sheets = [
+            (sheet.name, rel.target)
+            for sheet, rel in self.parser.find_sheets()
+            if rel.target in self.valid_files and "chartsheet" not in rel.Type
+        ]
+
+
+class _Workbook:
+    """The parts of a workbook `read_table` needs: its sheets (title, part) in order, the
+    shared strings and what turns numbers into dates. Use with `with` (closes the zip)."""
+
+    def __init__(self, data: bytes) -> None:
+        reader = _Reader(io.BytesIO(data), read_only=True, data_only=True)
+        reader.archive.close()
+        self.archive = reader.archive = _CountedArchive(io.BytesIO(data))
+        try:
+            with warnings.catch_warnings():
+                # Names defined on sheets it was not asked to read.
+                warnings.simplefilter("ignore")
+                reader.read()
+        except BaseException:
+            self.archive.close()
+            raise
+        self.sheets = reader.sheets
+        self.shared_strings = reader.shared_strings
+        self.book = reader.wb
+
+    def open_sheet(self, path: str) -> BinaryIO:
+        self.archive.data_parts = self.archive.data_parts | {path}
+        return self.archive.open(path)
+
+    def __enter__(self) -> _Workbook:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.archive.close()
 
 
 def _part_too_large(exc: archive.MemberTooLarge) -> str:
-    """What a person reads when a part of the workbook inflates past MAX_PART_BYTES."""
+    """What a person reads when a part of the workbook inflates past its cap."""
     name = str(exc).split(" ", 1)[0]
     if "sharedstrings" in name.lower():
-        part = "text (its shared strings)"
+        part, limit = "text (its shared strings)", MAX_PART_BYTES
     elif "worksheets/" in name:
-        part = "sheet"
+        part, limit = "sheet", MAX_PART_BYTES
     else:
-        part = f"part {name}"
-    return MSG_PART_TOO_LARGE.format(part=part, limit=MAX_PART_BYTES >> 20)
+        part, limit = f"part {name}", MAX_OTHER_PART_BYTES
+    return MSG_PART_TOO_LARGE.format(part=part, limit=limit >> 20)
 
 
 def _rows(
-    workbook: Any, sheet: Any, file_name: str, *, keep_blank_rows: bool
+    workbook: _Workbook, title: str, sheet_path: str, file_name: str, *, keep_blank_rows: bool
 ) -> tuple[list[tuple[int, list[str]]], Problem | None]:
     """The sheet's rows as (row number, cells) up to MAX_ROWS, or the problem that stops it.
 
@@ -243,38 +323,91 @@ def _rows(
     The sheet's declared dimension is not used to stop: writers get it wrong both ways, and
     the row numbers already bound the work.
     """
-    title = f"“{sheet.title}”"
+    shown = f"“{title}”"
     rows: list[tuple[int, list[str]]] = []
-    with workbook._archive.open(sheet._worksheet_path) as source:
+    book = workbook.book
+    with workbook.open_sheet(sheet_path) as source:
         parser = WorkSheetParser(
             source,
-            sheet._shared_strings,
+            workbook.shared_strings,
             data_only=True,
-            epoch=workbook.epoch,
-            date_formats=workbook._date_formats,
-            timedelta_formats=workbook._timedelta_formats,
+            epoch=book.epoch,
+            date_formats=book._date_formats,
+            timedelta_formats=book._timedelta_formats,
         )
-        for number, parsed in parser.parse():
+        # A shared string is one object however many cells use it, but everything after
+        # the reader copies it per cell: a cell past the cap on text, or a sheet past the
+        # cap on a file's text, stops here, before a million references become copies.
+        text_in_all = 0
+        for number, parsed in _parsed_rows(source, parser):
+            if number is None:
+                message = MSG_TOO_MANY_ELEMENTS.format(sheet=shown, limit=MAX_SHEET_ELEMENTS)
+                return rows, Problem(TOO_LARGE_UNPACKED, message, file_name)
             cells = [""] * MAX_COLUMNS
             width = 0
             for cell in parsed:
                 text = _cell_text(cell["value"])
                 if not text:
                     continue
+                if len(text) > MAX_TEXT_CHARS:
+                    message = MSG_CELL_TOO_LONG.format(count=len(text), limit=MAX_TEXT_CHARS)
+                    return rows, Problem(CELL_TOO_LONG, message, file_name, row=number)
+                text_in_all += len(text)
+                if text_in_all > MAX_TEXT_CHARS_PER_FILE:
+                    message = MSG_TOO_MUCH_TEXT.format(sheet=shown, limit=MAX_TEXT_CHARS_PER_FILE)
+                    return rows, Problem(TOO_MUCH_TEXT, message, file_name, row=number)
                 column = cell["column"]
                 if column > MAX_COLUMNS:
                     message = MSG_TOO_MANY_COLUMNS.format(
-                        sheet=title, column=column_letter(MAX_COLUMNS), limit=MAX_COLUMNS
+                        sheet=shown, column=column_letter(MAX_COLUMNS), limit=MAX_COLUMNS
                     )
                     return rows, Problem(TOO_MANY_COLUMNS, message, file_name, row=number)
                 cells[column - 1] = text
                 width = max(width, column)
             if width and number > MAX_ROWS:
-                message = MSG_TOO_MANY_ROWS.format(sheet=title, limit=MAX_ROWS)
+                message = MSG_TOO_MANY_ROWS.format(sheet=shown, limit=MAX_ROWS)
                 return rows, Problem(TOO_MANY_ROWS, message, file_name, row=number)
             if (width or keep_blank_rows) and number <= MAX_ROWS:
                 rows.append((number, cells[:width]))
     return rows, None
+
+
+_ROW_TAG = f"{{{SHEET_MAIN_NS}}}row"
+_DATA_TAG = f"{{{SHEET_MAIN_NS}}}sheetData"
+
+
+def _parsed_rows(source: BinaryIO, parser: WorkSheetParser) -> Iterator[tuple[int | None, list]]:
+    """(row number, openpyxl's cells) for each row of the sheet's XML, in order; a last
+    (None, []) once the XML has held MAX_SHEET_ELEMENTS elements.
+
+    openpyxl reads each row (`parse_row`: shared strings, dates, inline text), but the loop
+    is ours: it stops at the end of the sheet's data (openpyxl goes on through whatever
+    follows, building an object for each), frees each row and everything outside the data
+    as soon as it ends, and counts the elements, which is what the time goes by.
+    """
+    depth = 0
+    elements = 0
+    root = data = None
+    for event, element in iterparse(source, events=("start", "end")):
+        if event == "start":
+            depth += 1
+            elements += 1
+            if elements > MAX_SHEET_ELEMENTS:
+                yield None, []
+                return
+            if root is None:
+                root = element
+            elif depth == 2 and element.tag == _DATA_TAG:
+                data = element
+            continue
+        depth -= 1
+        if depth == 2 and element.tag == _ROW_TAG and data is not None:
+            yield parser.parse_row(element)
+            data.clear()
+        elif element is data:
+            return
+        elif depth == 1 and root is not None:
+            root.clear()  # a part of the sheet before its data: views, columns, ...
 
 
 def _cell_text(value: Any) -> str:

@@ -9,6 +9,7 @@ import pytest
 
 from datasets_app.importing import columns, csv_format, document, shapes
 from datasets_app.importing.columns import field_for_header
+from datasets_app.importing.spec import MAX_TEXT_CHARS
 from tests.importing.csv_helpers import FILES, check_csv
 
 
@@ -365,6 +366,7 @@ def test_an_xlsx_named_csv_is_a_problem():
 
 def test_a_cell_past_the_field_size_limit_is_a_problem_naming_its_row():
     limit = csv.field_size_limit()
+    assert limit == MAX_TEXT_CHARS  # the cap on every text field, not the csv module's own
     data = b"prompt,answer\nQ,A\nQ2," + b"x" * (limit + 1) + b"\n"
 
     _, problems, _ = check_csv(data)

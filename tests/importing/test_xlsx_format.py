@@ -261,3 +261,59 @@ def test_a_sheet_past_the_cap_is_refused_while_it_is_read(monkeypatch):
 
     assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
     assert "sheet" in problems[0].message
+
+
+def test_a_shared_string_past_the_cap_on_text_is_refused_at_its_first_cell():
+    # One string, referenced by every cell, would become a copy per cell after the reader.
+    from datasets_app.importing.spec import MAX_TEXT_CHARS
+
+    data = with_shared_string(
+        workbook_bytes([["prompt", "answer"], ["Q", "A"]]), "B2", "x" * (MAX_TEXT_CHARS + 1)
+    )
+
+    _, problems, _ = check_xlsx(data)
+
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.CELL_TOO_LONG, 2)]
+
+
+def test_a_sheet_past_the_cap_on_a_files_text_is_refused(monkeypatch):
+    monkeypatch.setattr(xlsx_format, "MAX_TEXT_CHARS_PER_FILE", 40)
+    data = workbook_bytes([["prompt", "answer"], ["Q" * 10, "A" * 10], ["Q" * 10, "A" * 10]])
+
+    _, problems, _ = check_xlsx(data)
+
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MUCH_TEXT, 3)]
+
+
+def test_a_sheet_of_too_many_elements_is_refused_without_reading_on(monkeypatch):
+    monkeypatch.setattr(xlsx_format, "MAX_SHEET_ELEMENTS", 200)
+    data = workbook_bytes([["prompt", "answer"]] + [[f"Q{n}", "A"] for n in range(100)])
+
+    _, problems, _ = check_xlsx(data)
+
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert "more than 200 cells and other elements" in problems[0].message
+
+
+def test_parts_that_describe_the_workbook_have_a_smaller_cap(monkeypatch):
+    monkeypatch.setattr(xlsx_format, "MAX_OTHER_PART_BYTES", 1000)
+    data = workbook_bytes([["prompt", "answer"], ["Q", "A"]])  # styles.xml is 2.6 KB
+
+    _, problems, _ = check_xlsx(data)
+
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert "part xl/" in problems[0].message
+
+
+def test_what_follows_the_sheets_data_is_not_read():
+    # openpyxl builds an object for each conditional format after the data; the reader
+    # stops at the end of the data, so a damaged one there is never even parsed.
+    data = with_sheet_xml(
+        workbook_bytes([["prompt", "answer"], ["Q1", "A"]]),
+        lambda xml: xml.replace("</sheetData>", "</sheetData><conditionalFormatting><bad"),
+    )
+
+    plan, problems, _ = check_xlsx(data)
+
+    assert problems == []
+    assert [task.prompt for task in plan.tasks] == ["Q1"]
