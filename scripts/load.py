@@ -22,8 +22,6 @@ import math
 import os
 import re
 import secrets
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,6 +42,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_checker_json import dataset as bench_dataset_file  # noqa: E402
 
 from datasets_app.importing.checker import check_file  # noqa: E402
+from tests import deployed  # noqa: E402
 
 PG_SERVER = "postgres://postgres@127.0.0.1:5432"
 LOAD_DB = "contextevals_load"
@@ -230,7 +229,7 @@ def import_one(browser: Browser, name: str, data: bytes, think: float, stats: St
         time.sleep(0.5)
         checked = stats.timed("status", browser.request, "GET", status_url, headers=HTMX)
         expect(checked.status == 200, "status", checked)
-    expect(f"Import {TASKS_PER_FILE} tasks" in checked.body, "check", checked)
+    expect(f"Import {TASKS_PER_FILE:,} tasks" in checked.body, "check", checked)
     time.sleep(think)  # reading the preview before pressing Import
 
     imported = stats.timed(
@@ -246,12 +245,6 @@ def import_one(browser: Browser, name: str, data: bytes, think: float, stats: St
 
 
 # --- The server and its database ------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def recreate_database() -> str:
@@ -289,13 +282,7 @@ def server_environment(database_url: str, media_root: Path) -> dict[str, str]:
 
 
 def prepare_database(env: dict[str, str], usernames: list[str]) -> None:
-    for command in (["migrate"], ["collectstatic"]):  # DEBUG=0 serves hashed static files
-        subprocess.run(
-            [sys.executable, "manage.py", *command, "--no-input", "-v", "0"],
-            cwd=REPO,
-            env=env,
-            check=True,
-        )
+    deployed.build(env)  # migrate; collectstatic, since DEBUG=0 serves hashed static files
     # One password hash for everyone: hashing it once keeps set-up to a second.
     script = (
         "import sys\n"
@@ -332,29 +319,12 @@ def start_gunicorn(env: dict[str, str], port: int, workers: int, log: Path) -> s
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    url = f"http://127.0.0.1:{port}/accounts/login/"
-    started = time.monotonic()
-    while time.monotonic() - started < 30:
-        if process.poll() is not None:
-            raise SystemExit(f"gunicorn exited with {process.returncode}; see {log}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return process
-        except OSError:
-            time.sleep(0.2)
-    stop(process)
-    raise SystemExit(f"gunicorn did not answer within 30 s; see {log}")
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    try:
+        deployed.wait_until_up(process, f"http://127.0.0.1:{port}/accounts/login/", log)
+    except RuntimeError as exc:
+        deployed.stop(process)
+        raise SystemExit(str(exc)) from exc
+    return process
 
 
 # Run in a child process with the server's settings: per dataset, its live tasks, how many
@@ -498,7 +468,7 @@ def main() -> int:
         env = server_environment(recreate_database(), Path(tmp) / "media")
         prepare_database(env, usernames)
         log = Path(tmp) / "gunicorn.log"
-        port = free_port()
+        port = deployed.free_port()
         server = start_gunicorn(env, port, args.workers, log)
         stats = Stats()
         try:
@@ -532,7 +502,7 @@ def main() -> int:
             if stuck:
                 stats.error(f"{stuck} people still waiting at the hard deadline")
         finally:
-            stop(server)
+            deployed.stop(server)
         server_log = log.read_text(errors="replace")
         if "Traceback" in server_log or "[CRITICAL]" in server_log:
             stats.error("the server logged an error; its log follows")

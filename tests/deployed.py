@@ -1,7 +1,8 @@
 """The app as deployed, on 127.0.0.1: DEBUG=0, its own SQLite database and static files,
 served by the Procfile's web process (nginx in front of gunicorn) or by gunicorn alone.
 
-Used by the deploy tests and by scripts/slow_clients.py, which measures what they assert.
+Used by the deploy tests, and by the scripts that measure what they assert (slow_clients.py,
+login_guesses.py) or load the server (load.py).
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ def production_env(folder: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def prepare(env: dict[str, str]) -> None:
-    """Migrate, collect the static files (as a build does) and create the user grace."""
+def build(env: dict[str, str]) -> None:
+    """What a release does: migrate the database and collect the static files."""
     for command in (["migrate"], ["collectstatic"]):
         subprocess.run(
             [sys.executable, "manage.py", *command, "--no-input", "-v", "0"],
@@ -59,6 +60,11 @@ def prepare(env: dict[str, str]) -> None:
             env=env,
             check=True,
         )
+
+
+def prepare(env: dict[str, str]) -> None:
+    """Build, and create the user grace (a superuser)."""
+    build(env)
     script = (
         "import django; django.setup()\n"
         "from django.contrib.auth import get_user_model\n"
@@ -92,10 +98,10 @@ def serving(env: dict[str, str], *, front: bool, log: Path, **settings: str) -> 
         )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(process, f"{base}/accounts/login/", log)
+        wait_until_up(process, f"{base}/accounts/login/", log)
         yield base
     finally:
-        _stop(process)
+        stop(process)
 
 
 def behind_tls(url: str, **headers: str) -> urllib.request.Request:
@@ -104,7 +110,8 @@ def behind_tls(url: str, **headers: str) -> urllib.request.Request:
     return urllib.request.Request(url, headers={"X-Forwarded-Proto": "https", **headers})
 
 
-def _wait_until_up(process: subprocess.Popen, url: str, log: Path) -> None:
+def wait_until_up(process: subprocess.Popen, url: str, log: Path) -> None:
+    """Wait until `url` answers 200 (RuntimeError with the server's log if it never does)."""
     started = time.monotonic()
     while time.monotonic() - started < 60:
         if process.poll() is not None:
@@ -118,7 +125,8 @@ def _wait_until_up(process: subprocess.Popen, url: str, log: Path) -> None:
     raise RuntimeError(f"the server did not answer within 60 s:\n{log.read_text()}")
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen) -> None:
+    """Stop the server's process group: SIGTERM, and SIGKILL after 20 s."""
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
         try:
