@@ -1,0 +1,9 @@
+"""Settings for the gunicorn and Celery worker that tests/api/test_recipes.py starts: the
+app's own, on a queue of the test's own, so that runs on one Redis never take each other's
+tasks."""
+
+import os
+
+from contextevals.settings import *  # noqa: F403
+
+CELERY_TASK_DEFAULT_QUEUE = os.environ["RECIPE_QUEUE"]
