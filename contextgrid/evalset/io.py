@@ -17,7 +17,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from contextgrid import textfile
 from contextgrid.evalset.types import (
@@ -132,6 +132,13 @@ def _read_bytes(path: str | Path) -> tuple[bytes, str]:
 _WHITESPACE = re.compile(r"\s*")
 
 
+def _after_whitespace(text: str, pos: int) -> int:
+    """Where the white space starting at `pos` ends."""
+    match = _WHITESPACE.match(text, pos)
+    assert match is not None  # `\s*` matches everywhere, if only the empty string
+    return match.end()
+
+
 def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
     """Each JSON value in ``text`` with the line it starts on.
 
@@ -140,7 +147,7 @@ def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
     all, and one reader handles both without guessing.
     """
     decoder = json.JSONDecoder()
-    pos = _WHITESPACE.match(text, 0).end()
+    pos = _after_whitespace(text, 0)
     # Count newlines incrementally; counting from the start for every value is quadratic.
     line, counted_to = 1, 0
     while pos < len(text):
@@ -157,7 +164,7 @@ def _iter_json_values(text: str, name: str) -> Iterator[tuple[int, Any]]:
         line += text.count("\n", counted_to, pos)
         counted_to = pos
         yield line, value
-        pos = _WHITESPACE.match(text, end).end()
+        pos = _after_whitespace(text, end)
 
 
 def _json_error(exc: json.JSONDecodeError, text: str, line: int) -> str:
@@ -179,7 +186,7 @@ def _dumps(value: Any, what: str) -> str:
         raise EvalSetError(f"{what} cannot be written as JSON ({exc})") from exc
 
 
-def _qtype_value(qtype: object, what: str) -> str:
+def _qtype_value(qtype: str, what: str) -> str:
     try:
         return QuestionType(qtype).value
     except ValueError as exc:
@@ -291,6 +298,18 @@ def _check_fields(obj: dict[str, Any], allowed: tuple[str, ...], what: str, wher
             raise where.error(f"unknown field {key!r} in {what}; expected: {', '.join(allowed)}")
 
 
+@overload
+def _get_str(
+    obj: dict[str, Any], key: str, what: str, where: _Where, *, required: Literal[True]
+) -> str: ...
+
+
+@overload
+def _get_str(
+    obj: dict[str, Any], key: str, what: str, where: _Where, *, required: bool
+) -> str | None: ...
+
+
 def _get_str(
     obj: dict[str, Any], key: str, what: str, where: _Where, *, required: bool
 ) -> str | None:
@@ -306,6 +325,16 @@ def _get_str(
     return value
 
 
+@overload
+def _get_int(obj: dict[str, Any], key: str, default: int, what: str, where: _Where) -> int: ...
+
+
+@overload
+def _get_int(
+    obj: dict[str, Any], key: str, default: None, what: str, where: _Where
+) -> int | None: ...
+
+
 def _get_int(
     obj: dict[str, Any], key: str, default: int | None, what: str, where: _Where
 ) -> int | None:
@@ -314,7 +343,7 @@ def _get_int(
         return default
     if not _is_int(value):
         raise where.error(f"{what}: {key!r} must be an integer, got {value!r}")
-    return value
+    return int(value)
 
 
 def _get_dict(obj: dict[str, Any], key: str, what: str, where: _Where) -> dict[str, Any]:
@@ -512,7 +541,7 @@ def write_csv(evalset: EvalSet, path: str | Path) -> Path:
     writer.writerow(CSV_COLUMNS)
     for item in evalset:
         anchor = item.anchors[0] if item.anchors else None
-        texts = (item.id, item.question, item.answer or "")
+        texts: tuple[str, ...] = (item.id, item.question, item.answer or "")
         if anchor is not None:
             texts += (anchor.source_id, anchor.quote)
         if any("\x00" in text for text in texts):

@@ -15,7 +15,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from datasets_app.importing.spec import file_size
 
@@ -67,6 +67,8 @@ READ_ERRORS: tuple[type[Exception], ...] = (
     lzma.LZMAError,
     struct.error,
 )
+# Opening a member raises these, and RuntimeError for an encrypted one.
+OPEN_ERRORS: tuple[type[Exception], ...] = (RuntimeError, *READ_ERRORS)
 
 _EOCD = b"PK\x05\x06"
 _EOCD64_LOCATOR = b"PK\x06\x07"
@@ -239,7 +241,7 @@ class VerifiedMember(io.RawIOBase):
 
     def __init__(
         self,
-        member: BinaryIO,
+        member: IO[bytes],
         name: str,
         *,
         max_bytes: int,
@@ -306,6 +308,6 @@ def open_member(source: ZipSource, member_name: str, *, max_bytes: int) -> Binar
             raise ArchiveError(f"the zip has no member {member_name!r}")
         try:
             member = zf.open(info)
-        except (RuntimeError, *READ_ERRORS) as exc:
+        except OPEN_ERRORS as exc:
             raise ArchiveError(f"{member_name} could not be opened: {exc}") from exc
     return io.BufferedReader(VerifiedMember(member, member_name, max_bytes=max_bytes), CHUNK_BYTES)

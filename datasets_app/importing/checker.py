@@ -157,7 +157,7 @@ def check_file(
         from datasets_app.importing import zip_format
 
         stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
-        return zip_format.check(  # type: ignore[arg-type]
+        return zip_format.check(
             stream, file_name, options=options, progress=progress, measured=measured
         )
     return _check_unzipped(source, file_name, fmt, extension, options)

@@ -373,9 +373,10 @@ class _Builder:
         id_cell, id_value = "", None
         for row_number, cells in self.table.rows:
             if len(cells) != width or nameless:
-                cells = self._shaped(cells, row_number, width, nameless)
-                if cells is None:
+                shaped = self._shaped(cells, row_number, width, nameless)
+                if shaped is None:
                     continue
+                cells = shaped
             picked = cells_of(cells)
             task_cells = picked[first_task_cell:first_criterion_cell]
             values = read_task(task_cells) if any(task_cells) else {}

@@ -440,7 +440,7 @@ def _unknown_keys(
     walk = _UnknownKeys(findings, label)
     walk.keys(document, _DATASET_KEYS, ())
     settings = document.get("settings")
-    if walk.keys(settings, _SETTINGS_KEYS, ("settings",)):
+    if isinstance(settings, dict) and walk.keys(settings, _SETTINGS_KEYS, ("settings",)):
         for key in _SETTINGS_KEYS:
             walk.verifier(settings.get(key), ("settings", key))
     walk.criteria(document.get("criteria"), ("criteria",))
@@ -712,7 +712,7 @@ class _Validator:
             ("expectedAnswerVerifier", "The expected answers' verifier in settings"),
             ("defaultVerifier", "The default verifier in settings"),
         ):
-            verifier = self.verifier(given.get(key), ("settings", key), lambda s=subject: s)
+            verifier = self.verifier(given.get(key), ("settings", key), _constant(subject))
             if verifier is not None:
                 settings[key] = verifier.to_json()
                 if key == "expectedAnswerVerifier":
@@ -880,7 +880,7 @@ class _Validator:
         if (
             len(ids) == len(criteria)
             and all(ids)
-            and not any(map(str.isspace, ids))  # type: ignore[arg-type]
+            and not any(map(str.isspace, ids))
             and self._clean_verifiers.issuperset(map(_VERIFIER_OF, criteria))
         ):
             return tuple(criteria), ids
@@ -906,7 +906,7 @@ class _Validator:
                 )
             seen.add(criterion_id)
             verifier = self.verifier(
-                criterion.verifier, (*here, "verifier"), lambda shown=shown: f"Criterion {shown}"
+                criterion.verifier, (*here, "verifier"), _constant(f"Criterion {shown}")
             )
             if criterion_id != criterion.id or verifier is not criterion.verifier:
                 criterion = replace(criterion, id=criterion_id, verifier=verifier)
@@ -1028,6 +1028,11 @@ def bad_file_name_reason(name: str) -> str | None:
     if size > MAX_FILE_NAME_BYTES:
         return f"it is {size:,} bytes long, and a file's name can be at most {MAX_FILE_NAME_BYTES}"
     return None
+
+
+def _constant(text: str) -> Callable[[], str]:
+    """A subject for `_Validator.verifier`, already known."""
+    return lambda: text
 
 
 def _given_id(value: Any, default: str) -> str:

@@ -259,7 +259,7 @@ def error_problem(
     library), else `default_file`. `test_line` gives the line of LegalBench-RAG's test N,
     whose errors name the test only.
     """
-    file = exc.file if exc.file in names else default_file
+    file = exc.file if exc.file is not None and exc.file in names else default_file
     detail = exc.detail
     line = exc.line
     if exc.test is not None and exc.line is None and exc.row is None:
@@ -554,8 +554,8 @@ def _legalbench_lines(text: str) -> list[tuple[int | None, int | None]]:
     # Items are the tests that have a query, in order; the JSON locator finds each one's line.
     payload = json.loads(text)
     tests = payload["tests"] if isinstance(payload, dict) else payload
-    prefix: tuple[str, ...] = ("tests",) if isinstance(payload, dict) else ()
-    paths = [
+    prefix: DocPath = ("tests",) if isinstance(payload, dict) else ()
+    paths: list[DocPath] = [
         (*prefix, index)
         for index, test in enumerate(tests)
         if isinstance(test.get("query"), str) and test["query"].strip()

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from itertools import zip_longest
-from json.decoder import scanstring
 from typing import Any
 
 from pydantic_core import from_json
@@ -65,6 +64,8 @@ TOO_DEEP = Rule(
 )
 # An escaped NUL (\u0000) that is not itself an escaped backslash followed by "u0000".
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+# The json module's string scanner (not in typeshed): a JSON string's value and its end.
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 # The end of a key: a closing quote, JSON white space, a colon. (A string value cannot be
 # followed by a colon, so only keys, and the odd `\":` inside a string, match.)
@@ -236,7 +237,7 @@ class _RecordLocator:
         inside = {path: self._record(path) for path in wanted}
         found = self.json.many([p for p in inside.values() if p is not None])
         return {
-            path: found[inside[path]] if inside[path] is not None else (None, None)
+            path: (None, None) if (record := inside[path]) is None else found[record]
             for path in wanted
         }
 
@@ -384,7 +385,8 @@ class JsonLocator:
     def __init__(self, text: str, *, first_line: int = 1) -> None:
         self.text = text
         self.first_line = first_line
-        self._scan = json.JSONDecoder().scan_once
+        # The json module's C scanner (not in typeshed): a value's end, skipping it whole.
+        self._scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
     def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
         return self.many([path])[path]
@@ -450,7 +452,7 @@ class JsonLocator:
             if text[index] == "}":
                 return index + 1
             while True:
-                key, index = scanstring(text, index + 1)
+                key, index = _scanstring(text, index + 1)
                 index = _WHITESPACE.match(text, index).end() + 1  # type: ignore[union-attr]
                 index = self._member(index, wanted.get(key), (*path, key), positions, nodes)
                 index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]

@@ -43,8 +43,8 @@ def _field_label(path: DocPath) -> str:
 
 
 class _LineLocator:
-    def __init__(self, lines: list[int]) -> None:
-        self.lines = lines
+    def __init__(self, lines: list[int | None]) -> None:
+        self.lines: list[int | None] = lines
 
     def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
         index = path[1] if len(path) >= 2 and path[0] == "tasks" else None
@@ -107,7 +107,7 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
 
 def _shaped(
     values: list[dict[str, Any]],
-    lines: list[int],
+    lines: list[int | None],
     problems: list[Problem],
     file_name: str,
     encoding: str,

@@ -720,7 +720,7 @@ def _sources(records: Sequence[Record]) -> list[str]:
 
 def _alias_fields(sources: Sequence[str], taken: Iterable[str]) -> dict[str, str]:
     """Fields matched by name: a top-level key before a nested one, then the list's order."""
-    used = set()
+    used: set[str] = set()
     for source in taken:
         used.update(part.strip() for part in source.split(" + "))
     best: dict[str, tuple[tuple[int, int], str]] = {}
@@ -757,7 +757,7 @@ def _text_columns(records: Sequence[Record], sources: Sequence[str]) -> list[tup
             value = record.values.get(source)
             if isinstance(value, str) and value.strip():
                 lengths.append(len(value))
-            elif is_chat(value):
+            elif isinstance(value, list) and is_chat(value):
                 lengths.append(sum(len(str(m.get("content"))) for m in value))
         if lengths and len(lengths) * 2 >= min(len(records), SAMPLE_RECORDS):
             found.append((source, sum(lengths) / len(lengths)))
@@ -938,17 +938,17 @@ def _promptfoo_assertions(value: Any, task: dict[str, Any], source: str) -> None
         if not isinstance(item, dict):
             raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(item), label="assertion")
         kind = str(item.get("type", ""))
-        text = item.get("value")
-        if kind == "equals" and isinstance(text, str | int | float):
-            task["expected"] = {"text": _scalar_text(text), "verifier": {"kind": "exact_match"}}
-        elif kind in ("llm-rubric", "grade", "model-graded-closedqa") and isinstance(text, str):
-            criterion: dict[str, Any] = {"criterion": text}
+        given = item.get("value")
+        if kind == "equals" and isinstance(given, str | int | float):
+            task["expected"] = {"text": _scalar_text(given), "verifier": {"kind": "exact_match"}}
+        elif kind in ("llm-rubric", "grade", "model-graded-closedqa") and isinstance(given, str):
+            criterion: dict[str, Any] = {"criterion": given}
             if isinstance(item.get("weight"), int | float):
                 criterion["weight"] = item["weight"]
             task.setdefault("criteria", []).append(criterion)
         else:
             raise ValueProblem(
-                PROMPTFOO_UNSUPPORTED, kind=kind or "(no type)", value=_shorten(text)
+                PROMPTFOO_UNSUPPORTED, kind=kind or "(no type)", value=_shorten(given)
             )
 
 

@@ -14,13 +14,13 @@ import warnings
 import zipfile
 from collections.abc import Iterator
 from pathlib import PurePath
-from typing import Any, BinaryIO
+from typing import IO, Any, Literal
 
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
-from openpyxl.reader.excel import SHARED_STRINGS, ExcelReader
+from openpyxl.reader.excel import ExcelReader
 from openpyxl.worksheet._reader import WorkSheetParser
-from openpyxl.xml.constants import SHEET_MAIN_NS
+from openpyxl.xml.constants import SHARED_STRINGS, SHEET_MAIN_NS
 from openpyxl.xml.functions import iterparse
 
 from datasets_app.importing import archive, shapes
@@ -172,7 +172,9 @@ def read_table(
     sheet back row for row).
     """
 
-    def failed(code: str, message: str, detected: str = "Excel workbook") -> tuple:
+    def failed(
+        code: str, message: str, detected: str = "Excel workbook"
+    ) -> tuple[None, str, list[Problem], list[Problem]]:
         return None, detected, [Problem(code, message, file_name)], []
 
     try:
@@ -235,7 +237,13 @@ class _CountedArchive(zipfile.ZipFile):
 
     data_parts: frozenset[str] = frozenset()
 
-    def open(self, name, mode="r", pwd=None, **kwargs):  # type: ignore[override]
+    def open(
+        self,
+        name: str | zipfile.ZipInfo,
+        mode: Literal["r", "w"] = "r",
+        pwd: bytes | None = None,
+        **kwargs: Any,
+    ) -> IO[bytes]:
         member = super().open(name, mode, pwd, **kwargs)
         if mode != "r":
             return member
@@ -253,8 +261,8 @@ class _Reader(ExcelReader):
     sheets: list[tuple[str, str]]
 
     def read_strings(self) -> None:
-        found = self.package.find(SHARED_STRINGS)
-        if found is not None:
+        found = self.package.find(SHARED_STRINGS)  # type: ignore[no-untyped-call]
+        if found is not None and isinstance(self.archive, _CountedArchive):
             self.archive.data_parts = frozenset({found.PartName[1:]})
         super().read_strings()
 
@@ -286,7 +294,7 @@ class _Workbook:
         self.shared_strings = reader.shared_strings
         self.book = reader.wb
 
-    def open_sheet(self, path: str) -> BinaryIO:
+    def open_sheet(self, path: str) -> IO[bytes]:
         self.archive.data_parts = self.archive.data_parts | {path}
         return self.archive.open(path)
 
@@ -332,8 +340,9 @@ def _rows(
             workbook.shared_strings,
             data_only=True,
             epoch=book.epoch,
-            date_formats=book._date_formats,
-            timedelta_formats=book._timedelta_formats,
+            # openpyxl's own reader passes these private sets, which its stubs leave out.
+            date_formats=book._date_formats,  # type: ignore[attr-defined]
+            timedelta_formats=book._timedelta_formats,  # type: ignore[attr-defined]
         )
         # A shared string is one object however many cells use it, but everything after
         # the reader copies it per cell: a cell past the cap on text, or a sheet past the
@@ -376,7 +385,9 @@ _ROW_TAG = f"{{{SHEET_MAIN_NS}}}row"
 _DATA_TAG = f"{{{SHEET_MAIN_NS}}}sheetData"
 
 
-def _parsed_rows(source: BinaryIO, parser: WorkSheetParser) -> Iterator[tuple[int | None, list]]:
+def _parsed_rows(
+    source: IO[bytes], parser: WorkSheetParser
+) -> Iterator[tuple[int | None, list[Any]]]:
     """(row number, openpyxl's cells) for each row of the sheet's XML, in order; a last
     (None, []) once the XML has held MAX_SHEET_ELEMENTS elements.
 

@@ -643,7 +643,7 @@ def iter_attachments(
                 raise ArchiveError(f"the zip has no member {attached.path!r}")
             try:
                 member = zf.open(info)
-            except (RuntimeError, *archive.READ_ERRORS) as exc:
+            except archive.OPEN_ERRORS as exc:
                 raise ArchiveError(f"{attached.path} could not be opened: {exc}") from exc
             stream = archive.VerifiedMember(
                 member,
