@@ -61,7 +61,9 @@ def _item(name: str, index: int, problem: Mapping[str, Any], *, top_level: bool)
         return f"{name} item {index + 1:,}" if name else f"item {index + 1:,}"
     text = f"{noun} {index + 1:,}"
     if name == "tasks" and problem.get("task"):
-        text += f" (id {problem['task']})"
+        task_id = str(problem["task"])
+        # An id can be 200 characters; enough of it to recognise the task.
+        text += f" (id {task_id if len(task_id) <= 40 else task_id[:39] + '…'})"
     # A .jsonl line is one task, so criteria at its top are the task's own.
     file = str(problem.get("file") or "")
     if name == "criteria" and top_level and not file.lower().endswith(".jsonl"):

@@ -1,0 +1,198 @@
+"""The screens from the keyboard and on small screens: the Add tasks menu button, focus on
+a result when it arrives, one live region, Escape, and nothing cut off at 375 or 768 px."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
+
+from tests.browser.helpers import clipped, dataset_with_everything, watch_console
+from tests.conftest import FILES
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+EXPECTED = FILES / "json" / "expected_answers_template.json"
+
+
+def focused_text(page) -> str:
+    return page.evaluate("document.activeElement.textContent.trim()")
+
+
+def test_add_tasks_is_a_menu_button_from_the_keyboard(logged_in, live_server):
+    page = logged_in
+    errors = watch_console(page)
+    dataset = dataset_with_everything(get_user_model().objects.get(username="grace"))
+    page.goto(f"{live_server.url}{dataset.get_absolute_url()}")
+    button = page.get_by_role("button", name="Add tasks")
+    expect(button).to_have_attribute("aria-haspopup", "menu")
+    expect(button).to_have_attribute("aria-expanded", "false")
+    menu = page.get_by_role("menu", name="Add tasks")
+    expect(menu).to_be_hidden()
+
+    # Tab reaches the button; Enter opens the menu on its first item.
+    page.keyboard.press("Tab")
+    for _ in range(10):
+        if page.evaluate("document.activeElement.id") == "add-tasks-button":
+            break
+        page.keyboard.press("Tab")
+    expect(button).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(menu).to_be_visible()
+    expect(button).to_have_attribute("aria-expanded", "true")
+    expect(page.get_by_role("menuitem", name="Import from a file")).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect(page.get_by_role("menuitem", name="New task")).to_be_focused()
+    page.keyboard.press("ArrowDown")  # wraps round
+    expect(page.get_by_role("menuitem", name="Import from a file")).to_be_focused()
+    page.keyboard.press("End")
+    expect(page.get_by_role("menuitem", name="New task")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(menu).to_be_hidden()
+    expect(button).to_be_focused()
+
+    # Up opens it on its last item; Space opens it too; Enter on an item acts.
+    page.keyboard.press("ArrowUp")
+    expect(page.get_by_role("menuitem", name="New task")).to_be_focused()
+    page.keyboard.press("Escape")
+    page.keyboard.press(" ")
+    expect(page.get_by_role("menuitem", name="Import from a file")).to_be_focused()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog", name="Import from a file")
+    expect(dialog).to_be_visible()
+    expect(menu).to_be_hidden()
+    expect(dialog.get_by_label("Choose the file")).to_be_focused()
+    assert errors == []
+
+
+def test_focus_goes_to_the_result_and_one_live_region_announces(logged_in, live_server, screenshot):
+    page = logged_in
+    errors = watch_console(page)
+    dataset = dataset_with_everything(get_user_model().objects.get(username="grace"))
+    page.goto(f"{live_server.url}{dataset.get_absolute_url()}")
+    page.get_by_role("button", name="Add tasks").click()
+    page.get_by_role("menuitem", name="Import from a file").click()
+    dialog = page.get_by_role("dialog", name="Import from a file")
+    dialog.get_by_label("Choose the file").set_input_files(str(EXPECTED))
+
+    heading = dialog.get_by_role("heading", name="Preview: 2 tasks")
+    expect(heading).to_be_focused()
+    assert page.evaluate("document.querySelectorAll('#import-result').length") == 1
+    duplicates = page.evaluate(
+        """() => {
+            const ids = [...document.querySelectorAll('[id]')].map((el) => el.id);
+            return ids.filter((id, i) => ids.indexOf(id) !== i);
+        }"""
+    )
+    assert duplicates == []
+    live = "[aria-live], [role=status], [role=alert], [role=log]"
+    assert dialog.locator(live).count() == 1
+
+    # Switching to Replace from the keyboard: the new preview's heading takes focus.
+    dialog.get_by_label("Add to its tasks").focus()
+    page.keyboard.press("ArrowDown")
+    expect(dialog.get_by_label("Replace its tasks")).to_be_checked()
+    expect(dialog.get_by_text("Removed (1)")).to_be_visible()
+    expect(heading).to_be_focused()
+    assert dialog.locator(live).count() == 1
+    assert page.evaluate("document.querySelectorAll('#import-result').length") == 1
+    screenshot(page, "import-dialog-replace-focused-1280")
+
+    # Escape closes the dialog from wherever focus is in it.
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    assert errors == []
+
+
+def test_a_swapped_in_file_input_does_not_carry_a_browser_added_style(logged_in, live_server):
+    page = logged_in
+    errors = watch_console(page)
+    dataset = dataset_with_everything(get_user_model().objects.get(username="grace"))
+    page.goto(f"{live_server.url}{dataset.get_absolute_url()}")
+    for _ in range(2):
+        page.get_by_role("button", name="Add tasks").click()
+        page.get_by_role("menuitem", name="Import from a file").click()
+        dialog = page.get_by_role("dialog", name="Import from a file")
+        file_input = dialog.get_by_label("Choose the file")
+        expect(file_input).to_be_focused()
+        assert file_input.get_attribute("style") is None
+        # What browser extensions leave on file inputs: an empty style attribute (made the
+        # way the CSP allows a script to, through the CSSOM).
+        file_input.evaluate("(el) => { el.style.color = 'red'; el.style.color = ''; }")
+        assert file_input.get_attribute("style") == ""
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()
+    assert errors == []
+
+
+@pytest.mark.parametrize("width", [375, 768])
+def test_nothing_is_clipped_on_small_screens(logged_in, live_server, screenshot, tmp_path, width):
+    page = logged_in
+    page.set_viewport_size({"width": width, "height": 800})
+    errors = watch_console(page)
+    owner = get_user_model().objects.get(username="grace")
+    dataset = dataset_with_everything(owner, name="Customer support answers, second quarter")
+    task = dataset.tasks.live().get()
+    screens = {
+        "datasets": "/",
+        "new-dataset": "/datasets/new/",
+        "dataset": dataset.get_absolute_url(),
+        "settings": f"/datasets/{dataset.pk}/settings/",
+        "task": task.get_absolute_url(),
+        "task-edit": f"/datasets/{dataset.pk}/tasks/{task.pk}/edit/",
+        "version": dataset.versions.get().get_absolute_url(),
+        "help": "/help/dataset-files/",
+        "export": f"/datasets/{dataset.pk}/export/",
+        "import-page": f"/datasets/{dataset.pk}/import/",
+    }
+    found = {}
+    for name, path in screens.items():
+        page.goto(f"{live_server.url}{path}")
+        found[name] = clipped(page)
+        if width == 375:
+            screenshot(page, f"small-{name}-{width}")
+
+    # The tasks table shows every field, Criteria and Total weight included.
+    page.goto(f"{live_server.url}{dataset.get_absolute_url()}")
+    row = page.locator("table.tasks tbody tr").first
+    for label in ("Id", "Name", "State", "Scored by", "Criteria", "Total weight"):
+        cell = row.locator(f'td[data-label="{label}"]')
+        expect(cell).to_be_visible()
+        assert cell.bounding_box()["x"] + cell.bounding_box()["width"] <= width
+    expect(row.locator('td[data-label="Total weight"]')).to_have_text("83.5")
+
+    page.get_by_role("button", name="Add tasks").click()
+    menu = page.get_by_role("menu", name="Add tasks")
+    expect(menu).to_be_visible()
+    box = menu.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    found["menu"] = clipped(page)
+    screenshot(page, f"small-add-tasks-menu-{width}", full_page=False)
+
+    page.get_by_role("menuitem", name="Import from a file").click()
+    dialog = page.get_by_role("dialog", name="Import from a file")
+    many = tmp_path / "many.json"
+    tasks = [
+        {"id": f"question-{i}", "name": f"A long task name number {i}", "prompt": "p",
+         "criteria": [{"criterion": "c", "weight": 2.5}]}
+        for i in range(30)
+    ]  # fmt: skip
+    many.write_text(json.dumps({"tasks": tasks}))
+    dialog.get_by_label("Choose the file").set_input_files(str(many))
+    expect(dialog.get_by_role("button", name="Import 30 tasks")).to_be_visible()
+    found["dialog-preview"] = clipped(page)
+    screenshot(page, f"small-dialog-preview-{width}", full_page=False)
+
+    dialog.get_by_role("link", name="Choose another file").click()
+    expect(dialog.get_by_label("Choose the file")).to_be_focused()  # swapped in and wired
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"tasks": [{"id": "x" * 80, "prompt": "p", "expected": 5}]}))
+    dialog.get_by_label("Choose the file").set_input_files(str(bad))
+    expect(dialog.get_by_text("problem to fix")).to_be_visible()
+    found["dialog-problems"] = clipped(page)
+    screenshot(page, f"small-dialog-problems-{width}", full_page=False)
+
+    assert {name: f for name, f in found.items() if f} == {}
+    assert errors == []
