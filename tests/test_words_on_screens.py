@@ -285,3 +285,17 @@ def test_a_failed_save_keeps_every_typed_value(auth_client, make_dataset):
     for key in ("name", "description", "default_instructions", "criteria-0-text"):
         assert settings[key] in page, key
     assert 'value="-1"' in page
+
+
+def test_no_template_comment_spans_lines():
+    """`{# … #}` is one line only; a longer one is printed on the page as it is."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for template in [
+        *root.glob("datasets_app/templates/**/*.html"),
+        *root.glob("templates/**/*.html"),
+    ]:
+        for number, line in enumerate(template.read_text().splitlines(), 1):
+            if "{#" in line:
+                assert "#}" in line[line.index("{#") :], f"{template.name}:{number}"

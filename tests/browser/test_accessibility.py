@@ -79,7 +79,7 @@ def test_every_state_of_the_import_dialog_passes_axe(logged_in, live_server, tmp
     expect(dialog.get_by_role("button", name="Import 1 task")).to_be_enabled()
     found["preview"] = axe_violations(page, live_server.url)
     dialog.get_by_label("Replace its tasks").check()
-    expect(dialog.get_by_text("Against the latest version")).to_be_visible()
+    expect(dialog.get_by_text("Replace archives 1 task")).to_be_visible()
     found["replace"] = axe_violations(page, live_server.url)
 
     dialog.get_by_role("link", name="Choose another file").click()
@@ -90,6 +90,14 @@ def test_every_state_of_the_import_dialog_passes_axe(logged_in, live_server, tmp
     expect(dialog.get_by_text("problems to fix")).to_be_visible()
     found["problems"] = axe_violations(page, live_server.url)
 
+    dialog.get_by_role("link", name="Choose another file").click()
+    expect(dialog.get_by_label("Choose the file")).to_be_focused()  # swapped in and wired
+    unnamed = tmp_path / "topics.csv"
+    unnamed.write_text("topic,theme\nWhat is 2 + 2?,4\nCapital of France?,Paris\n")
+    dialog.get_by_label("Choose the file").set_input_files(str(unnamed))
+    expect(dialog.get_by_role("heading", name="Which column is which?")).to_be_focused()
+    found["mapping step"] = axe_violations(page, live_server.url)
+
     page.goto(f"{live_server.url}/datasets/new/")
     page.get_by_label("Import from a file (optional)").set_input_files(str(bad))
     expect(page.get_by_text("problems to fix")).to_be_visible()
@@ -97,4 +105,4 @@ def test_every_state_of_the_import_dialog_passes_axe(logged_in, live_server, tmp
 
     assert {name: v for name, v in found.items() if v} == {}
     assert errors == []
-    assert Upload.objects.count() == 4  # the dataset's own file and the three chosen here
+    assert Upload.objects.count() == 5  # the dataset's own file and the four chosen here

@@ -194,5 +194,16 @@ def test_nothing_is_clipped_on_small_screens(logged_in, live_server, screenshot,
     found["dialog-problems"] = clipped(page)
     screenshot(page, f"small-dialog-problems-{width}", full_page=False)
 
+    dialog.get_by_role("link", name="Choose another file").click()
+    expect(dialog.get_by_label("Choose the file")).to_be_focused()  # swapped in and wired
+    unnamed = tmp_path / "topics.csv"
+    unnamed.write_text(
+        "topic,theme\n" + "A question long enough to wrap on a phone?,Its answer\n" * 3
+    )
+    dialog.get_by_label("Choose the file").set_input_files(str(unnamed))
+    expect(dialog.get_by_role("heading", name="Which column is which?")).to_be_focused()
+    found["dialog-mapping"] = clipped(page)
+    screenshot(page, f"small-dialog-mapping-{width}", full_page=False)
+
     assert {name: f for name, f in found.items() if f} == {}
     assert errors == []
