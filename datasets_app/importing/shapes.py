@@ -365,6 +365,12 @@ def text_value(value: Any, key: str, source: str) -> str | None:
         return chat_prompt(value, source)
     if key in ("expected", "name", "id") and isinstance(value, dict) and "text" in value:
         return text_value(value["text"], key, source)
+    if key == "expected" and is_chat(value):
+        # A target conversation (OpenRLHF's `output`): what the assistant says.
+        said = [m["content"] for m in value if m.get("role") == "assistant"] or [
+            m["content"] for m in value
+        ]
+        return "\n\n".join(_content_text(c, source, n) for n, c in enumerate(said, start=1))
     if key == "expected" and isinstance(value, list):
         text = answers_text(value)
         if text is not None:
@@ -595,6 +601,12 @@ class Shape:
     fields: Callable[[set[str], dict[str, Any]], dict[str, str]] = lambda keys, first: {}
 
 
+def _keys_shape(name: str, **fields: str) -> Shape:
+    """A shape known by having every key its fields name (`prompt="instruction + input"`)."""
+    needed = {part.strip() for source in fields.values() for part in source.split(" + ")}
+    return Shape(name, lambda keys, first: needed <= keys, lambda keys, first: dict(fields))
+
+
 def _only_child(keys: set[str], parent: str) -> str | None:
     children = [key for key in keys if key.startswith(parent + ".")]
     return children[0] if len(children) == 1 else None
@@ -634,11 +646,7 @@ SHAPES: tuple[Shape, ...] = (
             | ({"id": "prompt_id"} if "prompt_id" in keys else {})
         ),
     ),
-    Shape(
-        "OpenAI evals (input + ideal)",
-        lambda keys, first: "input" in keys and "ideal" in keys,
-        lambda keys, first: {"prompt": "input", "expected": "ideal"},
-    ),
+    _keys_shape("OpenAI evals (input + ideal)", prompt="input", expected="ideal"),
     Shape(
         "promptfoo test cases (vars + assert)",
         lambda keys, first: any(key.startswith("vars.") for key in keys),
@@ -651,21 +659,11 @@ SHAPES: tuple[Shape, ...] = (
         ),
         _langsmith_fields,
     ),
-    Shape(
-        "prompt + completion",
-        lambda keys, first: "prompt" in keys and "completion" in keys,
-        lambda keys, first: {"prompt": "prompt", "expected": "completion"},
+    _keys_shape("prompt + completion", prompt="prompt", expected="completion"),
+    _keys_shape(
+        "deepeval goldens (input + expected_output)", prompt="input", expected="expected_output"
     ),
-    Shape(
-        "deepeval goldens (input + expected_output)",
-        lambda keys, first: "input" in keys and "expected_output" in keys,
-        lambda keys, first: {"prompt": "input", "expected": "expected_output"},
-    ),
-    Shape(
-        "ragas (user_input + reference)",
-        lambda keys, first: "user_input" in keys and "reference" in keys,
-        lambda keys, first: {"prompt": "user_input", "expected": "reference"},
-    ),
+    _keys_shape("ragas (user_input + reference)", prompt="user_input", expected="reference"),
     Shape(
         "ragas (question + ground_truth)",
         lambda keys, first: (
@@ -676,16 +674,10 @@ SHAPES: tuple[Shape, ...] = (
             "expected": "ground_truth" if "ground_truth" in keys else "ground_truths",
         },
     ),
-    Shape(
-        "Alpaca (instruction + input + output)",
-        lambda keys, first: {"instruction", "input", "output"} <= keys,
-        lambda keys, first: {"prompt": "instruction + input", "expected": "output"},
+    _keys_shape(
+        "Alpaca (instruction + input + output)", prompt="instruction + input", expected="output"
     ),
-    Shape(
-        "AlpacaEval (instruction + output)",
-        lambda keys, first: "instruction" in keys and "output" in keys,
-        lambda keys, first: {"prompt": "instruction", "expected": "output"},
-    ),
+    _keys_shape("AlpacaEval (instruction + output)", prompt="instruction", expected="output"),
     Shape(
         "SQuAD (context + question + answers)",
         lambda keys, first: "question" in keys and "context" in keys and _has_answer_starts(first),

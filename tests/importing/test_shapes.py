@@ -182,6 +182,15 @@ def test_alpaca_instruction_and_input_are_one_prompt():
     assert task.expected_text == "Bonjour"
 
 
+def test_a_target_conversation_is_what_the_assistant_says():
+    record = {
+        "input": [{"role": "user", "content": "Greet me."}],
+        "expected_output": [{"role": "assistant", "content": "Hello!"}],
+    }
+
+    assert check("t.jsonl", lines(record)).plan.tasks[0].expected_text == "Hello!"
+
+
 def test_prompt_and_completion():
     result = check("ft.jsonl", lines({"prompt": "2+2=", "completion": " 4"}))
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from openpyxl import Workbook
 
-from datasets_app.importing import xlsx_format
+from datasets_app.importing import shapes, xlsx_format
 from tests.importing.csv_helpers import check_csv, check_xlsx
 
 
@@ -317,3 +317,16 @@ def test_what_follows_the_sheets_data_is_not_read():
 
     assert problems == []
     assert [task.prompt for task in plan.tasks] == ["Q1"]
+
+
+def test_a_pandas_index_and_other_tools_headers_read_as_in_a_csv():
+    # df.to_excel() writes the index as a first column with no header.
+    data = workbook_bytes(
+        [[None, "Questions", "Reference Answer"], [0, "Q1?", "A1"], [1, "Q2?", 2]]
+    )
+
+    plan, problems, warnings = check_xlsx(data)
+
+    assert problems == []
+    assert [(t.prompt, t.expected_text) for t in plan.tasks] == [("Q1?", "A1"), ("Q2?", "2")]
+    assert [w.code for w in warnings] == [shapes.PANDAS_INDEX.code]
