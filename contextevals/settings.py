@@ -185,6 +185,12 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 
+# What one person's datasets may keep in the storage: the attached files of their tasks,
+# each content counted once (identical files are stored once, whoever imports them). Five
+# of the largest zips an import takes (2 GiB unzipped each); without a bound one account
+# importing 2,000 files of 1 MiB of zeros twenty times a minute wrote 36 GiB a minute.
+STORAGE_QUOTA_BYTES = int(os.environ.get("STORAGE_QUOTA_BYTES", str(10 * 1024**3)))
+
 # Files: local media by default; S3-compatible object storage when a bucket is named.
 STORAGE_BUCKET = os.environ.get("STORAGE_BUCKET", "")
 if STORAGE_BUCKET:

@@ -190,6 +190,8 @@ class TaskFile(models.Model):
 
     class Meta:
         ordering = ["role", "position", "pk"]
+        # Stored files are found by content: an import stores bytes a task already holds once.
+        indexes = [models.Index(fields=["sha256"], name="taskfile_sha256")]
         constraints = [
             models.CheckConstraint(
                 condition=(~Q(file="") & Q(url="")) | (Q(file="") & ~Q(url="")),

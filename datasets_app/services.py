@@ -25,6 +25,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import F, Max
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
@@ -360,36 +361,126 @@ def task_files_folder(upload: Upload) -> str:
     return f"task-files/{upload.key}"
 
 
-def _store_files(
-    upload: Upload, plan: DatasetSpec, stored: list[str], progress: Callable[[int, int], None]
-) -> dict[str, str]:
-    """Stream each zip member a task attaches to the storage, once; returns path -> name.
+def _attached_contents(plan: DatasetSpec) -> dict[str, int]:
+    """{sha256: size} of the zip members the plan's tasks attach, each content once."""
+    return {
+        f.sha256: f.size or 0
+        for task in plan.tasks
+        for f in (*task.input_files, *task.expected_files)
+        if f.path and f.sha256
+    }
 
-    Members go through the storage API in chunks, never whole, each verified against the
-    size and SHA-256 of the check as it streams. Each run writes to its own folder, so a
-    run that a dead worker left half done never mixes with the rerun. `stored` collects
-    the storage names as they are written, so that the caller can remove them if anything
-    later fails.
+
+# Queries with a list of values send at most this many at once (SQLite's limit on the
+# parameters of one statement is 32,766; PostgreSQL's 65,535).
+_IN_BATCH = 1_000
+
+
+def _batches(values: list[str]) -> list[list[str]]:
+    return [values[start : start + _IN_BATCH] for start in range(0, len(values), _IN_BATCH)]
+
+
+def _stored_contents(hashes: set[str], **scope: Any) -> dict[str, str]:
+    """{sha256: storage name} of files already stored for a task (in `scope`, a filter on
+    TaskFile) with these contents: files are hashed as they are stored, so identical bytes
+    are found by their SHA-256 and kept once (the storage is addressed by content)."""
+    found: dict[str, str] = {}
+    for batch in _batches(sorted(hashes)):
+        rows = TaskFile.objects.filter(sha256__in=batch, **scope).exclude(file="")
+        for sha256, name in rows.values_list("sha256", "file"):
+            found.setdefault(sha256, name)
+    return found
+
+
+def _store_files(
+    upload: Upload,
+    plan: DatasetSpec,
+    stored: list[str],
+    progress: Callable[[int, int], None],
+    kept: dict[str, str],
+) -> dict[str, str]:
+    """Stream each zip member a task attaches to the storage, once per content; returns
+    path -> storage name.
+
+    A member whose bytes are already stored (`kept`: {sha256: name} of files tasks hold, or
+    a member of this zip stored a moment ago) is not written again, nor even read: the
+    task points at the stored file. Others go through the storage API in chunks, never
+    whole, each verified against the size and SHA-256 of the check as it streams. Each run
+    writes to its own folder, so a run that a dead worker left half done never mixes with
+    the rerun, and what a run wrote is its own to remove. `stored` collects the storage
+    names as they are written, so that the caller can remove them if anything later fails.
     """
     placed: dict[str, str] = {}
     total = len(_stored_paths(plan))
     progress(0, total)
     if not total:
         return placed
+    by_content = dict(kept)
     folder = f"{task_files_folder(upload)}/{uuid.uuid4().hex}"
     with upload.file.open("rb") as zip_file:
         for spec, stream in zip_format.iter_attachments(zip_file, plan):
-            target = f"{folder}/{len(placed)}/{get_valid_filename(spec.name) or 'file'}"
-            # Noted before the save: a save that fails half way (a full disk) leaves a partial
-            # file under this name, and the clean-up must find it. The folder is new to this
-            # run, so the storage keeps the name as given.
-            stored.append(target)
-            name = default_storage.save(target, File(stream, name=spec.name))
-            if name != target:
-                stored[-1] = name
+            name = by_content.get(spec.sha256 or "")
+            if name is None:
+                target = f"{folder}/{len(stored)}/{get_valid_filename(spec.name) or 'file'}"
+                # Noted before the save: a save that fails half way (a full disk) leaves a
+                # partial file under this name, and the clean-up must find it. The folder is
+                # new to this run, so the storage keeps the name as given.
+                stored.append(target)
+                name = default_storage.save(target, File(stream, name=spec.name))
+                if name != target:
+                    stored[-1] = name
+                if spec.sha256:
+                    by_content[spec.sha256] = name
             placed[spec.path] = name
             progress(len(placed), total)
     return placed
+
+
+def _still_kept(names: set[str]) -> bool:
+    """Whether every stored file in `names` is still held by a task, locking those tasks'
+    file rows until the transaction ends: a draft removed meanwhile (which deletes a file
+    no task holds any more) then waits for this import, and sees its tasks hold the file."""
+    present: set[str] = set()
+    for batch in _batches(sorted(names)):
+        rows = TaskFile.objects.select_for_update().filter(file__in=batch)
+        present.update(rows.values_list("file", flat=True))
+    return present == names
+
+
+class OverQuota(ImportRefused):
+    """The import would take its owner past the storage each person may use."""
+
+
+OVER_QUOTA = (
+    "This import would store {adding} more, and you already store {used} of the {quota} "
+    "each person can. Nothing was stored. Remove what you no longer need, or ask an "
+    "administrator to raise the limit."
+)
+FILES_REMOVED_MEANWHILE = (
+    "A file this import shares with another task was removed while it ran, so nothing was "
+    "written. Import again."
+)
+
+
+def storage_used(*, owner: AbstractBaseUser) -> int:
+    """Bytes the person's datasets keep in the storage: each stored file once, however many
+    of their tasks hold it (links take none)."""
+    rows = TaskFile.objects.filter(task__dataset__owner=owner).exclude(file="").order_by()
+    return sum(size or 0 for _name, size in rows.values_list("file", "size").distinct())
+
+
+def _check_quota(owner: AbstractBaseUser, contents: dict[str, int]) -> None:
+    """Refuse an import that would take `owner` past STORAGE_QUOTA_BYTES; contents the
+    person already stores add nothing."""
+    quota = project_settings.STORAGE_QUOTA_BYTES
+    mine = _stored_contents(set(contents), task__dataset__owner=owner)
+    adding = sum(size for sha256, size in contents.items() if sha256 not in mine)
+    if not adding:
+        return
+    used = storage_used(owner=owner)
+    if used + adding > quota:
+        sizes = {key: filesizeformat(value) for key, value in (("adding", adding), ("used", used))}
+        raise OverQuota(OVER_QUOTA.format(quota=filesizeformat(quota), **sizes))
 
 
 def _apply_settings(dataset: Dataset, plan: DatasetSpec, mode: str) -> None:
@@ -556,9 +647,12 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
     if not result.ok:
         raise ImportRefused(UPLOAD_HAS_PROBLEMS)
     plan = result.plan
+    contents = _attached_contents(plan)
+    _check_quota(upload.owner, contents)
+    kept = _stored_contents(set(contents))
     stored: list[str] = []
     try:
-        placed = _store_files(upload, plan, stored, _ProgressWriter(upload))
+        placed = _store_files(upload, plan, stored, _ProgressWriter(upload), kept)
         with transaction.atomic():
             locked = Upload.objects.select_for_update().get(pk=upload.pk)
             if locked.state == Upload.State.IMPORTED:
@@ -566,6 +660,8 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
             dataset = Dataset.objects.select_for_update().get(pk=upload.dataset_id)
             if mode == ImportMode.ADD and selectors.add_conflicts(dataset=dataset, upload=upload):
                 raise ImportRefused(UPLOAD_HAS_PROBLEMS)
+            if not _still_kept(set(placed.values()) - set(stored)):
+                raise ImportRefused(FILES_REMOVED_MEANWHILE)
             file_count = _write_plan(dataset=dataset, plan=plan, mode=mode, placed=placed)
             _remember_mapping(dataset, result.mapping)
             locked.state = Upload.State.IMPORTED
@@ -764,14 +860,17 @@ def task_remove(*, task: Task) -> None:
     """Take a task out of the dataset: a draft no version holds is deleted, any other task
     archived (versions and run results keep it)."""
     if task_remove_deletes(task):
-        for task_file in task.files.exclude(file=""):
-            if (
-                not TaskFile.objects.filter(file=task_file.file.name)
-                .exclude(pk=task_file.pk)
-                .exists()
-            ):
-                default_storage.delete(task_file.file.name)
+        names = set(task.files.exclude(file="").values_list("file", flat=True))
+        # The rows go first: an import that shares one of these files holds its rows locked
+        # until it commits, so the check below, once it runs, sees that import's tasks.
         task.delete()
+
+        def delete_unheld() -> None:
+            held = set(TaskFile.objects.filter(file__in=names).values_list("file", flat=True))
+            for name in names - held:
+                default_storage.delete(name)
+
+        transaction.on_commit(delete_unheld)
     else:
         task.state = TaskState.ARCHIVED
         task.save(update_fields=["state", "updated_at"])
