@@ -30,7 +30,7 @@ def _refusal(token: ApiToken | None) -> ApiError | None:
         return ApiError(401, "unauthorized", UNKNOWN)
     if token.revoked_at is not None:
         return ApiError(401, "token_revoked", REVOKED)
-    if token.is_expired:
+    if token.expires_at is not None and token.is_expired:
         date = formats.date_format(token.expires_at, "DATETIME_FORMAT")
         return ApiError(401, "token_expired", EXPIRED.format(date=date))
     return None
@@ -44,6 +44,7 @@ class TokenAuth(HttpBearer):
         refusal = _refusal(found)
         if refusal is not None:
             raise refusal
+        assert found is not None  # for the type checker: _refusal refused None
         services.api_token_used(token=found)
         request.user = found.user
         return found.user

@@ -284,7 +284,7 @@ API_STATES = {
 
 def _import_out(upload: Upload) -> dict[str, Any]:
     result = upload.result or {}
-    state = API_STATES.get(upload.state)
+    state = API_STATES.get(Upload.State(upload.state))
     problems = list(result.get("problems", []))
     if state is None:
         # Checked: waiting for the dialog's Import button, unless the file has problems or
@@ -411,7 +411,12 @@ def version_create(request: HttpRequest, dataset_id: int):
         }
     },
 )
-def version_export(request: HttpRequest, dataset_id: int, number: int, format: ExportSlug = "json"):
+def version_export(
+    request: HttpRequest,
+    dataset_id: int,
+    number: int,
+    format: ExportSlug = "json",  # type: ignore[valid-type]
+):
     """Download the version in any export format: json, csv, xlsx, zip (with its files) or
     evalset (contextgrid's .jsonl)."""
     _known_query(request, "format")

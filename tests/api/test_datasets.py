@@ -163,3 +163,24 @@ def test_an_unknown_path_and_a_wrong_method_answer_in_the_error_shape(api):
     response = api.delete("/api/v1/datasets")
     assert response.status_code == 405
     assert error_of(response)["code"] == "method_not_allowed"
+
+
+@pytest.mark.django_db
+def test_a_staff_token_sees_others_datasets_only_with_the_admins_permission(
+    make_dataset, other_user, user
+):
+    """The pages' rule (issue 15): staff status alone is not enough."""
+    from django.contrib.auth.models import Permission
+
+    from datasets_app import services
+    from tests.api.conftest import bearer
+
+    theirs = make_dataset(owner=other_user)
+    user.is_staff = True
+    user.save()
+    api = bearer(services.api_token_create(user=user, name="staff")[1])
+    assert api.get(f"/api/v1/datasets/{theirs.pk}").status_code == 404
+
+    user.user_permissions.add(Permission.objects.get(codename="change_dataset"))
+    assert api.get(f"/api/v1/datasets/{theirs.pk}").status_code == 200
+    assert theirs.pk in [d["id"] for d in api.get("/api/v1/datasets").json()]
