@@ -65,6 +65,7 @@ def test_check_lists_every_problem_with_its_place(api):
     assert {p["line"] for p in body["problems"]} <= {1, 2} and any(
         p["line"] for p in body["problems"]
     )
+    assert all(p["code"] for p in body["problems"]), "every problem carries its stable code"
 
 
 @pytest.mark.django_db
@@ -226,6 +227,7 @@ def test_add_refuses_ids_the_dataset_has_with_the_problem_on_its_line(api, make_
     body = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).json()
     assert body["state"] == "failed" and body["error"] == services.UPLOAD_HAS_PROBLEMS
     assert {p["field"] for p in body["problems"]} == {"id"}
+    assert all(p["code"] for p in body["problems"])
     assert all(p["line"] for p in body["problems"])
     assert dataset.tasks.count() == 2
 
