@@ -138,11 +138,13 @@ AUTH_PASSWORD_VALIDATORS = [
 
 # Login throttling (django-axes), on the app's and the admin's login pages alike. Failures
 # are counted per client address, whatever user names are tried, so one address cannot guess
-# at many accounts, and nobody elsewhere can lock a person out of their own account. Ten in
-# a row (a person mistyping, even an office behind one address) pause logging in from that
-# address for 15 minutes, restarted by each try during the pause; a login that succeeds
-# clears its address's count. An administrator lifts a pause in the admin (Axes > Access
-# attempts) or with `manage.py axes_reset`.
+# at many accounts, and nobody elsewhere can lock a person out of their own account. Ten
+# failures, each within 15 minutes of the one before (a person mistyping, even an office
+# behind one address, stays well under), pause logging in from that address for 15 minutes,
+# restarted by each try during the pause. A successful login does not clear the count:
+# else anyone with an account could log in between guesses at someone else's. An
+# administrator lifts a pause in the admin (Axes > Access attempts) or with
+# `manage.py axes_reset`.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -150,7 +152,7 @@ AUTHENTICATION_BACKENDS = [
 AXES_LOCKOUT_PARAMETERS = ["ip_address"]
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_PAUSE_MINUTES", "15")))
-AXES_RESET_ON_SUCCESS = True
+AXES_RESET_ON_SUCCESS = False
 AXES_LOCKOUT_CALLABLE = "datasets_app.login_throttle.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "datasets_app.login_throttle.client_ip"
 AXES_VERBOSE = False  # its start-up line would precede every management command's output
