@@ -35,6 +35,7 @@ Decisions the issue left open (also in docs/field-names.md):
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -363,8 +364,11 @@ def text_value(value: Any, key: str, source: str) -> str | None:
         return scalar
     if key == "prompt" and is_chat(value):
         return chat_prompt(value, source)
-    if key in ("expected", "name", "id") and isinstance(value, dict) and "text" in value:
-        return text_value(value["text"], key, source)
+    if key in ("expected", "name", "id") and isinstance(value, dict):
+        # SQuAD's {"text": [...]}, TriviaQA's {"value": ..., "aliases": [...]}.
+        inner = next((value[k] for k in ("text", "value", "answer") if k in value), None)
+        if inner is not None:
+            return text_value(inner, key, source)
     if key == "expected" and is_chat(value):
         # A target conversation (OpenRLHF's `output`): what the assistant says.
         said = [m["content"] for m in value if m.get("role") == "assistant"] or [
@@ -599,6 +603,55 @@ class Shape:
     name: str
     matches: Callable[[set[str], dict[str, Any]], bool]
     fields: Callable[[set[str], dict[str, Any]], dict[str, str]] = lambda keys, first: {}
+
+
+# Multiple choice: the options a question offers, as a list or as one column per letter.
+CHOICE_KEYS = ("choices", "options")
+LETTERS = "ABCDEFGH"
+MULTIPLE_CHOICE = "multiple choice"
+
+
+def _choice_sources(keys: set[str], first: Mapping[str, Any]) -> list[str]:
+    for key in CHOICE_KEYS:
+        value = first.get(key)
+        if (
+            key in keys
+            and isinstance(value, list)
+            and value
+            and all(_scalar_text(choice) is not None for choice in value)
+        ):
+            return [key]
+    letters = [letter for letter in LETTERS if letter in keys]
+    if len(letters) >= 3 and "".join(letters) == LETTERS[: len(letters)]:
+        return letters
+    return []
+
+
+def _option_label(index: int) -> str:
+    """A, B, …, Z, then 27, 28, …: more options than letters are numbered."""
+    return string.ascii_uppercase[index] if index < 26 else str(index + 1)
+
+
+def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
+    """The prompt from its parts: blocks separated by a blank line; a question's options
+    (a `choices` list, or columns A, B, C, …) one per line, lettered."""
+    blocks: list[str] = []
+    options: list[str] = []
+    for part in parts:
+        value = values.get(part)
+        if part in CHOICE_KEYS and isinstance(value, list):
+            options += [f"{_option_label(i)}. {_scalar_text(c)}" for i, c in enumerate(value)]
+            continue
+        text = text_value(value, "prompt", part)
+        if not text:
+            continue
+        if len(part) == 1 and part in LETTERS:
+            options.append(f"{part}. {text}")
+        else:
+            blocks.append(text)
+    if options:
+        blocks.append("\n".join(options))
+    return "\n\n".join(blocks)
 
 
 def _keys_shape(name: str, **fields: str) -> Shape:
@@ -873,6 +926,11 @@ def recognise(
         {k: v for k, v in _alias_fields(sources, fields.values()).items() if k not in fields}
     )
     name = shape.name if shape else ""
+    choices = _choice_sources(keys, first)
+    prompt = fields.get("prompt")
+    if choices and prompt and " + " not in prompt and prompt not in choices:
+        fields["prompt"] = " + ".join([prompt, *choices])
+        name = f"{name}, {MULTIPLE_CHOICE}" if name else f"{MULTIPLE_CHOICE} ({prompt} + options)"
     if given:
         chosen = {k: v for k, v in fields.items() if v not in given.values()}
         chosen.update(given)
@@ -971,8 +1029,7 @@ def build_tasks(records: Sequence[Record], fields: Mapping[str, str], *, file_na
         task: dict[str, Any] = {}
         try:
             if prompt_parts:
-                texts = [text_value(values.get(p), "prompt", p) for p in prompt_parts]
-                prompt = "\n\n".join(t for t in texts if t)
+                prompt = compose_prompt(values, prompt_parts)
                 if prompt:
                     task["prompt"] = prompt
             for key in ("id", "name", "expected"):
@@ -1001,9 +1058,14 @@ def build_tasks(records: Sequence[Record], fields: Mapping[str, str], *, file_na
             built.problem_records.append(record)
             continue
         if "prompt" in task and "name" not in task:
-            # A passage and its question are named by the question.
-            last = text_value(values.get(prompt_parts[-1]), "prompt", prompt_parts[-1])
-            task["name"] = _short_name(last or task["prompt"])
+            # A passage and its question are named by the question, not by the passage
+            # or the options.
+            question = next(
+                (p for p in reversed(prompt_parts) if p not in CHOICE_KEYS and p not in LETTERS),
+                prompt_parts[-1],
+            )
+            asked = values.get(question)
+            task["name"] = _short_name(asked if isinstance(asked, str) else task["prompt"])
         built.tasks.append(task)
         built.places.append(record)
     if built.left_out:
@@ -1364,6 +1426,47 @@ def _table_records(header: Sequence[str], rows: Sequence[tuple[int, list[str]]])
     ]
 
 
+def _spreadsheet_habits(shaped: ShapedTable, file_name: str) -> set[str]:
+    """A header in one quoted cell (refused), a pandas index (left out), promptfoo's
+    `__expected` columns (made into ours); returns the names of the columns made."""
+    header, rows = shaped.header or [], shaped.rows
+    if _one_cell_header(header, rows):
+        shaped.header = None
+        shaped.problems.append(ONE_CELL_HEADER.at(file_name, row=1, header=header[0].strip()))
+        return set()
+    if _pandas_index(header, rows):
+        header = header[1:]
+        rows = [(row, cells[1:]) for row, cells in rows]
+        shaped.warnings.append(PANDAS_INDEX.at(file_name, row=1))
+    synthetic: set[str] = set()
+    if any(_PROMPTFOO_EXPECTED.match(name.strip()) for name in header):
+        before = {name.strip() for name in header}
+        header, rows, problems = _promptfoo_columns(header, rows, file_name)
+        synthetic = {name for name in header if name not in before}
+        shaped.problems.extend(problems)
+        shaped.shape = "promptfoo test cases (__expected)"
+    shaped.header, shaped.rows = header, rows
+    return synthetic
+
+
+def _reads_as_it_is(shaped: ShapedTable, reads: Callable[[str], str | None]) -> bool:
+    """Whether `columns` reads the sheet without help (our own sheets: the header only);
+    a recognised tool is still named for the Detected line."""
+    header = shaped.header or []
+    read = {reads(name) for name in header}
+    names = {name.strip() for name in header if name.strip()}
+    if "prompt" not in read or not read & {"expected", "criterion"}:
+        return False
+    if names & {*CHOICE_KEYS, *LETTERS[:3]}:
+        return False  # a question's options go into its prompt
+    records = _table_records(header, shaped.rows[:1])
+    first = records[0].values if records else {}
+    matched = next((s for s in SHAPES if s.matches(names, first)), None)
+    if matched and not shaped.shape:
+        shaped.shape = matched.name
+    return True
+
+
 def shape_table(
     header: list[str],
     rows: list[tuple[int, list[str]]],
@@ -1380,30 +1483,11 @@ def shape_table(
     is, after a look at the header only.
     """
     shaped = ShapedTable(header, rows)
-    if _one_cell_header(header, rows):
-        shaped.header = None
-        shaped.problems.append(ONE_CELL_HEADER.at(file_name, row=1, header=header[0].strip()))
+    synthetic = _spreadsheet_habits(shaped, file_name)
+    if shaped.header is None:
         return shaped
-    if _pandas_index(header, rows):
-        header = header[1:]
-        rows = [(row, cells[1:]) for row, cells in rows]
-        shaped.warnings.append(PANDAS_INDEX.at(file_name, row=1))
-    synthetic: set[str] = set()
-    if any(_PROMPTFOO_EXPECTED.match(name.strip()) for name in header):
-        before = {name.strip() for name in header}
-        header, rows, problems = _promptfoo_columns(header, rows, file_name)
-        synthetic = {name for name in header if name not in before}
-        shaped.problems.extend(problems)
-        shaped.shape = "promptfoo test cases (__expected)"
-    shaped.header, shaped.rows = header, rows
-    read = {reads(name) for name in header}
-    if not given and "prompt" in read and read & {"expected", "criterion"}:
-        records = _table_records(header, rows[:1])
-        keys = {name.strip() for name in header if name.strip()}
-        first = records[0].values if records else {}
-        matched = next((s for s in SHAPES if s.matches(keys, first)), None)
-        if matched and not shaped.shape:
-            shaped.shape = matched.name
+    header, rows = shaped.header, shaped.rows
+    if not given and _reads_as_it_is(shaped, reads):
         return shaped
     records = _table_records(header, rows)
     recognised = recognise(records, given=given, remembered=remembered)
@@ -1444,7 +1528,12 @@ def shape_table(
     if recognised.how != "given" and not complete:
         # Nothing to guess from: `columns` names the missing column, as it always has.
         return shaped
-    shaped.header, shaped.rows, dropped = _renamed(header, rows, recognised.fields, reads)
+    fields = recognised.fields
+    if " + " in fields.get("prompt", ""):
+        # A question and its options (or an instruction and its input): one prompt column.
+        header, rows = _composed_prompt(header, rows, _parts(fields["prompt"]))
+        fields = {**fields, "prompt": "prompt"}
+    shaped.header, shaped.rows, dropped = _renamed(header, rows, fields, reads)
     if dropped:
         shaped.warnings.append(
             IGNORED_KEYS.at(file_name, row=1, kind="columns", names=", ".join(dropped))
@@ -1459,6 +1548,21 @@ def shape_table(
     if shaped.mapping.needs_confirmation:
         shaped.problems = mapping_problems(recognised, [], file_name=file_name, kind="columns")
     return shaped
+
+
+def _composed_prompt(
+    header: list[str], rows: list[tuple[int, list[str]]], parts: Sequence[str]
+) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The sheet with the prompt's parts made into one `prompt` column (`compose_prompt`)."""
+    names = [name.strip() for name in header]
+    used = {names.index(part) for part in parts if part in names}
+    keep = [i for i in range(len(header)) if i not in used]
+    new_rows = []
+    for row, cells in rows:
+        values = {names[i]: cells[i] for i in used if i < len(cells)}
+        kept = [cells[i] if i < len(cells) else "" for i in keep]
+        new_rows.append((row, [*kept, compose_prompt(values, parts), *cells[len(header) :]]))
+    return [header[i] for i in keep] + ["prompt"], new_rows
 
 
 def _renamed(

@@ -44,7 +44,7 @@ IMPORTED = [
     ("realdata/inspect_ai/biology_qa.jsonl", 20, "contextgrid eval set"),
     ("realdata/inspect_ai/security_guide.jsonl", 16, "input → prompt, target"),
     ("realdata/inspect_ai/test_dataset/samples-mcq.csv", 1, "CSV"),
-    ("realdata/inspect_ai/test_dataset/samples-mcq.json", 1, "input → prompt"),
+    ("realdata/inspect_ai/test_dataset/samples-mcq.json", 1, "multiple choice (input + options)"),
     ("realdata/inspect_ai/test_dataset/samples-md.jsonl", 1, "input → prompt"),
     ("realdata/inspect_ai/test_dataset/samples.json", 1, "input → prompt"),
     ("realdata/inspect_ai/theory_of_mind.jsonl", 100, "input → prompt"),
@@ -240,3 +240,14 @@ def test_promptfoo_assertions_the_app_cannot_grade_are_named_once_the_prompt_is_
     ]
     assert "javascript:" in result.problems[0].message
     assert result.mapping.graded and result.mapping.fields == {"prompt": "body"}
+
+
+def test_a_multiple_choice_question_is_asked_with_its_options():
+    result = check("realdata/inspect_ai/test_dataset/samples-mcq.json")
+
+    task = result.plan.tasks[0]
+    options = "\n".join(
+        f"{letter}. {n}" for letter, n in zip("ABCDEFGHIJ", range(1, 11), strict=True)
+    )
+    assert task.prompt == "Which is the smallest number?\n\n" + options
+    assert (task.name, task.expected_text) == ("Which is the smallest number?", "A")

@@ -495,3 +495,29 @@ def test_a_whole_eval_run_saved_as_json_is_results_not_a_dataset():
 
     assert problem.code == shapes.NOT_A_DATASET.code
     assert problem.message.startswith("This looks like the results of an eval run")
+
+
+def test_mmlu_columns_a_to_d_are_the_options_of_the_question():
+    data = "Question,A,B,C,D,Answer,Subject\nWhat is 2+2?,3,4,5,22,B,math\n"
+
+    result = check("mmlu.csv", data)
+
+    task = result.plan.tasks[0]
+    assert task.prompt == "What is 2+2?\n\nA. 3\nB. 4\nC. 5\nD. 22"
+    assert task.expected_text == "B"
+    assert "multiple choice" in result.detected
+
+
+def test_a_triviaqa_answer_object_is_its_value():
+    answer = {"value": "Sinclair Lewis", "aliases": ["Lewis"]}
+    record = {"question": "Who wrote Babbitt?", "answer": answer}
+
+    assert check("t.jsonl", lines(record)).plan.tasks[0].expected_text == "Sinclair Lewis"
+
+
+def test_alpaca_columns_in_a_spreadsheet_make_one_prompt_too():
+    data = "instruction,input,output\nTranslate to French.,Good morning,Bonjour\n"
+
+    task = check("alpaca.csv", data).plan.tasks[0]
+
+    assert (task.prompt, task.expected_text) == ("Translate to French.\n\nGood morning", "Bonjour")
