@@ -87,3 +87,22 @@ def fresh_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture
+def password_reset(settings):
+    """Serve the URLs as they are with PASSWORD_RESET_ENABLED set (they read it once)."""
+    import importlib
+
+    from django.urls import clear_url_caches
+
+    import contextevals.urls
+
+    def served(enabled: bool) -> None:
+        settings.PASSWORD_RESET_ENABLED = enabled
+        importlib.reload(contextevals.urls)
+        clear_url_caches()
+
+    original = settings.PASSWORD_RESET_ENABLED
+    yield served
+    served(original)

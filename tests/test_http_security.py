@@ -320,25 +320,6 @@ def test_a_successful_login_does_not_clear_the_count(client, user, other_user):
 # --- Password reset -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def password_reset(settings):
-    """Serve the URLs as they are with PASSWORD_RESET_ENABLED set (they read it once)."""
-    import importlib
-
-    from django.urls import clear_url_caches
-
-    import contextevals.urls
-
-    def served(enabled: bool) -> None:
-        settings.PASSWORD_RESET_ENABLED = enabled
-        importlib.reload(contextevals.urls)
-        clear_url_caches()
-
-    original = settings.PASSWORD_RESET_ENABLED
-    yield served
-    served(original)
-
-
 def test_without_email_there_is_no_password_reset_to_offer(client, password_reset):
     password_reset(False)
     assert client.get("/accounts/password_reset/").status_code == 404
