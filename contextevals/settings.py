@@ -231,9 +231,11 @@ STORAGES = {
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(512 * 1024 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # Every other body (a form, the login page): BodyLimitMiddleware refuses a larger one by its
-# Content-Length before anything reads it. A task form with a long prompt and answer and
-# dozens of criteria stays well below 4 MiB; a file goes through the import instead.
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_FORM_BYTES", str(4 * 1024 * 1024)))
+# Content-Length before anything reads it. A task form holds its prompt, answer and
+# instructions at their cap (1 Mi characters each, spec.MAX_TEXT_CHARS) and dozens of criteria
+# within 10 MiB; a file goes through the import instead. Django reads a form's body into
+# memory, so this also bounds what each request holds.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_FORM_BYTES", str(10 * 1024 * 1024)))
 FILE_UPLOAD_HANDLERS = [
     "datasets_app.uploads.LimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",

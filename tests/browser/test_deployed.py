@@ -154,10 +154,10 @@ def test_a_large_body_is_refused_before_it_is_read(gunicorn_alone, procfile_web)
     for base in (gunicorn_alone, procfile_web):
         answer = _raw(base, _post_headers("/accounts/login/", Content_Length=big))
         assert answer.startswith(b"HTTP/1.1 413 "), (base, answer[:200])
-    # Behind the front, a form's path takes far less than an upload's: 5 MiB is refused on
+    # Behind the front, a form's path takes far less than an upload's: 11 MiB is refused on
     # the login page, and passed on where a file is chosen (to the app, whose CSRF check
     # turns this anonymous POST away).
-    body = b"x" * (5 * 1024 * 1024)
+    body = b"x" * (11 * 1024 * 1024)
     length = str(len(body))
     answer = _raw(procfile_web, _post_headers("/accounts/login/", Content_Length=length) + body)
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
