@@ -18,14 +18,17 @@ The files are the attacks of issue 15 (and their near misses, just under each ca
 - json_million_criteria: 1,000 tasks × 1,000 criteria (a 30 MB .json).
 - json_huge_prompt / csv_huge_prompt: one 49 MiB prompt.
 
-Run: `.venv/bin/python bench/bench_hostile_files.py` (also in `make bench`); the check is
-`manage.py check_dataset_file PATH`, the command a person runs, with the worker's code.
+Run: `.venv/bin/python bench/bench_hostile_files.py [NAME...]` (also in `make bench`); the
+check is `manage.py check_dataset_file PATH`, the command a person runs, with the worker's
+code; a file that can be imported is then imported with `manage.py import_dataset_file
+PATH --new` (a throwaway SQLite database and media folder), and measured the same way.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -314,15 +317,15 @@ FILES: dict[str, Callable[[Path], None]] = {
 }
 
 
-# The check runs as `manage.py check_dataset_file PATH --json` does, in a new process that
-# reports its own peak RSS (VmHWM, which starts afresh at exec; the kernel's ru_maxrss of a
-# child would include this process's own peak, since it carries over through fork and exec).
+# Each run is a management command in a new process that reports its own peak RSS (VmHWM,
+# which starts afresh at exec; the kernel's ru_maxrss of a child would include this
+# process's own peak, since it carries over through fork and exec).
 _CHILD = """
 import os, sys
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
 from django.core.management import execute_from_command_line
 try:
-    execute_from_command_line(["manage.py", "check_dataset_file", sys.argv[1], "--json"])
+    execute_from_command_line(["manage.py", *sys.argv[1:]])
 except SystemExit:
     pass
 finally:
@@ -332,50 +335,83 @@ finally:
 """
 
 
-def measure(path: Path) -> tuple[float, float, str]:
-    """(seconds, peak RSS in MiB, what the check said) of checking `path` in a new process."""
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[float, float, str, str]:
+    """(seconds, peak RSS in MiB, stdout, stderr) of `manage.py ARGS` in a new process."""
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path)],
+        [sys.executable, "-c", _CHILD, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, **(env or {})},
     )
     seconds = time.perf_counter() - started
     peak = [line for line in done.stderr.splitlines() if line.startswith("PEAK ")]
     rss = int(peak[-1].split()[1]) / 1024 if peak else float("inf")
+    return seconds, rss, done.stdout, done.stderr
+
+
+def measure(path: Path) -> tuple[float, float, str, bool]:
+    """(seconds, peak RSS in MiB, what it said, whether it can be imported) of checking
+    `path` as `manage.py check_dataset_file PATH --json` does."""
+    seconds, rss, stdout, stderr = run("check_dataset_file", str(path), "--json")
     try:
-        result = json.loads(done.stdout)
+        result = json.loads(stdout)
         problems = result["problems"]
         said = (
             f"{len(problems)} problem(s), first: {problems[0]['message'][:90]}"
             if problems
             else f"ok, {result['task_count']} tasks"
         )
+        return seconds, rss, said, bool(result["ok"])
     except (ValueError, KeyError, IndexError):
-        said = f"no JSON: {done.stderr[-300:]}"
-    return seconds, rss, said
+        return seconds, rss, f"no JSON: {stderr[-300:]}", False
+
+
+def line(what: str, name: str, size: int, seconds: float, rss: float) -> bool:
+    ok = seconds <= TIME_GOAL and rss <= RSS_GOAL_MIB
+    print(
+        f"bench hostile {what} {name} ({size / MiB:.1f} MiB): {seconds:.1f} s, {rss:.0f} MiB "
+        f"(goal {TIME_GOAL:.0f} s, {RSS_GOAL_MIB} MiB) {verdict(ok)}"
+    )
+    return ok
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files under `folder` (0 when there is none)."""
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
 def main() -> int:
+    """Check every file; import those that can be, into a throwaway SQLite database and
+    media folder (as `import_dataset_file --new` does, on the eager path)."""
     failed = False
     only = sys.argv[1:]
     with tempfile.TemporaryDirectory() as folder:
+        media = Path(folder) / "media"
+        env = {
+            "DATABASE_URL": f"sqlite:///{folder}/bench.sqlite3",
+            "MEDIA_ROOT": str(media),
+            "CELERY_BROKER_URL": "",
+        }
+        run("migrate", "--no-input", env=env)
+        create = "from django.contrib.auth.models import User; User.objects.create_superuser('b')"
+        run("shell", "-c", create, env=env)
         for name, build in FILES.items():
             if only and not any(word in name for word in only):
                 continue
             path = Path(folder) / name
             build(path)
             size = path.stat().st_size
-            seconds, rss, said = measure(path)
-            ok = seconds <= TIME_GOAL and rss <= RSS_GOAL_MIB
-            failed |= not ok
-            print(
-                f"bench hostile {name} ({size / MiB:.1f} MiB): {seconds:.1f} s, {rss:.0f} MiB "
-                f"(goal {TIME_GOAL:.0f} s, {RSS_GOAL_MIB} MiB) {verdict(ok)}"
-            )
+            seconds, rss, said, importable = measure(path)
+            failed |= not line("check", name, size, seconds, rss)
             print(f"  {said}", file=sys.stderr)
+            if importable:
+                seconds, rss, _, _ = run("import_dataset_file", str(path), "--new", env=env)
+                failed |= not line("import", name, size, seconds, rss)
+                stored = folder_bytes(media / "task-files") / MiB
+                print(f"  {stored:.1f} MiB of attached files stored in all", file=sys.stderr)
             path.unlink()
     return 1 if failed else 0
 
