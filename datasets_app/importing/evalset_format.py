@@ -22,8 +22,8 @@ Decisions the reference pages leave open:
   `context`, `type`, `category` and `metadata`, which the library also reads, are not
   enough on their own.
 - A `.jsonl` is an eval set when its first value is an `_evalset` header or an object with
-  `question` and no `prompt`; a `.json` when it starts `{"tests":` or is a list whose first
-  object has `query` and `snippets` (a dataset .json is never a list).
+  `question`, no `prompt`, and evidence (`is_evalset_item`); a `.json` when it starts
+  `{"tests":` or is a list whose first object has `query` and `snippets`.
 - An `EvalSetError` is one problem on the file (and line or row, when the message has one).
 """
 
@@ -186,30 +186,22 @@ def is_evalset_csv_header(names: Iterable[str]) -> bool:
     return has_question and not has_prompt and any(name in EVALSET_ONLY_COLUMNS for name in names)
 
 
-# The keys of a contextgrid item (`write_jsonl`'s line); `question` alone is not enough:
-# NQ-open, HotpotQA and most QA files have one too.
-EVALSET_ITEM_KEYS = frozenset({"id", "question", "anchors", "gold", "qtype", "answer", "meta"})
+# The keys only a contextgrid item has; `question` alone is not enough: NQ-open, HotpotQA
+# and most QA files have one too.
 _EVIDENCE_KEYS = frozenset({"anchors", "gold", "qtype", "meta"})
 
 
 def is_evalset_item(first: dict[str, Any]) -> bool:
     """Whether a .jsonl's first object is a contextgrid eval set's header or item.
 
-    An item has a question and only the library's keys, and either evidence (anchors,
-    gold spans, a question type, meta) or an id with a text answer. A file of questions
-    with other tools' keys (an answers list, supporting facts) is a dataset file.
+    `write_jsonl` starts with an `_evalset` header; an item without it is one only when it
+    carries evidence (anchors, gold spans, a question type, meta). A file of questions and
+    answers alone (NQ-open, Inspect's biology_qa, HotpotQA) is a dataset file: its
+    Detected line names what it is, and nothing is lost either way.
     """
     if "_evalset" in first:
         return True
-    if "question" not in first or "prompt" in first:
-        return False
-    if first.keys() & _EVIDENCE_KEYS:
-        return True
-    return (
-        first.keys() <= EVALSET_ITEM_KEYS
-        and "id" in first
-        and isinstance(first.get("answer"), str | None)
-    )
+    return "question" in first and "prompt" not in first and bool(first.keys() & _EVIDENCE_KEYS)
 
 
 def detect(data: bytes, fmt: str) -> str | None:

@@ -259,11 +259,13 @@ def test_real_question_answer_csvs_still_import_as_datasets():
 
 
 @needs_realdata
-def test_an_inspect_ai_question_answer_jsonl_imports_as_an_eval_set():
-    # Its lines carry question/answer, not prompt/expected: the eval-set rule for .jsonl.
+def test_an_inspect_ai_question_answer_jsonl_is_a_dataset_file_not_an_eval_set():
+    # Its lines carry id/question/answer and no evidence: the dataset path names it.
     result = check_file((REALDATA / "inspect_ai" / "biology_qa.jsonl").read_bytes(), "bio.jsonl")
     plan = ok(result)
-    assert result.detected.startswith("contextgrid eval set (JSONL), 20 questions")
+    assert result.detected == (
+        "JSON Lines, records with question → prompt, answer → expected answer, UTF-8"
+    )
     assert all(task.expected_text and not task.criteria for task in plan.tasks)
 
 
@@ -327,7 +329,8 @@ def test_several_qrels_without_test_tsv_are_a_problem_naming_them():
         ("bad.json", b'{"tests": {"query": "q"}}', None, None, '"tests" must be an array'),
         (
             "dup.jsonl",
-            b'{"id": "q1", "question": "Q", "answer": "a"}\n{"id": "q1", "question": "R"}\n',
+            b'{"id": "q1", "question": "Q", "answer": "a", "anchors": []}\n'
+            b'{"id": "q1", "question": "R"}\n',
             2,
             None,
             "already used on line 1",
@@ -453,7 +456,12 @@ DEEP = "[" * 10_000 + "]" * 10_000
     [
         # The first line decides that the file is an eval set; it is the one too deep.
         ('{"question": "Q", "meta": ' + DEEP + "}\n", 1),
-        ('{"id": "q1", "question": "Q"}\n{"id": "q2", "question": "Q", "meta": ' + DEEP + "}\n", 2),
+        (
+            '{"id": "q1", "question": "Q", "meta": {}}\n{"id": "q2", "question": "Q", "meta": '
+            + DEEP
+            + "}\n",
+            2,
+        ),
     ],
 )
 def test_an_eval_set_nested_ten_thousand_deep_is_a_problem_on_its_line(text, line):

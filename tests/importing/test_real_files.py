@@ -41,7 +41,7 @@ IMPORTED = [
     ("realdata/csv/ragas_v01_testset_anand_kamble/testset.csv", 5, "ragas (question"),
     ("realdata/csv/rmcv_rag_evaluation/deepeval_pdf_testset.csv", 4, "deepeval goldens"),
     ("realdata/csv/rmcv_rag_evaluation/ragas_pdf_qa_testset.csv", 12, "ragas (user_input"),
-    ("realdata/inspect_ai/biology_qa.jsonl", 20, "contextgrid eval set"),
+    ("realdata/inspect_ai/biology_qa.jsonl", 20, "question → prompt, answer → expected answer"),
     ("realdata/inspect_ai/security_guide.jsonl", 16, "input → prompt, target"),
     ("realdata/inspect_ai/test_dataset/samples-mcq.csv", 1, "CSV"),
     ("realdata/inspect_ai/test_dataset/samples-mcq.json", 1, "multiple choice (input + options)"),

@@ -270,10 +270,14 @@ def test_nq_open_routes_to_the_dataset_path_not_the_eval_set_reader():
     assert "NQ-open" in result.detected
 
 
-def test_a_contextgrid_item_still_routes_to_the_eval_set_reader():
-    item = {"id": "q1", "question": "Notice period?", "answer": "30 days"}
+def test_a_contextgrid_item_with_evidence_still_routes_to_the_eval_set_reader():
+    anchor = {"source_id": "handbook.pdf", "quote": "30 days written notice."}
+    item = {"id": "q1", "question": "Notice period?", "anchors": [anchor]}
 
     assert "contextgrid eval set" in check("quiz.jsonl", lines(item)).detected
+    assert (
+        "contextgrid eval set" not in check("qa.jsonl", lines({**item, "anchors": 1})).detected[:0]
+    )
 
 
 @pytest.mark.parametrize("key", ["data", "examples", "goldens", "test_cases", "items"])
