@@ -1,8 +1,10 @@
 """Timing shared by the bench scripts: a ratio of two runs, steady on a shared machine.
 
-The two contenders run in alternating turns (ours first in one round, theirs first in the
-next), so a slow moment or a warm cache favours neither; each round gives one ratio, and
-the median of at least nine rounds is reported, which one disturbed round cannot move.
+Each run is timed in CPU time (`time.process_time`): the work this process did, which
+other processes on a busy machine do not lengthen as they do the wall clock. The two
+contenders run in alternating turns (ours first in one round, theirs first in the next),
+so a warm cache favours neither; each round gives one ratio, and the median of at least
+nine rounds is reported, which one disturbed round cannot move.
 """
 
 from __future__ import annotations

@@ -394,6 +394,12 @@ class _Builder:
                 id_cell = picked[0]
                 id_value = _cell_value(id_cell, text=False)
             criterion = read_criterion(picked[first_criterion_cell:])
+            if criterion and not values and id_value is not None and tasks:
+                current = tasks[-1]
+                if current.explicit_id == id_value:
+                    # The usual later row of a task: one more criterion.
+                    current.criteria.append((row_number, criterion))
+                    continue
             if id_value is not None or values or criterion:
                 self._place(row_number, id_value, values, criterion, tasks, global_criteria)
 

@@ -102,6 +102,7 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
     parsed.problems.extend(shaped.problems)
     parsed.warnings.extend(shaped.warnings)
     parsed.document = built.document
+    parsed.only_known_keys = True
     parsed.locate = built.locate
     parsed.field_label = built.label
     parsed.problems.extend(built.problems)

@@ -34,6 +34,7 @@ import json
 import math
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
@@ -666,6 +667,11 @@ _DEFAULT_EXPECTED_ANSWER_VERIFIER = Verifier(
 )
 _ID_OF = attrgetter("id")
 _VERIFIER_OF = attrgetter("verifier")
+_TEXT_OF = attrgetter("criterion")
+_CRITERIA_OF = attrgetter("criteria")
+_PROMPT_OF = attrgetter("prompt")
+_NAME_OF = attrgetter("name")
+_EXPECTED_VERIFIER_OF = attrgetter("expected_verifier")
 
 
 def _blank(value: str | None) -> bool:
@@ -745,16 +751,24 @@ class _Validator:
         Counted as the database stores it: a task's criteria and verifiers once per task,
         the criteria for every task once.
         """
-        criteria = len(spec.criteria) + sum(len(task.criteria) for task in spec.tasks)
-        if criteria > MAX_CRITERIA_PER_FILE:
+        tasks = spec.tasks
+        criteria = list(chain(spec.criteria, *map(_CRITERIA_OF, tasks)))
+        if len(criteria) > MAX_CRITERIA_PER_FILE:
             self.findings.problem(
-                TOO_MANY_CRITERIA_IN_FILE, (), count=criteria, limit=MAX_CRITERIA_PER_FILE
+                TOO_MANY_CRITERIA_IN_FILE, (), count=len(criteria), limit=MAX_CRITERIA_PER_FILE
             )
-        text = len(spec.description) + sum(map(_criterion_chars, spec.criteria))
-        for task in spec.tasks:
-            text += len(task.prompt) + len(task.name) + len(task.expected_text or "")
-            text += _verifier_chars(task.expected_verifier)
-            text += sum(map(_criterion_chars, task.criteria))
+        # A field at a time over the whole file; a verifier is counted by its distinct
+        # objects (most criteria share a few).
+        verifiers = Counter(map(_VERIFIER_OF, criteria))
+        verifiers.update(map(_EXPECTED_VERIFIER_OF, tasks))
+        text = (
+            len(spec.description)
+            + sum(map(len, map(_TEXT_OF, criteria)))
+            + sum(map(len, map(_PROMPT_OF, tasks)))
+            + sum(map(len, map(_NAME_OF, tasks)))
+            + sum(len(task.expected_text or "") for task in tasks if task.expected_text)
+            + sum(_verifier_chars(verifier) * count for verifier, count in verifiers.items())
+        )
         if text > MAX_TEXT_CHARS_PER_FILE:
             self.findings.problem(TOO_MUCH_TEXT, (), count=text, limit=MAX_TEXT_CHARS_PER_FILE)
 
@@ -1004,10 +1018,6 @@ def _verifier_chars(verifier: Verifier | None) -> int:
     if verifier is None:
         return 0
     return len(verifier.instructions or "") + len(verifier.code or "")
-
-
-def _criterion_chars(criterion: CriterionSpec) -> int:
-    return len(criterion.criterion) + _verifier_chars(criterion.verifier)
 
 
 def bad_file_name_reason(name: str) -> str | None:
@@ -1321,6 +1331,7 @@ def validate_document(
     zip_members: Mapping[str, int] | None = None,
     field_label: Callable[[DocPath], str] = field_path,
     type_errors: list[ErrorDetails] | None = None,
+    only_known_keys: bool = False,
 ) -> tuple[DatasetSpec | None, list[Problem], list[Problem]]:
     """Check a canonical dataset document; return (plan, problems, warnings).
 
@@ -1328,8 +1339,9 @@ def validate_document(
     uploaded zip to its size; None means the document came on its own, so its files can
     only be links. `locate` turns a document path into (row, line); `field_label` turns it
     into the problem's `field`. `type_errors` are the errors `validate_json_text` already
-    found in this document's text, so that they are not looked for twice. Never raises for
-    anything the document holds.
+    found in this document's text, so that they are not looked for twice. With
+    `only_known_keys` (see `Parsed`) no key is looked for that the format does not know.
+    Never raises for anything the document holds.
     """
     findings = _Findings()
     plan = None
@@ -1343,7 +1355,8 @@ def validate_document(
             # Found already, unknown keys included: go straight to checking the rest.
             wrong = _type_problems(type_errors, findings, field_label, document)
         else:
-            _unknown_keys(document, findings, field_label)
+            if not only_known_keys:
+                _unknown_keys(document, findings, field_label)
             try:
                 data = shape.validate_python(document)
             except ValidationError as exc:
@@ -1440,6 +1453,7 @@ def check_parsed(
             zip_members=zip_members,
             field_label=parsed.field_label or field_path,
             type_errors=type_errors,
+            only_known_keys=parsed.only_known_keys,
         )
         problems.extend(found)
         warnings.extend(cautions)

@@ -439,3 +439,7 @@ class Parsed:
     field_label: Callable[[DocPath], str] | None = None
     # `shapes.FieldMap` when the file is another tool's shape.
     mapping: Any = None
+    # True when the reader wrote the document itself from the format's own fields (a
+    # sheet's columns): it holds no key the format does not know, so the validator does
+    # not look for one.
+    only_known_keys: bool = False

@@ -248,6 +248,7 @@ def _check_archive(
         options=options,
         zip_members={key: info.file_size for key, info in by_key.items()},
         field_label=parsed.field_label or field_path,
+        only_known_keys=parsed.only_known_keys,
     )
     problems.extend(found)
     warnings.extend(cautions)
