@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.helpers import axe_violations
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -34,6 +36,12 @@ def test_a_token_is_made_shown_once_and_revoked_on_the_tokens_page(
     secret = page.get_by_label("Token").input_value()
     assert secret.startswith("cev_")
     screenshot(page, "api-tokens-new")
+    assert axe_violations(page, live_server.url) == []
+    page.set_viewport_size({"width": 375, "height": 900})
+    screenshot(page, "api-tokens-new-375")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375, "no sideways scroll"
+    assert axe_violations(page, live_server.url) == []
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     page.goto(f"{live_server.url}/account/api-tokens/")
     assert secret not in page.content()
