@@ -28,6 +28,7 @@ from datasets_app.importing.document import (
     validate_json_text,
 )
 from datasets_app.importing.spec import (
+    MAX_TASKS,
     CheckOptions,
     CheckResult,
     CriterionSpec,
@@ -270,6 +271,7 @@ def _shaped(
         file_name=file_name,
         given=options.mapping if options else None,
         remembered=options.remembered_mappings if options else None,
+        max_tasks=options.max_tasks if options else MAX_TASKS,
     )
     # Problems the records' reader found are on a record: give them its line.
     on_records = [record for record in shaped.problem_records if record is not None]

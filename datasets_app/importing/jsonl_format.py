@@ -17,7 +17,15 @@ from datasets_app.importing.json_format import (
     escaped_nul_lines,
     loads,
 )
-from datasets_app.importing.spec import CheckOptions, DocPath, Parsed, Problem, Rule, field_path
+from datasets_app.importing.spec import (
+    MAX_TASKS,
+    CheckOptions,
+    DocPath,
+    Parsed,
+    Problem,
+    Rule,
+    field_path,
+)
 
 LINE_NOT_A_TASK = Rule(
     "line_not_a_task",
@@ -122,6 +130,7 @@ def _shaped(
         file_name=file_name,
         given=options.mapping if options else None,
         remembered=options.remembered_mappings if options else None,
+        max_tasks=options.max_tasks if options else MAX_TASKS,
     )
     detected = f"JSON Lines, {shaped.detected}, {encoding}"
     locate = _LineLocator([record.line for record in shaped.places])

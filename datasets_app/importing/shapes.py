@@ -43,7 +43,9 @@ from typing import Any
 from datasets_app.importing.aliases import FIELD_KEYS, FIELDS_BY_KEY, field_for, normalize
 from datasets_app.importing.columns import Built as Built_
 from datasets_app.importing.columns import Table, document_from_table, field_for_header
+from datasets_app.importing.document import TOO_MANY_TASKS
 from datasets_app.importing.spec import (
+    MAX_TASKS,
     CheckOptions,
     DocPath,
     Problem,
@@ -433,6 +435,9 @@ class Records:
     container: str = ""
     wrapped: bool = False
     left_out: int = 0
+    # How many records the file holds: past the most a file may hold, only the first ones
+    # are read (a hostile list of millions costs no more than a long one).
+    total: int = 0
 
 
 # Values kept whole rather than flattened: they are one field's value.
@@ -458,10 +463,13 @@ def _unwrap(record: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return record, False
 
 
-def records_of(values: Sequence[tuple[dict[str, Any], DocPath, int | None]]) -> Records:
-    """Records from (object, JSON path, line) triples, unwrapped and flattened."""
-    found = Records([])
-    for value, path, line in values:
+def records_of(
+    values: Sequence[tuple[dict[str, Any], DocPath, int | None]], *, limit: int = MAX_TASKS
+) -> Records:
+    """Records from (object, JSON path, line) triples, unwrapped and flattened; past
+    `limit`, only counted."""
+    found = Records([], total=len(values))
+    for value, path, line in values[: limit + 1]:
         record, wrapped = _unwrap(value)
         found.wrapped = found.wrapped or wrapped
         found.records.append(Record(_flatten(record), path=path, line=line))
@@ -1266,9 +1274,15 @@ def read_records(
     file_name: str,
     given: Mapping[str, str] | None = None,
     remembered: Mapping[str, Mapping[str, str]] | None = None,
+    max_tasks: int = MAX_TASKS,
 ) -> Shaped:
     """The canonical document of a .json or .jsonl file of records (not yet validated)."""
     records = found.records
+    total = max(found.total, len(records))
+    if total > max_tasks:
+        # The validator's own words for the canonical document's `tasks`.
+        problem = TOO_MANY_TASKS.at(file_name, count=total, limit=max_tasks)
+        return Shaped(None, None, "records", problems=[problem])
     recognised = recognise(records, given=given, remembered=remembered)
     fields = recognised.fields
     shape = recognised.shape or _described(fields, "records", wrapped=found.wrapped)
