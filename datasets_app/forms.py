@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from django import forms
 from django.utils.functional import cached_property
@@ -129,7 +130,7 @@ class MappingForm(forms.Form):
         graded = bool(mapping.get("graded"))
         return cls(*args, sources=sources, graded=graded, initial=initial, **kwargs)
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         chosen = self.mapping()
         if "prompt" not in chosen:
@@ -145,7 +146,7 @@ class MappingForm(forms.Form):
                     MAPPING_SAME_SOURCE.format(source=source, first=first, second=second),
                 )
             seen.setdefault(source, key)
-        return cleaned
+        return cleaned or {}
 
     def mapping(self) -> dict[str, str]:
         """{field: source} for the fields given a column."""

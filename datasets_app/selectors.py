@@ -236,7 +236,8 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
 def mapping_step_due(result: dict[str, Any] | None) -> bool:
     """Whether the dialog asks the person which column is which: the checker guessed (or
     remembered) the mapping, or the person's own mapping left the file with problems."""
-    mapping = (result or {}).get("mapping")
+    result = result or {}
+    mapping = result.get("mapping")
     if not mapping or not mapping.get("sources"):
         return False
     return bool(mapping.get("needs_confirmation")) or (

@@ -367,11 +367,11 @@ def dataset_create_map(request: HtmxHttpRequest, key: str) -> HttpResponse:
     if upload.dataset_id is not None:
         raise Http404
     form = MappingForm.for_mapping((upload.result or {}).get("mapping") or {}, request.POST)
+    extra = {"mapping_form": form}
     if upload.state == Upload.State.CHECKED and form.is_valid():
         upload = services.upload_map(upload=upload, mapping=form.mapping())
-        form = None
+        extra = {}
     page_form = None if request.htmx else NewDatasetForm(request.POST)
-    extra = {"mapping_form": form} if form is not None else {}
     return _render_new_dataset(request, page_form, upload, **extra)
 
 
