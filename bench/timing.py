@@ -16,34 +16,25 @@ from collections.abc import Callable
 MIN_ROUNDS = 9
 
 
-def _timed(run: Callable[[], object], clock: Callable[[], float] = time.perf_counter) -> float:
-    start = clock()
+def _timed(run: Callable[[], object]) -> float:
+    start = time.process_time()
     run()
-    return clock() - start
+    return time.process_time() - start
 
 
 def median_ratio(
-    ours: Callable[[], object],
-    theirs: Callable[[], object],
-    *,
-    rounds: int = MIN_ROUNDS,
-    clock: Callable[[], float] = time.perf_counter,
+    ours: Callable[[], object], theirs: Callable[[], object], *, rounds: int = MIN_ROUNDS
 ) -> float:
-    """The median, over `rounds` rounds, of ours' time over theirs' in the same round.
-
-    `clock` is wall time by default; `time.process_time` counts only this process's own
-    CPU time, for two contenders that both run wholly in this process (neither waits on
-    another process or the disk), so that a machine busy with others moves neither.
-    """
+    """The median, over `rounds` rounds, of ours' CPU time over theirs' in the same round."""
     rounds = max(rounds, MIN_ROUNDS)
     ratios = []
     for number in range(rounds):
         if number % 2:
-            theirs_time = _timed(theirs, clock)
-            ours_time = _timed(ours, clock)
+            theirs_time = _timed(theirs)
+            ours_time = _timed(ours)
         else:
-            ours_time = _timed(ours, clock)
-            theirs_time = _timed(theirs, clock)
+            ours_time = _timed(ours)
+            theirs_time = _timed(theirs)
         ratios.append(ours_time / theirs_time)
     return statistics.median(ratios)
 
