@@ -534,6 +534,47 @@ def results_document(document: Any) -> bool:
     )
 
 
+# Containers that are no key of the file, as the Detected line says them.
+_DESCRIBED_CONTAINERS = {
+    "SQuAD": "nested by article and paragraph",
+    "keyed by id": "keyed by id",
+    "pandas columns": "pandas to_json() by column",
+    "pandas split": "pandas to_json(orient='split')",
+}
+
+
+def _pandas_table(document: dict[str, Any]) -> Records | None:
+    """pandas' `to_json()` orientations other than records: "columns" (the default,
+    {column: {index: value}}) and "split" ({"columns", "index", "data"})."""
+    columns = document.get("columns")
+    data = document.get("data")
+    if (
+        isinstance(columns, list)
+        and isinstance(data, list)
+        and data
+        and all(isinstance(row, list) for row in data)
+    ):
+        names = [str(name) for name in columns]
+        values = [
+            (dict(zip(names, row, strict=False)), ("data", i), None) for i, row in enumerate(data)
+        ]
+        found = records_of(values)
+        found.container = "pandas split"
+        return found
+    inner = list(document.values())
+    if len(inner) < 2 or not all(isinstance(value, dict) and value for value in inner):
+        return None
+    index = list(inner[0])
+    if not all(str(key).isdigit() for key in index) or any(list(v) != index for v in inner):
+        return None
+    if all(str(key).isdigit() for key in document):
+        return None  # keyed by number both ways: records keyed by id
+    rows = [({column: document[column][key] for column in document}, (key,), None) for key in index]
+    found = records_of(rows)
+    found.container = "pandas columns"
+    return found
+
+
 def find_records(document: Any) -> Records | str:
     """The records a parsed .json holds, or what it holds instead (for the message)."""
     if isinstance(document, list):
@@ -545,6 +586,9 @@ def find_records(document: Any) -> Records | str:
     squad = _squad(document)
     if squad is not None:
         return squad
+    table = _pandas_table(document)
+    if table is not None:
+        return table
     lists = {
         key: value
         for key, value in document.items()
@@ -1288,8 +1332,10 @@ def read_records(
     shape = recognised.shape or _described(fields, "records", wrapped=found.wrapped)
     if found.wrapped and recognised.shape:
         shape = f'OpenAI Evals API items ({{"item": …}}), {recognised.shape}'
-    if found.container and found.container not in ("tasks",):
-        shape = f"{shape} under {found.container!r}" if found.container != "SQuAD" else shape
+    if found.container in _DESCRIBED_CONTAINERS:
+        shape = f"{shape}, {_DESCRIBED_CONTAINERS[found.container]}"
+    elif found.container and found.container != "tasks":
+        shape = f"{shape} under {found.container!r}"
     shaped = Shaped(None, None, shape)
     missing = _missing_sources(fields, recognised.sources) if recognised.how == "given" else []
     if missing:

@@ -538,3 +538,30 @@ def test_millions_of_records_are_one_problem_in_bounded_time():
     assert result.problems[0].message == document.TOO_MANY_TASKS.format(count=2_000_000, limit=1000)
     lines_result = check("big.jsonl", '{"question": "q", "answer": "a"}\n' * 1001)
     assert [p.code for p in lines_result.problems] == [document.TOO_MANY_TASKS.code]
+
+
+@pytest.mark.parametrize(
+    ("document", "detected"),
+    [
+        (
+            {"question": {"0": "Q1?", "1": "Q2?"}, "answer": {"0": "A1", "1": "A2"}},
+            "pandas to_json() by column",
+        ),
+        (
+            {
+                "columns": ["question", "answer"],
+                "index": [0, 1],
+                "data": [["Q1?", "A1"], ["Q2?", "A2"]],
+            },
+            "pandas to_json(orient='split')",
+        ),
+    ],
+)
+def test_pandas_to_json_orientations_are_records(document, detected):
+    result = check("df.json", json.dumps(document))
+
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        ("Q1?", "A1"),
+        ("Q2?", "A2"),
+    ]
+    assert detected in result.detected
