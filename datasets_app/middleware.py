@@ -4,7 +4,7 @@ CsrfViewMiddleware reads a POST body to find its token, and Django spools a mult
 file parts to disk whatever the view would make of them: without this, a 600 MiB POST to any
 page, the login page included, is read in full before anything refuses it. Views that take
 a file (marked by `guards.accepts_upload`, as `guards.guard_upload` does) may receive up to
-MAX_UPLOAD_BYTES; every other body, DATA_UPLOAD_MAX_MEMORY_SIZE.
+MAX_UPLOAD_BYTES, from someone logged in; every other body, DATA_UPLOAD_MAX_MEMORY_SIZE.
 """
 
 from __future__ import annotations
@@ -49,12 +49,12 @@ class BodyLimitMiddleware:
             declared = guards.declared_length(request)
         except ValueError:
             return _refused(request, 400, BAD_LENGTH, view_func)
-        if getattr(view_func, "accepts_upload", False):
+        if getattr(view_func, "accepts_upload", False) and _may_upload(request, view_func):
             if declared <= settings.MAX_UPLOAD_BYTES:
                 return None
             message = file_too_large_message(settings.MAX_UPLOAD_BYTES)
             refuse = getattr(view_func, "refuse_too_large", None)
-            if refuse is not None and request.user.is_authenticated:
+            if refuse is not None:
                 # The view's own answer: the dialog shows the message where the file was.
                 return refuse(request, message, *view_args, **view_kwargs)
             return _refused(request, 413, message, view_func)
@@ -63,6 +63,13 @@ class BodyLimitMiddleware:
             message = BODY_TOO_LARGE.format(limit=filesizeformat(limit))
             return _refused(request, 413, message, view_func)
         return None
+
+
+def _may_upload(request: HttpRequest, view_func) -> bool:
+    """Whether the request may bring a file: the person is logged in, or the view answers
+    for itself who may call it (the API, by token). Someone not logged in gets the login
+    page there anyway, so a large body from them would be read (CSRF reads it) for nothing."""
+    return request.user.is_authenticated or not getattr(view_func, "login_required", True)
 
 
 def _refused(request: HttpRequest, status: int, message: str, view_func=None) -> HttpResponse:
