@@ -444,9 +444,30 @@ class Records:
 _WHOLE_KEYS = frozenset({"expected", "answers", "answer", "ideal", "criteria", "rubrics"})
 
 
+_SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system", "user": "user"}
+
+
+def _as_messages(value: Any) -> Any:
+    """ShareGPT's turns ({"from": "human", "value": ...}) as chat messages; else as given."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(turn, dict) and "from" in turn and "value" in turn for turn in value)
+    ):
+        return [
+            {
+                "role": _SHAREGPT_ROLES.get(str(turn["from"]), str(turn["from"])),
+                "content": turn["value"],
+            }
+            for turn in value
+        ]
+    return value
+
+
 def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in record.items():
+        value = _as_messages(value)
         if isinstance(value, dict) and value and key not in _WHOLE_KEYS:
             for child, inner in value.items():
                 flat[f"{key}.{child}"] = inner
@@ -742,7 +763,24 @@ def _has_answer_starts(first: dict[str, Any]) -> bool:
     )
 
 
+CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "chat")
+
+
+def _conversation_key(keys: set[str], first: Mapping[str, Any]) -> str | None:
+    """A key holding a whole conversation whose last turn is the assistant's answer."""
+    for key in CONVERSATION_KEYS:
+        value = first.get(key)
+        if key in keys and is_chat(value) and value[-1].get("role") == "assistant":
+            return key
+    return None
+
+
 SHAPES: tuple[Shape, ...] = (
+    Shape(
+        "chat conversations (the last assistant turn is the expected answer)",
+        lambda keys, first: _conversation_key(keys, first) is not None,
+        lambda keys, first: dict.fromkeys(("prompt", "expected"), _conversation_key(keys, first)),
+    ),
     Shape(
         "HealthBench (chat prompt + rubrics)",
         lambda keys, first: "rubrics" in keys and is_chat(first.get("prompt")),
@@ -1069,6 +1107,65 @@ def _is_unanswerable(values: Mapping[str, Any], expected_source: str | None) -> 
     return False
 
 
+def _split_conversation(value: Any, source: str) -> dict[str, str]:
+    """A whole conversation: its turns up to the last user turn are the prompt, the
+    assistant's turns after it the expected answer."""
+    if not is_chat(value):
+        raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(value), label="prompt")
+    end = len(value)
+    while end and value[end - 1].get("role") == "assistant":
+        end -= 1
+    task: dict[str, str] = {}
+    if end:
+        task["prompt"] = chat_prompt(value[:end], source)
+    answers = [
+        _content_text(m["content"], source, n) for n, m in enumerate(value[end:], start=end + 1)
+    ]
+    if answers:
+        task["expected"] = "\n\n".join(answers)
+    return task
+
+
+def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
+    """One record as a canonical task. Raises ValueProblem for a value that cannot be one."""
+    task: dict[str, Any] = {}
+    conversation = fields.get("prompt")
+    if conversation and conversation == fields.get("expected"):
+        task.update(_split_conversation(values.get(conversation), conversation))
+    elif conversation:
+        prompt = compose_prompt(values, _parts(conversation))
+        if prompt:
+            task["prompt"] = prompt
+    for key in ("id", "name", "expected"):
+        source = fields.get(key)
+        if source and not (key == "expected" and source == conversation):
+            text = text_value(values.get(source), key, source)
+            if text is not None and (key != "id" or text.strip()):
+                task[key] = text
+    if isinstance(values.get("criteria"), list) and "criterion" not in fields:
+        task["criteria"] = values["criteria"]
+    criterion = fields.get("criterion")
+    if criterion and values.get(criterion) not in (None, "", []):
+        weight = values.get(fields["weight"]) if "weight" in fields else None
+        task["criteria"] = criteria_value(values[criterion], weight, criterion)
+    if "assert" in values and not fields.get("expected"):
+        _promptfoo_assertions(values["assert"], task, "assert")
+    if isinstance(values.get("expected"), dict) and fields.get("expected") == "expected":
+        task["expected"] = values["expected"]
+    return task
+
+
+def _task_name(values: Mapping[str, Any], prompt_parts: Sequence[str], prompt: str) -> str:
+    """A passage and its question are named by the question, not by the passage or the
+    options; a conversation by its question."""
+    question = next(
+        (p for p in reversed(prompt_parts) if p not in CHOICE_KEYS and p not in LETTERS),
+        prompt_parts[-1] if prompt_parts else "",
+    )
+    asked = values.get(question)
+    return _short_name(asked if isinstance(asked, str) else prompt)
+
+
 def build_tasks(records: Sequence[Record], fields: Mapping[str, str], *, file_name: str) -> Built:
     """Each record as a canonical task; a value that cannot be one is a problem on its record."""
     built = Built()
@@ -1078,46 +1175,15 @@ def build_tasks(records: Sequence[Record], fields: Mapping[str, str], *, file_na
         if _is_unanswerable(values, fields.get("expected")):
             built.left_out += 1
             continue
-        task: dict[str, Any] = {}
         try:
-            if prompt_parts:
-                prompt = compose_prompt(values, prompt_parts)
-                if prompt:
-                    task["prompt"] = prompt
-            for key in ("id", "name", "expected"):
-                source = fields.get(key)
-                if source:
-                    text = text_value(values.get(source), key, source)
-                    if text is not None and (key != "id" or text.strip()):
-                        task[key] = text
-            if (
-                "criteria" in values
-                and "criterion" not in fields
-                and isinstance(values["criteria"], list)
-            ):
-                task["criteria"] = values["criteria"]
-            criterion = fields.get("criterion")
-            if criterion and values.get(criterion) not in (None, "", []):
-                weight = values.get(fields["weight"]) if "weight" in fields else None
-                task["criteria"] = criteria_value(values[criterion], weight, criterion)
-            if "assert" in values and not fields.get("expected"):
-                _promptfoo_assertions(values["assert"], task, "assert")
-            if isinstance(values.get("expected"), dict) and fields.get("expected") == "expected":
-                task["expected"] = values["expected"]
+            task = _task(values, fields)
         except ValueProblem as exc:
             problem = exc.rule.at(file_name, row=record.row, line=record.line, **exc.params)
             built.problems.append(problem)
             built.problem_records.append(record)
             continue
         if "prompt" in task and "name" not in task:
-            # A passage and its question are named by the question, not by the passage
-            # or the options.
-            question = next(
-                (p for p in reversed(prompt_parts) if p not in CHOICE_KEYS and p not in LETTERS),
-                prompt_parts[-1],
-            )
-            asked = values.get(question)
-            task["name"] = _short_name(asked if isinstance(asked, str) else task["prompt"])
+            task["name"] = _task_name(values, prompt_parts, task["prompt"])
         built.tasks.append(task)
         built.places.append(record)
     if built.left_out:

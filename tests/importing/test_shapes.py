@@ -565,3 +565,23 @@ def test_pandas_to_json_orientations_are_records(document, detected):
         ("Q2?", "A2"),
     ]
     assert detected in result.detected
+
+
+def test_a_whole_conversation_is_its_prompt_and_the_last_assistant_turn_its_answer():
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Capital of France?"},
+        {"role": "assistant", "content": "Paris."},
+    ]
+    sharegpt = [{"from": "human", "value": "Hi?"}, {"from": "gpt", "value": "Hello!"}]
+
+    result = check("ft.jsonl", lines({"messages": messages}, {"conversations": sharegpt}))
+
+    first, second = result.plan.tasks
+    assert (first.prompt, first.expected_text, first.name) == (
+        "System: Be brief.\n\nQuestion: Capital of France?",
+        "Paris.",
+        "Capital of France?",
+    )
+    assert (second.prompt, second.expected_text) == ("Hi?", "Hello!")
+    assert "chat conversations" in result.detected
