@@ -575,9 +575,10 @@ def test_a_whole_conversation_is_its_prompt_and_the_last_assistant_turn_its_answ
     ]
     sharegpt = [{"from": "human", "value": "Hi?"}, {"from": "gpt", "value": "Hello!"}]
 
-    result = check("ft.jsonl", lines({"messages": messages}, {"conversations": sharegpt}))
+    result = check("ft.jsonl", lines({"messages": messages}))
+    second = check("sharegpt.json", json.dumps([{"conversations": sharegpt}])).plan.tasks[0]
 
-    first, second = result.plan.tasks
+    first = result.plan.tasks[0]
     assert (first.prompt, first.expected_text, first.name) == (
         "System: Be brief.\n\nQuestion: Capital of France?",
         "Paris.",
