@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO
 
 from django.core.files.storage import default_storage
@@ -16,7 +16,8 @@ from django.http import FileResponse, Http404
 from django.utils.text import get_valid_filename
 
 from datasets_app.importing import csv_format, evalset_format, json_format, xlsx_format, zip_format
-from datasets_app.importing.spec import DatasetSpec, FileSpec
+from datasets_app.importing.columns import spreadsheet_warnings
+from datasets_app.importing.spec import DatasetSpec, FileSpec, counted
 
 # Exports up to this size stay in memory; a larger .zip spools to a temporary file.
 SPOOL_BYTES = 8 * 1024 * 1024
@@ -54,31 +55,108 @@ def _open_stored(spec: FileSpec) -> BinaryIO | None:
     return default_storage.open(spec.path, "rb")
 
 
+# Formats that are one text file: they can link files, never hold them.
+FLAT_FORMATS = ("json", "csv", "xlsx")
+
+STORED_FILES_LEFT_OUT = (
+    "{files} stored with the tasks cannot go in a {extension} file, which can only link "
+    "files, so the export leaves {them} out: {names}. Download the .zip to keep them."
+)
+NOTHING_TO_WRITE = "None of the tasks can be written as an eval set."
+
+
+def _stored_files(spec: DatasetSpec) -> list[tuple[str, str]]:
+    """(task id, file name) of every stored file (not a link) the tasks attach."""
+    return [
+        (task.id, attached.name)
+        for task in spec.tasks
+        for attached in (*task.input_files, *task.expected_files)
+        if attached.url is None
+    ]
+
+
+def links_only(spec: DatasetSpec) -> DatasetSpec:
+    """The dataset with its stored files left out and its links kept: what a flat file holds,
+    so that it imports back without a problem (a path in it names nothing)."""
+    if not _stored_files(spec):
+        return spec
+
+    def links(files: tuple[FileSpec, ...]) -> tuple[FileSpec, ...]:
+        return tuple(f for f in files if f.url is not None)
+
+    return replace(
+        spec,
+        tasks=tuple(
+            replace(
+                task, input_files=links(task.input_files), expected_files=links(task.expected_files)
+            )
+            for task in spec.tasks
+        ),
+    )
+
+
 def export(spec: DatasetSpec, fmt: ExportFormat) -> tuple[BinaryIO, list[str]]:
     """The export as a readable binary stream at position 0, and its warnings."""
-    writers: dict[str, Callable[[DatasetSpec], tuple[bytes, list[str]]]] = {
-        "json": lambda s: (json_format.write(s), []),
-        "csv": csv_format.write,
-        "xlsx": xlsx_format.write,
-        "evalset": lambda s: (evalset_format.write(s), evalset_format.export_warnings(s)),
+    writers: dict[str, Callable[[DatasetSpec], bytes]] = {
+        "json": json_format.write,
+        "csv": lambda s: csv_format.write(s)[0],
+        "xlsx": lambda s: xlsx_format.write(s)[0],
+        "evalset": evalset_format.write,
     }
     out = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - returned open
     if fmt.slug == "zip":
         warnings = zip_format.write(spec, out, open_file=_open_stored)
     else:
-        data, warnings = writers[fmt.slug](spec)
-        out.write(data)
+        warnings = notes_for(spec, fmt).warnings
+        out.write(writers[fmt.slug](links_only(spec) if fmt.slug in FLAT_FORMATS else spec))
     out.seek(0)
     return out, warnings
 
 
-def export_warnings(spec: DatasetSpec) -> dict[str, list[str]]:
-    """What each flat format would leave out, so the export page can say it before download."""
-    return {
-        "csv": csv_format.write(spec)[1],
-        "xlsx": xlsx_format.write(spec)[1],
-        "evalset": evalset_format.export_warnings(spec),
-    }
+@dataclass(frozen=True)
+class ExportNotes:
+    """What the export page says about one format before anything is downloaded."""
+
+    format: ExportFormat
+    warnings: list[str]
+    # A flat format leaves stored files out: the page offers the .zip instead.
+    offer_zip: bool = False
+    # Nothing of the dataset fits the format (an eval set of criteria-only tasks).
+    empty: bool = False
+
+
+def notes_for(spec: DatasetSpec, fmt: ExportFormat) -> ExportNotes:
+    """What `fmt` cannot carry of `spec`, worked out from the dataset without building the
+    export (a million criteria must not cost a CSV and a workbook to list three warnings)."""
+    warnings: list[str] = []
+    if fmt.slug == "csv":
+        warnings = spreadsheet_warnings(spec)
+    elif fmt.slug == "xlsx":
+        warnings = xlsx_format.export_warnings(spec)
+    elif fmt.slug == "evalset":
+        warnings = evalset_format.export_warnings(spec)
+    stored = _stored_files(spec) if fmt.slug in FLAT_FORMATS else []
+    if stored:
+        names = ", ".join(f"{name} (task {task})" for task, name in stored[:10])
+        if len(stored) > 10:
+            names += f" and {len(stored) - 10:,} more"
+        warnings.append(
+            STORED_FILES_LEFT_OUT.format(
+                files=counted(len(stored), "file"),
+                extension=f".{fmt.extension}",
+                them="it" if len(stored) == 1 else "them",
+                names=names,
+            )
+        )
+    empty = fmt.slug == "evalset" and bool(spec.tasks) and not evalset_format.has_items(spec)
+    if empty:
+        warnings.insert(0, NOTHING_TO_WRITE)
+    return ExportNotes(format=fmt, warnings=warnings, offer_zip=bool(stored), empty=empty)
+
+
+def export_notes(spec: DatasetSpec) -> list[ExportNotes]:
+    """Each format with what it cannot carry, for the export and version pages."""
+    return [notes_for(spec, fmt) for fmt in EXPORT_FORMATS]
 
 
 def export_response(spec: DatasetSpec, slug: str, stem: str) -> FileResponse:

@@ -515,8 +515,7 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
         "snapshot": version.snapshot,
         "shared_criteria": spec.criteria,
         "rows": selectors.spec_rows(spec),
-        "formats": exporting.EXPORT_FORMATS,
-        "export_warnings": exporting.export_warnings(spec),
+        "export_notes": exporting.export_notes(spec),
     }
     return render(request, "datasets_app/version_detail.html", context)
 
@@ -538,8 +537,7 @@ def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResp
         return exporting.export_response(spec, fmt, dataset.name)
     context = {
         "dataset": dataset,
-        "formats": exporting.EXPORT_FORMATS,
-        "export_warnings": exporting.export_warnings(spec),
+        "export_notes": exporting.export_notes(spec),
     }
     return render(request, "datasets_app/dataset_export.html", context)
 

@@ -103,8 +103,10 @@ def _content_problem(data: bytes, extension: str, file_name: str) -> Problem | N
         return WRONG_CONTENT.at(file_name, extension=extension, actual="something else")
     head = data[:_TEXT_SNIFF_BYTES]
     # Text has no control bytes besides tab, newline and carriage return (form feed too,
-    # rarely). UTF-16/32 files have NUL bytes, so they are let through only with a BOM.
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+    # rarely). UTF-16/32 files have NUL bytes, so they are let through only with a BOM; a
+    # file that starts with the UTF-8 BOM says it is text (our own .csv export does, and
+    # carries a prompt's control characters as they are, so it must import back).
+    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
         return None
     control = sum(head.count(bytes([byte])) for byte in (*range(0, 8), *range(14, 27), 127))
     if extension in (".csv", ".tsv") and not looks_like_utf16(head):

@@ -22,7 +22,7 @@ The layout, in short:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter, methodcaller
 from typing import Any
@@ -868,16 +868,10 @@ _WRITE_ORDER = (
 _ALWAYS_WRITTEN = ("task_id", "name", "prompt")
 
 
-def rows_from_spec(spec: DatasetSpec) -> tuple[list[str], list[list[str]], list[str]]:
-    """The spreadsheet for a dataset: (header, rows, warnings about what it cannot carry).
-
-    One row per criterion (a task with no criteria: one row); criteria for every task come
-    first, with `task_id` and `prompt` blank. Later rows of a task repeat only its `task_id`.
-    The dataset's name is the file's name, so it is not a column.
-    """
-    records: list[dict[str, str]] = []
+def spreadsheet_records(spec: DatasetSpec) -> Iterator[dict[str, str]]:
+    """The spreadsheet's rows as {column key: cell}, one at a time (see `rows_from_spec`)."""
     for criterion in spec.criteria:
-        records.append(_criterion_cells(criterion))
+        yield _criterion_cells(criterion)
     for task in spec.tasks:
         first: dict[str, str] = {"task_id": task.id, "name": task.name, "prompt": task.prompt}
         if task.expected_text is not None:
@@ -888,15 +882,14 @@ def rows_from_spec(spec: DatasetSpec) -> tuple[list[str], list[list[str]], list[
         if task.expected_files:
             first["expected_files"] = "\n".join(_file_cell(f) for f in task.expected_files)
         if not task.criteria:
-            records.append(first)
+            yield first
         for number, criterion in enumerate(task.criteria):
             row = first if number == 0 else {"task_id": task.id}
-            records.append({**row, **_criterion_cells(criterion)})
-    used = {key for record in records for key, value in record.items() if value != ""}
-    keys = [key for key in _WRITE_ORDER if key in used or key in _ALWAYS_WRITTEN]
-    header = [COLUMNS_BY_KEY[key].spellings[0] for key in keys]
-    rows = [[record.get(key, "") for key in keys] for record in records]
+            yield {**row, **_criterion_cells(criterion)}
 
+
+def spreadsheet_warnings(spec: DatasetSpec) -> list[str]:
+    """What a .csv or .xlsx cannot carry of the dataset, without writing one."""
     warnings = []
     if spec.description:
         warnings.append(MSG_WRITE_DESCRIPTION)
@@ -905,7 +898,22 @@ def rows_from_spec(spec: DatasetSpec) -> tuple[list[str], list[list[str]], list[
     with_evidence = sum(1 for task in spec.tasks if task.evidence)
     if with_evidence:
         warnings.append(MSG_WRITE_EVIDENCE.format(tasks=counted(with_evidence, "task")))
-    return header, rows, warnings
+    return warnings
+
+
+def rows_from_spec(spec: DatasetSpec) -> tuple[list[str], list[list[str]], list[str]]:
+    """The spreadsheet for a dataset: (header, rows, warnings about what it cannot carry).
+
+    One row per criterion (a task with no criteria: one row); criteria for every task come
+    first, with `task_id` and `prompt` blank. Later rows of a task repeat only its `task_id`.
+    The dataset's name is the file's name, so it is not a column.
+    """
+    records = list(spreadsheet_records(spec))
+    used = {key for record in records for key, value in record.items() if value != ""}
+    keys = [key for key in _WRITE_ORDER if key in used or key in _ALWAYS_WRITTEN]
+    header = [COLUMNS_BY_KEY[key].spellings[0] for key in keys]
+    rows = [[record.get(key, "") for key in keys] for record in records]
+    return header, rows, spreadsheet_warnings(spec)
 
 
 def _criterion_cells(criterion: CriterionSpec) -> dict[str, str]:

@@ -113,9 +113,16 @@ NOTE_RETRIEVAL_CRITERION = (
 NOTE_NOT_READ = "Not read from the zip: {names}."
 
 # Export warnings: what a dataset holds that an eval set has no place for.
-MSG_EXPORT_CRITERIA = "Left out: {tasks} graded by criteria, which an eval set cannot hold."
+MSG_EXPORT_CRITERIA = (
+    "Left out: {tasks} graded by criteria only ({ids}). An eval set grades a question by its "
+    "answer or its evidence."
+)
+MSG_EXPORT_ANSWER_ONLY = (
+    "Only the expected answer is kept for {tasks} graded by criteria as well: the criteria "
+    "have no place in an eval set."
+)
 MSG_EXPORT_SHARED = "The criteria for every task have no place in an eval set; they are left out."
-MSG_EXPORT_FILES = "Left out: {tasks} that attach files, which an eval set cannot hold."
+MSG_EXPORT_FILES = "The files of {tasks} are left out: an eval set cannot hold files."
 MSG_EXPORT_VERIFIERS = (
     "An eval set keeps only the expected answer: the answer's own verifier is left out for {tasks}."
 )
@@ -695,18 +702,28 @@ def _item_json(task: TaskSpec, evidence: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _spec_item(task: TaskSpec, warnings: list[str]) -> EvalItem | None:
+    """The task as an eval-set item, or None when nothing in an eval set could grade it (no
+    answer and no evidence: a task graded by criteria only, which the reader would refuse)."""
+    try:
+        line = json.dumps(_item_json(task, task.evidence or {}), ensure_ascii=False)
+        item = parse_jsonl_text(line, name=task.id).items[0]
+    except (EvalSetError, TypeError, ValueError) as exc:
+        detail = exc.detail if isinstance(exc, EvalSetError) and exc.detail else str(exc)
+        warnings.append(MSG_EXPORT_BAD_EVIDENCE.format(task=task.id, detail=detail))
+        line = json.dumps(_item_json(task, {}), ensure_ascii=False)
+        item = parse_jsonl_text(line, name=task.id).items[0]
+    if item.answer is None and not _has_evidence(evidence_of(item)):
+        return None
+    return item
+
+
 def _spec_items(spec: DatasetSpec) -> tuple[list[EvalItem], list[str]]:
     items, warnings = [], []
     for task in spec.tasks:
-        try:
-            line = json.dumps(_item_json(task, task.evidence or {}), ensure_ascii=False)
-            item = parse_jsonl_text(line, name=task.id).items[0]
-        except (EvalSetError, TypeError, ValueError) as exc:
-            detail = str(exc).removeprefix(f"{task.id}, line 1: ")
-            warnings.append(MSG_EXPORT_BAD_EVIDENCE.format(task=task.id, detail=detail))
-            line = json.dumps(_item_json(task, {}), ensure_ascii=False)
-            item = parse_jsonl_text(line, name=task.id).items[0]
-        items.append(item)
+        item = _spec_item(task, warnings)
+        if item is not None:
+            items.append(item)
     return items, warnings
 
 
@@ -729,16 +746,38 @@ def write(spec: DatasetSpec) -> bytes:
     return evalset_to_jsonl_text(spec_to_evalset(spec)).encode("utf-8")
 
 
-def export_warnings(spec: DatasetSpec) -> list[str]:
-    """What an eval-set export leaves out, so the export page can say it before download."""
-    warnings = []
-    graded = sum(
-        1
-        for task in spec.tasks
-        if any(criterion.id != RETRIEVAL_CRITERION_ID for criterion in task.criteria)
+def has_items(spec: DatasetSpec) -> bool:
+    """Whether any task can be written as an eval-set item (see `_spec_item`)."""
+    return any(
+        task.expected_text is not None or _spec_item(task, []) is not None for task in spec.tasks
     )
-    if graded:
-        warnings.append(MSG_EXPORT_CRITERIA.format(tasks=counted(graded, "task")))
+
+
+def export_warnings(spec: DatasetSpec) -> list[str]:
+    """What an eval-set export leaves out, so the export page can say it before download.
+
+    Worked out from the dataset, not by writing the file: only tasks with evidence are
+    tried as items (evidence is the one thing whose shape decides what is written).
+    """
+    warnings: list[str] = []
+    left_out, answer_only = [], 0
+    for task in spec.tasks:
+        graded_by_criteria = any(c.id != RETRIEVAL_CRITERION_ID for c in task.criteria)
+        if task.evidence:
+            kept = _spec_item(task, warnings) is not None
+        else:
+            kept = task.expected_text is not None
+        if not kept:
+            left_out.append(task.id)
+        elif graded_by_criteria:
+            answer_only += 1
+    if left_out:
+        ids = ", ".join(left_out[:5]) + (
+            f" and {len(left_out) - 5:,} more" if len(left_out) > 5 else ""
+        )
+        warnings.append(MSG_EXPORT_CRITERIA.format(tasks=counted(len(left_out), "task"), ids=ids))
+    if answer_only:
+        warnings.append(MSG_EXPORT_ANSWER_ONLY.format(tasks=counted(answer_only, "task")))
     if spec.criteria:
         warnings.append(MSG_EXPORT_SHARED)
     with_files = sum(1 for task in spec.tasks if task.input_files or task.expected_files)
@@ -747,5 +786,4 @@ def export_warnings(spec: DatasetSpec) -> list[str]:
     verifiers = sum(1 for task in spec.tasks if task.expected_verifier is not None)
     if verifiers:
         warnings.append(MSG_EXPORT_VERIFIERS.format(tasks=counted(verifiers, "task")))
-    warnings.extend(_spec_items(spec)[1])
     return warnings

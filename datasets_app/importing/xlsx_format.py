@@ -30,6 +30,8 @@ from datasets_app.importing.columns import (
     format_number,
     neutralize_formula,
     rows_from_spec,
+    spreadsheet_records,
+    spreadsheet_warnings,
 )
 from datasets_app.importing.spec import (
     MAX_CRITERIA_PER_FILE,
@@ -437,32 +439,40 @@ def _cell_text(value: Any) -> str:
     return str(value)
 
 
+def export_warnings(spec: DatasetSpec) -> list[str]:
+    """What an .xlsx cannot carry of the dataset, worked out without writing the workbook:
+    what a spreadsheet cannot hold, and the cells whose characters XML changes."""
+    warnings = spreadsheet_warnings(spec)
+    replaced = carriage_returns = 0
+    for record in spreadsheet_records(spec):
+        for value in record.values():
+            replaced += _NOT_IN_XML.search(value) is not None
+            carriage_returns += "\r" in value
+    if replaced:
+        warnings.append(MSG_WRITE_CONTROL_CHARACTERS.format(cells=counted(replaced, "cell")))
+    if carriage_returns:
+        warnings.append(MSG_WRITE_CARRIAGE_RETURNS.format(cells=counted(carriage_returns, "cell")))
+    return warnings
+
+
 def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:
     """The dataset as a one-sheet .xlsx: (bytes, warnings about what the sheet cannot carry).
 
     Every cell is written as text, never a formula, and with the same `'` before a formula
     character as the CSV writer (see `columns.neutralize_formula`), which `read` takes off.
     """
-    header, rows, warnings = rows_from_spec(spec)
+    header, rows, _warnings = rows_from_spec(spec)
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("Tasks")
-    replaced = carriage_returns = 0
     for values in [header, *rows]:
         cells = []
         for value in values:
-            clean, count = _NOT_IN_XML.subn("\ufffd", value)
-            replaced += bool(count)
-            clean, count = _CR.subn("\n", clean)
-            carriage_returns += bool(count)
+            clean = _CR.sub("\n", _NOT_IN_XML.sub("\ufffd", value))
             cell = WriteOnlyCell(sheet, value=neutralize_formula(clean))
             # openpyxl treats a string starting with "=" as a formula; say it is text.
             cell.data_type = "s"
             cells.append(cell)
         sheet.append(cells)
-    if replaced:
-        warnings.append(MSG_WRITE_CONTROL_CHARACTERS.format(cells=counted(replaced, "cell")))
-    if carriage_returns:
-        warnings.append(MSG_WRITE_CARRIAGE_RETURNS.format(cells=counted(carriage_returns, "cell")))
     buffer = io.BytesIO()
     workbook.save(buffer)
-    return buffer.getvalue(), warnings
+    return buffer.getvalue(), export_warnings(spec)

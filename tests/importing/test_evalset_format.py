@@ -426,14 +426,36 @@ def test_what_an_eval_set_cannot_hold_is_said_before_export():
     )
     spec = DatasetSpec(name="d", tasks=(task,), criteria=(RETRIEVAL,))
     warnings = ef.export_warnings(spec)
-    assert ef.MSG_EXPORT_CRITERIA.format(tasks="1 task") in warnings
+    assert ef.MSG_EXPORT_CRITERIA.format(tasks="1 task", ids="t1") in warnings
     assert ef.MSG_EXPORT_SHARED in warnings
     assert any(
         w.startswith("The evidence of task t1 is not in the eval-set shape") for w in warnings
     )
-    # ...and the file still writes, with the task's question and no evidence.
-    (item,) = parse_jsonl_text(ef.write(spec), name="d.jsonl").items
-    assert (item.id, item.question, item.gold) == ("t1", "p", ())
+    # ...and the task is left out, as said: with no answer and no evidence, nothing in an
+    # eval set could grade it (it was written with "answer": null, which no reader takes).
+    assert parse_jsonl_text(ef.write(spec), name="d.jsonl").items == ()
+
+
+def test_an_eval_set_export_imports_back_the_same():
+    answered = TaskSpec(
+        id="a1",
+        name="a1",
+        prompt="What is 2+2?",
+        expected_text="4",
+        criteria=(CriterionSpec(id="shows-work", criterion="Shows the working"),),
+    )
+    rubric = TaskSpec(
+        id="r1", name="r1", prompt="Be kind.", criteria=(CriterionSpec(id="c", criterion="Kind"),)
+    )
+    spec = DatasetSpec(name="Mixed", tasks=(answered, rubric))
+    warnings = ef.export_warnings(spec)
+    assert ef.MSG_EXPORT_CRITERIA.format(tasks="1 task", ids="r1") in warnings
+    assert ef.MSG_EXPORT_ANSWER_ONLY.format(tasks="1 task") in warnings
+
+    exported = ef.write(spec)
+    again = ok(check_file(exported, "mixed.jsonl"))
+    assert [(t.id, t.expected_text, t.criteria) for t in again.tasks] == [("a1", "4", ())]
+    assert ef.write(again) == exported
 
 
 def test_an_ordinary_dataset_exports_its_answers():

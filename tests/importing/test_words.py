@@ -113,7 +113,7 @@ def test_a_long_path_cut_short_keeps_its_closing_quote():
 def test_export_warnings_count_tasks_in_words():
     task = TaskSpec(id="a", name="", prompt="p", criteria=(spec.CriterionSpec("c", "C"),))
     written = evalset_format.export_warnings(DatasetSpec(tasks=(task, task)))
-    assert "Left out: 2 tasks graded by criteria, which an eval set cannot hold." in written
+    assert evalset_format.MSG_EXPORT_CRITERIA.format(tasks="2 tasks", ids="a, a") in written
     assert not any("(s)" in warning for warning in written)
 
 
