@@ -9,6 +9,7 @@ non-zero when a goal is missed (no errors; p95 of a check at most 1 s).
 
     .venv/bin/python scripts/load.py                        # the issue's figures
     .venv/bin/python scripts/load.py --seconds 10 --users 5 # a quick try
+    .venv/bin/python scripts/load.py --front                # through nginx, as the Procfile
 
 It works in a throwaway database (`contextevals_load`, dropped and created again) on the
 PostgreSQL server at 127.0.0.1:5432 and a temporary media folder; nothing else is touched.
@@ -300,33 +301,6 @@ def prepare_database(env: dict[str, str], usernames: list[str]) -> None:
     )
 
 
-def start_gunicorn(env: dict[str, str], port: int, workers: int, log: Path) -> subprocess.Popen:
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    process = subprocess.Popen(
-        [
-            str(gunicorn),
-            "contextevals.wsgi",
-            "--workers",
-            str(workers),
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--timeout",
-            "60",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        deployed.wait_until_up(process, f"http://127.0.0.1:{port}/accounts/login/", log)
-    except RuntimeError as exc:
-        deployed.stop(process)
-        raise SystemExit(str(exc)) from exc
-    return process
-
-
 # Run in a child process with the server's settings: per dataset, its live tasks, how many
 # distinct positions and ids they have, how many carry the file's ids, and their criteria.
 VERIFY_SCRIPT = """
@@ -442,6 +416,11 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=20, help="people at once")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument(
+        "--front",
+        action="store_true",
+        help="through the Procfile's web process (nginx in front of gunicorn)",
+    )
+    parser.add_argument(
         "--think",
         type=float,
         default=5.0,
@@ -467,18 +446,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="contextevals-load-") as tmp:
         env = server_environment(recreate_database(), Path(tmp) / "media")
         prepare_database(env, usernames)
-        log = Path(tmp) / "gunicorn.log"
-        port = deployed.free_port()
-        server = start_gunicorn(env, port, args.workers, log)
+        log = Path(tmp) / "server.log"
         stats = Stats()
-        try:
+        serving = deployed.serving(
+            env, front=args.front, log=log, WEB_CONCURRENCY=str(args.workers)
+        )
+        with serving as base:
             started = time.monotonic()
             deadline = started + args.seconds
             people = [
                 threading.Thread(
                     target=person,
                     args=(
-                        f"http://127.0.0.1:{port}",
+                        base,
                         name,
                         data,
                         deadline,
@@ -501,8 +481,6 @@ def main() -> int:
             stuck = sum(thread.is_alive() for thread in people)
             if stuck:
                 stats.error(f"{stuck} people still waiting at the hard deadline")
-        finally:
-            deployed.stop(server)
         server_log = log.read_text(errors="replace")
         if "Traceback" in server_log or "[CRITICAL]" in server_log:
             stats.error("the server logged an error; its log follows")
