@@ -1,5 +1,5 @@
 """What stands in front of every request that brings a file or starts an import: the size
-limit and the per-person rates of checks and imports.
+limit, the per-person rates of checks and imports, and each person's storage quota.
 
 One rule, asked by the import dialog's views (through `guard_upload`) and by the HTTP API
 alike, so a person's checks count once whichever way the file came in.
@@ -15,6 +15,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django_ratelimit.core import get_usage
 
+from datasets_app import services
 from datasets_app.forms import file_too_large_message
 
 TOO_MANY_CHECKS = "You have chosen many files in a short time. Wait a minute, then try again."
@@ -98,7 +99,18 @@ def refusal(
             return Refusal(429, rate.message, retry_after=max(1, int(usage["time_left"])))
     if check_size and body_too_large(request):
         return Refusal(413, file_too_large_message(settings.MAX_UPLOAD_BYTES))
+    if check_size and request.user.is_authenticated:
+        over = services.upload_over_quota(owner=request.user, size=_declared_or_zero(request))
+        if over is not None:
+            return Refusal(413, over)
     return None
+
+
+def _declared_or_zero(request: HttpRequest) -> int:
+    try:
+        return declared_length(request)
+    except ValueError:
+        return 0
 
 
 Refuse = Callable[..., HttpResponse]

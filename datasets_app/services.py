@@ -24,7 +24,7 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, Sum
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.text import get_valid_filename
@@ -462,11 +462,33 @@ FILES_REMOVED_MEANWHILE = (
 )
 
 
+UPLOAD_OVER_QUOTA = (
+    "This file ({size}) would take you past the {quota} each person can store: the files "
+    "your datasets keep and the files you chose in the last day (kept a day) take {used}. "
+    "Remove what you no longer need, or ask an administrator to raise the limit."
+)
+
+
 def storage_used(*, owner: AbstractBaseUser) -> int:
-    """Bytes the person's datasets keep in the storage: each stored file once, however many
-    of their tasks hold it (links take none)."""
+    """Bytes the person keeps in the storage: the files their datasets' tasks hold, each
+    stored file once however many tasks hold it (links take none), and the files they chose
+    to import, until those expire."""
     rows = TaskFile.objects.filter(task__dataset__owner=owner).exclude(file="").order_by()
-    return sum(size or 0 for _name, size in rows.values_list("file", "size").distinct())
+    files = sum(size or 0 for _name, size in rows.values_list("file", "size").distinct())
+    live = Upload.objects.filter(owner=owner, expires_at__gt=timezone.now())
+    return files + (live.aggregate(total=Sum("size"))["total"] or 0)
+
+
+def upload_over_quota(*, owner: AbstractBaseUser, size: int) -> str | None:
+    """Why a new file of `size` bytes cannot be kept for `owner` (their storage quota), or
+    None. Asked before the file is read, from the size its request declares."""
+    quota = project_settings.STORAGE_QUOTA_BYTES
+    used = storage_used(owner=owner)
+    if used + size <= quota:
+        return None
+    return UPLOAD_OVER_QUOTA.format(
+        size=filesizeformat(size), quota=filesizeformat(quota), used=filesizeformat(used)
+    )
 
 
 def _check_quota(owner: AbstractBaseUser, contents: dict[str, int]) -> None:

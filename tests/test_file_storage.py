@@ -8,6 +8,8 @@ import os
 
 import pytest
 from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
 
 from datasets_app import services
 from datasets_app.models import Task, TaskFile, Upload
@@ -22,6 +24,11 @@ def stored_files() -> list[str]:
     """Every file under the storage's task-files/ folder."""
     root = default_storage.path("task-files")
     return [os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names]
+
+
+def uploads_bytes(owner) -> int:
+    """What the person's uploads (kept a day) take."""
+    return sum(upload.size for upload in Upload.objects.filter(owner=owner))
 
 
 def stored_bytes() -> int:
@@ -111,7 +118,7 @@ def test_an_import_past_the_persons_quota_is_refused_and_stores_nothing(
     )
     assert not dataset.tasks.exists()
     assert stored_bytes() == 2 * MiB
-    assert services.storage_used(owner=user) == 2 * MiB
+    assert services.storage_used(owner=user) == 2 * MiB + uploads_bytes(user)
 
 
 def test_files_a_person_already_stores_do_not_count_again(make_dataset, user, settings):
@@ -122,4 +129,18 @@ def test_files_a_person_already_stores_do_not_count_again(make_dataset, user, se
     upload = start_import(checked_upload(user, make_dataset(name="Again"), "first.zip", data))
 
     assert upload.state == Upload.State.IMPORTED
-    assert services.storage_used(owner=user) == 2 * MiB
+    assert services.storage_used(owner=user) == 2 * MiB + uploads_bytes(user)
+
+
+def test_a_file_past_the_persons_quota_is_refused_before_it_is_kept(
+    auth_client, make_dataset, settings
+):
+    settings.STORAGE_QUOTA_BYTES = 100_000
+    dataset = make_dataset()
+    url = reverse("datasets_app:import_check", args=[dataset.pk])
+    big = SimpleUploadedFile("big.json", b'{"tasks": []}' + b" " * 120_000)
+
+    page = auth_client.post(url, {"file": big}, HTTP_HX_REQUEST="true").content.decode()
+
+    assert "would take you past the 97.7\xa0KB each person can store" in page
+    assert not Upload.objects.exists()
