@@ -58,9 +58,10 @@ def _open_stored(spec: FileSpec) -> BinaryIO | None:
 # Formats that are one text file: they can link files, never hold them.
 FLAT_FORMATS = ("json", "csv", "xlsx")
 
+# The page follows it with a link to the .zip, which keeps them.
 STORED_FILES_LEFT_OUT = (
     "{files} stored with the tasks cannot go in a {extension} file, which can only link "
-    "files, so the export leaves {them} out: {names}. Download the .zip to keep them."
+    "files, so the export leaves {them} out: {names}."
 )
 NOTHING_TO_WRITE = "None of the tasks can be written as an eval set."
 
