@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.utils.functional import cached_property
@@ -15,6 +15,11 @@ from datasets_app.importing.document import validate_document
 from datasets_app.importing.spec import Problem, Verifier, nowhere
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
 
+if TYPE_CHECKING:
+    _FormBase = forms.BaseForm
+else:
+    _FormBase = object
+
 
 def _as_shown(text: str) -> str:
     # A browser posts every line break of a textarea as CRLF, and text fields strip the
@@ -22,7 +27,7 @@ def _as_shown(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-class KeepsShownText:
+class KeepsShownText(_FormBase):
     """Text posted back as it was shown keeps its stored value, byte for byte.
 
     An unchanged save must change nothing, but a browser sends each line break as CRLF and
@@ -45,11 +50,11 @@ class KeepsShownText:
 
     @cached_property
     def changed_data(self) -> list[str]:
-        changed = super().changed_data  # type: ignore[misc]
+        changed = super().changed_data
         return [name for name in changed if not self._shown_unchanged(name)]
 
     def clean(self):
-        cleaned = super().clean()  # type: ignore[misc]
+        cleaned = super().clean()
         for name in list(cleaned):
             if name in self.fields and self._shown_unchanged(name):
                 cleaned[name] = self[name].initial

@@ -17,7 +17,15 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 
-from datasets_app import exporting
+from datasets_app import exporting, services
+from datasets_app.importing import (
+    columns,
+    csv_format,
+    evalset_format,
+    json_format,
+    xlsx_format,
+    zip_format,
+)
 from datasets_app.importing.spec import DatasetSpec
 from datasets_app.models import Dataset, Upload
 from tests.datasets import file_bytes, import_file, spec_zip
@@ -147,3 +155,44 @@ def test_a_flat_export_of_stored_files_says_so_and_imports_back(auth_client, use
         assert [(f.name, f.url) for f in task.files.all()] == [
             ("extra.pdf", "https://example.com/extra.pdf")
         ], slug
+
+
+def test_the_export_and_version_pages_do_not_build_the_exports(auth_client, user, monkeypatch):
+    # Issue 15: a million criteria took the export page 104 s, because it built the .csv
+    # and the .xlsx to list their warnings. The warnings come from the dataset itself.
+    dataset = Dataset.objects.create(owner=user, name="Big", description="Kept in .json only")
+    import_file(
+        auth_client,
+        dataset,
+        "big.json",
+        json.dumps(
+            {
+                "settings": {"expectedAnswerVerifier": {"kind": "exact_match"}},
+                "tasks": [
+                    {"id": "t1", "prompt": "Line one\r\nline two", "expected": "x"},
+                    {"id": "t2", "prompt": "p", "criteria": [{"criterion": "Kind"}]},
+                ],
+            }
+        ).encode(),
+    )
+    version = services.version_save(dataset=dataset, user=user)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the page built an export")
+
+    for module, name in (
+        (csv_format, "write"),
+        (xlsx_format, "write"),
+        (json_format, "write"),
+        (evalset_format, "write"),
+        (zip_format, "write"),
+        (columns, "rows_from_spec"),
+    ):
+        monkeypatch.setattr(module, name, refuse)
+    for url in (
+        reverse("datasets_app:dataset_export_page", args=[dataset.pk]),
+        version.get_absolute_url(),
+    ):
+        page = auth_client.get(url).content.decode()
+        assert "CR line ends, in 1 cell" in page, url
+        assert "Left out: 1 task graded by criteria only (t2)" in page, url

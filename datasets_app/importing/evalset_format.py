@@ -719,7 +719,8 @@ def _spec_item(task: TaskSpec, warnings: list[str]) -> EvalItem | None:
 
 
 def _spec_items(spec: DatasetSpec) -> tuple[list[EvalItem], list[str]]:
-    items, warnings = [], []
+    items: list[EvalItem] = []
+    warnings: list[str] = []
     for task in spec.tasks:
         item = _spec_item(task, warnings)
         if item is not None:
