@@ -5,11 +5,15 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.db import models, transaction
-from django.db.models import QuerySet
+from django.db.models import Avg, Count, F, Q, QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from datasets_app import services
-from datasets_app.forms import KeepsShownText
+from datasets_app.forms import KeepsShownText, VerifierField
+from datasets_app.importing.spec import counted
 from datasets_app.models import (
     ApiToken,
     Criterion,
@@ -27,7 +31,77 @@ from datasets_app.models import (
 
 class AdminForm(KeepsShownText, forms.ModelForm):
     """The admin's forms keep text posted back as shown, like the app's (an unchanged save
-    changes nothing)."""
+    changes nothing), and show each verifier as its four parts (`VerifierField`)."""
+
+    def clean(self):
+        cleaned = super().clean()
+        # A verifier posted back as shown keeps its stored value exactly.
+        for name, field in self.fields.items():
+            unchanged = name in cleaned and name not in self.changed_data
+            if isinstance(field, VerifierField) and unchanged:
+                cleaned[name] = self[name].initial
+        return cleaned
+
+
+class WeightInput(forms.NumberInput):
+    """A weight as people write it: 20, not 20.0 (every other screen prints it so too)."""
+
+    def format_value(self, value):
+        if value in (None, ""):
+            return None
+        try:
+            return format(float(value), ".15g")  # all of its digits, no trailing .0
+        except (TypeError, ValueError):
+            return super().format_value(value)
+
+
+class CriterionAdminForm(AdminForm):
+    class Meta:
+        field_classes = {"verifier": VerifierField}
+        widgets = {
+            "text": forms.Textarea(attrs={"rows": 2}),
+            "weight": WeightInput(attrs={"step": "any"}),
+        }
+
+
+SETTINGS_VERIFIERS = (
+    ("expected_answer_verifier", "expectedAnswerVerifier"),
+    ("default_verifier", "defaultVerifier"),
+)
+
+
+class DatasetAdminForm(AdminForm):
+    """The dataset's settings as their two verifiers, each in its four parts; any other key
+    the settings hold is kept as it is."""
+
+    expected_answer_verifier = VerifierField(
+        label="Expected answers are graded by",
+        help_text="No kind: an agent judge compares the answer with the expected one (0 to 1).",
+    )
+    default_verifier = VerifierField(
+        label="Criteria with no verifier are graded by",
+        help_text="No kind: an LLM judge decides pass or fail for each criterion.",
+    )
+
+    class Meta:
+        fields = ("name", "description", "owner", "shared_with")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        settings = self.instance.settings or {}
+        for name, key in SETTINGS_VERIFIERS:
+            self.fields[name].initial = settings.get(key)
+
+    def save(self, commit: bool = True):
+        settings = dict(self.instance.settings or {})
+        for name, key in SETTINGS_VERIFIERS:
+            verifier = self.cleaned_data.get(name)
+            if verifier:
+                settings[key] = verifier
+            else:
+                settings.pop(key, None)
+        self.instance.settings = settings
+        return super().save(commit)
 
 
 SAVED_ONLY_BY_A_VERSION = (
@@ -37,6 +111,9 @@ SAVED_ONLY_BY_A_VERSION = (
 
 
 class TaskAdminForm(AdminForm):
+    class Meta:
+        field_classes = {"expected_verifier": VerifierField}
+
     def clean_state(self) -> str:
         state = self.cleaned_data["state"]
         task = self.instance
@@ -46,11 +123,12 @@ class TaskAdminForm(AdminForm):
         return state
 
 
-class DatasetCriterionInline(admin.TabularInline):
-    """The dataset's criteria for every task."""
+class DatasetCriterionInline(admin.StackedInline):
+    """The dataset's criteria for every task (stacked: a criterion's text and verifier need
+    the page's width, which a table row's cells do not have)."""
 
     model = Criterion
-    form = AdminForm
+    form = CriterionAdminForm
     fk_name = "dataset"
     fields = ("criterion_id", "text", "weight", "verifier", "position", "archived")
     extra = 0
@@ -61,15 +139,15 @@ class DatasetCriterionInline(admin.TabularInline):
         return super().get_queryset(request).filter(task__isnull=True)
 
 
-class TaskCriterionInline(admin.TabularInline):
+class TaskCriterionInline(admin.StackedInline):
     model = Criterion
-    form = AdminForm
+    form = CriterionAdminForm
     fk_name = "task"
     fields = ("criterion_id", "text", "weight", "verifier", "position")
     extra = 0
 
 
-class TaskFileInline(admin.TabularInline):
+class TaskFileInline(admin.StackedInline):
     model = TaskFile
     form = AdminForm
     # A link typed without a scheme means https (task links must be; Django 6's default).
@@ -92,16 +170,112 @@ def save_as_next_version(
             modeladmin.message_user(request, f"{dataset}: saved as {version.label}.")
 
 
+class DatasetFilter(admin.SimpleListFilter):
+    """By dataset, each named with its owner and id: two people's "Finance QA" differ."""
+
+    title = "dataset"
+    parameter_name = "dataset"
+    lookup = "dataset"
+
+    def lookups(self, request, model_admin):
+        datasets = Dataset.objects.select_related("owner").order_by("name", "pk")
+        return [(str(d.pk), f"{d.name} ({d.owner.get_username()}, #{d.pk})") for d in datasets]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(**{f"{self.lookup}__pk": self.value()})
+        return queryset
+
+
+class RunDatasetFilter(DatasetFilter):
+    lookup = "version__dataset"
+
+
+class ReviewedFilter(admin.SimpleListFilter):
+    """Drafts an administrator has looked at since they last changed, or not."""
+
+    title = "reviewed"
+    parameter_name = "reviewed"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Reviewed"), ("no", "Not reviewed")]
+
+    def queryset(self, request, queryset):
+        reviewed = Q(reviewed_at__isnull=False, reviewed_at__gte=F("updated_at"))
+        if self.value() == "yes":
+            return queryset.filter(reviewed)
+        if self.value() == "no":
+            return queryset.exclude(reviewed)
+        return queryset
+
+
+class AdminStyles:
+    # Monospace code boxes, verifier parts laid out, inlines that fit (our CSP allows no
+    # inline style, so this is a stylesheet of our own).
+    css = {"all": ["css/admin.css"]}
+
+
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    form = AdminForm
-    list_display = ("name", "owner", "updated_at")
-    search_fields = ("name", "description")
+    form = DatasetAdminForm
+    list_display = ("name", "owner", "id", "task_count", "updated_at")
+    search_fields = ("name", "description", "owner__username")
     list_select_related = ("owner",)
     autocomplete_fields = ("owner",)
     filter_horizontal = ("shared_with",)
+    readonly_fields = ("task_list",)
+    fieldsets = (
+        (None, {"fields": ("name", "description", "owner", "shared_with")}),
+        (
+            "How tasks are graded when they don’t say",
+            {"fields": [name for name, _ in SETTINGS_VERIFIERS]},
+        ),
+        ("Tasks", {"fields": ("task_list",)}),
+    )
     inlines = [DatasetCriterionInline]
     actions = [save_as_next_version]
+    Media = AdminStyles
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
+        live = Count("tasks", filter=~Q(tasks__state=TaskState.ARCHIVED))
+        return super().get_queryset(request).annotate(live_tasks=live)
+
+    @admin.display(description="tasks", ordering="live_tasks")
+    def task_count(self, dataset: Dataset) -> int:
+        return dataset.live_tasks  # type: ignore[attr-defined]
+
+    @admin.display(description="Its tasks")
+    def task_list(self, dataset: Dataset) -> SafeString | str:
+        """The dataset's tasks (archived ones left out) with their state, each a link."""
+        if dataset.pk is None:
+            return "—"
+        tasks = dataset.tasks.live().order_by("position", "pk")
+        rows = format_html_join(
+            "",
+            '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td>'
+            '<td><a href="{}">On its page</a></td></tr>',
+            (
+                (
+                    reverse("admin:datasets_app_task_change", args=[task.pk]),
+                    task.task_id,
+                    task.name or "—",
+                    task.get_state_display(),
+                    "yes" if task.is_reviewed else "—",
+                    task.get_absolute_url(),
+                )
+                for task in tasks
+            ),
+        )
+        drafts = reverse("admin:datasets_app_task_changelist")
+        return format_html(
+            '<table class="dataset-tasks"><thead><tr><th scope="col">Id</th>'
+            '<th scope="col">Name</th><th scope="col">State</th><th scope="col">Reviewed</th>'
+            '<th scope="col">In the app</th></tr></thead><tbody>{}</tbody></table>'
+            '<p><a href="{}?dataset={}&amp;state__exact=draft">Review its drafts</a></p>',
+            rows or format_html('<tr><td colspan="5">No tasks yet.</td></tr>'),
+            drafts,
+            dataset.pk,
+        )
 
 
 @admin.register(Task)
@@ -111,12 +285,46 @@ class TaskAdmin(admin.ModelAdmin):
     the task becomes a draft for the next Save as vN."""
 
     form = TaskAdminForm
-    list_display = ("task_id", "name", "dataset", "state", "position", "updated_at")
-    list_filter = ("state", "dataset")
+    list_display = ("task_id", "name", "dataset", "state", "reviewed", "updated_at")
+    list_filter = ("state", ReviewedFilter, DatasetFilter)
     search_fields = ("task_id", "name", "prompt")
-    list_select_related = ("dataset",)
+    list_select_related = ("dataset__owner", "reviewed_by")
     inlines = [TaskCriterionInline, TaskFileInline]
-    readonly_fields = ("created_at", "updated_at")
+    readonly_fields = ("reviewed", "created_at", "updated_at")
+    actions = ["mark_reviewed", "delete_drafts", "save_datasets_as_next_version"]
+    Media = AdminStyles
+
+    @admin.display(description="reviewed", boolean=True)
+    def reviewed(self, task: Task) -> bool:
+        return task.is_reviewed
+
+    @admin.action(description="Mark selected drafts reviewed", permissions=["change"])
+    def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
+        marked = services.tasks_mark_reviewed(tasks=queryset, user=request.user)
+        others = queryset.count() - marked
+        self.message_user(request, f"Marked {counted(marked, 'draft')} reviewed.")
+        if others:
+            message = f"Left as they were: {counted(others, 'task')} not a draft."
+            self.message_user(request, message, messages.WARNING)
+
+    @admin.action(description="Delete selected drafts", permissions=["delete"])
+    def delete_drafts(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
+        """Drafts only, the app's way: a draft no version holds is deleted for good; a saved
+        task selected with them is left alone (remove it on its page, which archives it)."""
+        drafts = list(queryset.filter(state=TaskState.DRAFT))
+        with transaction.atomic():
+            for task in drafts:
+                services.task_remove(task=task)
+        self.message_user(request, f"Deleted {counted(len(drafts), 'draft')}.")
+        others = queryset.exclude(state=TaskState.DRAFT).count()
+        if others:
+            message = f"Left as they were: {counted(others, 'task')} not a draft."
+            self.message_user(request, message, messages.WARNING)
+
+    @admin.action(description="Save their datasets as the next version", permissions=["change"])
+    def save_datasets_as_next_version(self, request: HttpRequest, queryset: QuerySet[Task]):
+        datasets = Dataset.objects.filter(pk__in=queryset.values("dataset")).order_by("name")
+        save_as_next_version(self, request, datasets)
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         # The copy for the versions, the task and its criteria and files: all or nothing.
@@ -168,19 +376,90 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-@admin.register(Version)
-class VersionAdmin(ReadOnlyAdmin):
-    list_display = ("dataset", "number", "created_by", "created_at")
-    list_filter = ("dataset",)
-    list_select_related = ("dataset", "created_by")
+class VersionRunInline(admin.TabularInline):
+    """The runs that graded this version, with how many results and their mean score."""
 
-
-class RunResultInline(admin.TabularInline):
-    model = RunResult
-    fields = ("task", "score")
+    model = Run
+    fields = ("run_link", "created_by", "created_at", "result_count", "mean_score")
     readonly_fields = fields
     extra = 0
     can_delete = False
+    show_change_link = False
+    verbose_name_plural = "runs of this version"
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Run]:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("created_by")
+            .annotate(results_n=Count("results"), results_mean=Avg("results__score"))
+        )
+
+    @admin.display(description="run")
+    def run_link(self, run: Run) -> SafeString:
+        return format_html(
+            '<a href="{}">{}</a>', reverse("admin:datasets_app_run_change", args=[run.pk]), run
+        )
+
+    @admin.display(description="results")
+    def result_count(self, run: Run) -> int:
+        return run.results_n  # type: ignore[attr-defined]
+
+    @admin.display(description="mean score")
+    def mean_score(self, run: Run) -> str:
+        mean = run.results_mean  # type: ignore[attr-defined]
+        return "—" if mean is None else f"{mean:.2f}"
+
+
+@admin.register(Version)
+class VersionAdmin(ReadOnlyAdmin):
+    list_display = ("dataset", "number", "created_by", "created_at", "run_count")
+    list_filter = (DatasetFilter,)
+    list_select_related = ("dataset__owner", "created_by")
+    # Its tasks are listed on its page in the app (View on site); here, how many.
+    fields = ("dataset", "number", "created_by", "created_at", "task_count")
+    readonly_fields = fields
+    inlines = [VersionRunInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Version]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(runs_n=Count("runs", distinct=True), tasks_n=Count("tasks", distinct=True))
+        )
+
+    @admin.display(description="runs", ordering="runs_n")
+    def run_count(self, version: Version) -> int:
+        return version.runs_n  # type: ignore[attr-defined]
+
+    @admin.display(description="tasks")
+    def task_count(self, version: Version) -> int:
+        return version.tasks_n  # type: ignore[attr-defined]
+
+
+class RunResultInline(admin.TabularInline):
+    """A run's results: each task it graded (by id, linked) and its score."""
+
+    model = RunResult
+    fields = ("task_link", "task_name", "score")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[RunResult]:
+        return super().get_queryset(request).select_related("task")
+
+    @admin.display(description="task")
+    def task_link(self, result: RunResult) -> SafeString:
+        url = reverse("admin:datasets_app_task_change", args=[result.task_id])
+        return format_html('<a href="{}">{}</a>', url, result.task.task_id)
+
+    @admin.display(description="name")
+    def task_name(self, result: RunResult) -> str:
+        return result.task.name or "—"
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
@@ -189,6 +468,7 @@ class RunResultInline(admin.TabularInline):
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdmin):
     list_display = ("__str__", "version", "created_by", "created_at")
+    list_filter = (RunDatasetFilter,)
     list_select_related = ("version__dataset", "created_by")
     inlines = [RunResultInline]
 
@@ -214,7 +494,7 @@ class SiteSettingsAdmin(admin.ModelAdmin):
 def revoke_tokens(modeladmin: ApiTokenAdmin, request: HttpRequest, queryset: QuerySet) -> None:
     for token in queryset:
         services.api_token_revoke(token=token)
-    modeladmin.message_user(request, f"Revoked {queryset.count()} API token(s).")
+    modeladmin.message_user(request, f"Revoked {counted(queryset.count(), 'API token')}.")
 
 
 @admin.register(ApiToken)

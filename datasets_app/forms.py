@@ -200,6 +200,79 @@ def verifier_json(kind: str, output_type: str, instructions: str, code: str) -> 
     ).to_json()
 
 
+class VerifierWidget(forms.MultiWidget):
+    """A verifier as four labelled controls: kind, output type, instructions, and code in a
+    monospace box with real line breaks (the admin's; the app's forms have their own)."""
+
+    template_name = "datasets_app/widgets/verifier.html"
+    labels = ("Kind", "Output type", "Instructions", "Python code")
+
+    def __init__(self, attrs: dict | None = None) -> None:
+        super().__init__(
+            [
+                forms.Select(choices=VERIFIER_CHOICES),
+                forms.Select(choices=OUTPUT_TYPE_CHOICES),
+                forms.Textarea(attrs={"rows": 3, "class": "verifier-instructions"}),
+                forms.Textarea(attrs={"rows": 8, "class": "verifier-code", "spellcheck": "false"}),
+            ],
+            attrs,
+        )
+
+    def decompress(self, value: dict | None) -> list[str]:
+        value = value if isinstance(value, dict) else {}
+        return [
+            value.get("kind", ""),
+            value.get("outputType", ""),
+            value.get("instructions", ""),
+            value.get("code", ""),
+        ]
+
+    def get_context(self, name, value, attrs):
+        context = super().get_context(name, value, attrs)
+        for subwidget, label in zip(context["widget"]["subwidgets"], self.labels, strict=True):
+            subwidget["label"] = label
+        return context
+
+
+class VerifierField(forms.MultiValueField):
+    """A verifier ({"kind", "outputType", "instructions", "code"}) from four fields, so the
+    JSON is valid by construction; no kind means none (the dataset's default grades)."""
+
+    widget = VerifierWidget
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.pop("encoder", None)
+        kwargs.pop("decoder", None)
+        fields = (
+            forms.ChoiceField(choices=VERIFIER_CHOICES, required=False),
+            forms.ChoiceField(choices=OUTPUT_TYPE_CHOICES, required=False),
+            forms.CharField(required=False, strip=False),
+            forms.CharField(required=False, strip=False),
+        )
+        super().__init__(fields, require_all_fields=False, **{"required": False, **kwargs})
+
+    def compress(self, data_list: list[str]) -> dict | None:
+        if not data_list:
+            return None
+        # A browser posts a textarea's line breaks as CRLF; the file's are LF.
+        kind, output_type, instructions, code = (
+            (value or "").replace("\r\n", "\n") for value in data_list
+        )
+        if not kind and (instructions or code):
+            raise forms.ValidationError("Choose a kind for these instructions or this code.")
+        return verifier_json(kind, output_type, instructions, code)
+
+    def has_changed(self, initial, data) -> bool:
+        # Shown text posted back (CRLF line breaks, stripped ends) is not a change.
+        before = initial if isinstance(initial, dict) or initial is None else None
+        try:
+            after = self.compress(data if isinstance(data, list) else [])
+        except forms.ValidationError:
+            return True
+        shown = self.compress(self.widget.decompress(before)) if before else None
+        return shown != after
+
+
 def verifier_fields(label: str) -> dict[str, forms.Field]:
     """Four fields that describe one verifier: kind, output type, instructions, code."""
     return {

@@ -113,6 +113,17 @@ class Task(models.Model):
     expected_verifier = models.JSONField(blank=True, null=True)
     position = models.PositiveIntegerField(default=0)
     state = models.CharField(max_length=10, choices=TaskState.choices, default=TaskState.DRAFT)
+    # An administrator looked at this draft in the admin ("Mark reviewed"). A change to the
+    # task after that (its updated_at) means it needs looking at again: see `is_reviewed`.
+    reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    reviewed_by = models.ForeignKey(
+        project_settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="+",
+    )
     # Retrieval evidence from a contextgrid eval set (anchors, gold spans, gold documents).
     evidence = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -140,6 +151,11 @@ class Task(models.Model):
     @property
     def is_draft(self) -> bool:
         return self.state == TaskState.DRAFT
+
+    @property
+    def is_reviewed(self) -> bool:
+        """Reviewed in the admin, and not changed since."""
+        return self.reviewed_at is not None and self.reviewed_at >= self.updated_at
 
 
 class Criterion(models.Model):

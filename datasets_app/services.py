@@ -24,7 +24,7 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import F, Max, Sum
+from django.db.models import F, Max, QuerySet, Sum
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.text import get_valid_filename
@@ -875,6 +875,14 @@ def task_remove_deletes(task: Task) -> bool:
     return (
         task.state == TaskState.DRAFT and not task.versions.exists() and not task.results.exists()
     )
+
+
+def tasks_mark_reviewed(*, tasks: QuerySet[Task], user: AbstractBaseUser) -> int:
+    """An administrator has looked at these drafts; returns how many were marked.
+
+    `update()` leaves `updated_at` alone, so a task counts as reviewed until it next changes.
+    """
+    return tasks.filter(state=TaskState.DRAFT).update(reviewed_at=timezone.now(), reviewed_by=user)
 
 
 @transaction.atomic

@@ -107,7 +107,7 @@ def test_editing_the_dataset_in_the_admin_leaves_the_version_as_saved(
         client,
         reverse("admin:datasets_app_dataset_change", args=[dataset.pk]),
         name="Renamed",
-        settings='{"expectedAnswerVerifier": {"kind": "exact_match"}}',
+        expected_answer_verifier_0="exact_match",  # the settings' verifier, in its parts
     )
     assert page_and_downloads(auth_client, dataset, version) == before
     assert "Save as v2" in auth_client.get(dataset.get_absolute_url()).content.decode()

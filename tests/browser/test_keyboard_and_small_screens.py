@@ -207,3 +207,45 @@ def test_nothing_is_clipped_on_small_screens(logged_in, live_server, screenshot,
 
     assert {name: f for name, f in found.items() if f} == {}
     assert errors == []
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_admin_for_reviewing_drafts(page, live_server, django_user_model, screenshot, width):
+    from datasets_app import services
+    from datasets_app.models import Criterion, Task
+
+    django_user_model.objects.create_superuser(username="root", password="pw-root-12345")
+    owner = django_user_model.objects.get(username="root")
+    dataset = dataset_with_everything(owner)
+    version = dataset.versions.get()
+    services.run_create(version=version, user=owner, scores={"delayed-shipment": 0.5})
+    draft = Task.objects.create(
+        dataset=dataset, task_id="draft-1", prompt="A draft to review", expected_text="x"
+    )
+    task = dataset.tasks.get(task_id="delayed-shipment", state="saved")
+    assert Criterion.objects.filter(task=task, verifier__kind="code_verifier").exists()
+    errors = watch_console(page)
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.get_by_label("Username").fill("root")
+    page.get_by_label("Password").fill("pw-root-12345")
+    page.get_by_role("button", name="Log in").click()
+    screens = {
+        "dataset": f"/admin/datasets_app/dataset/{dataset.pk}/change/",
+        "task": f"/admin/datasets_app/task/{task.pk}/change/",
+        "drafts": f"/admin/datasets_app/task/?state__exact=draft&dataset={dataset.pk}",
+        "version": f"/admin/datasets_app/version/{version.pk}/change/",
+    }
+    for name, path in screens.items():
+        assert page.goto(f"{live_server.url}{path}").status == 200, name
+        screenshot(page, f"admin-{name}-{width}")
+        if width == 1280:
+            # Nothing runs off the side: the criteria inline fits the page.
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, name
+    page.goto(f"{live_server.url}{screens['task']}")
+    boxes = page.locator("textarea.verifier-code").all()
+    (code,) = [box for box in boxes if "def verify(task, output):\n" in box.input_value()]
+    expect(code).to_be_visible()
+    assert "monospace" in code.evaluate("(el) => getComputedStyle(el).fontFamily")
+    assert draft.pk
+    assert errors == []
