@@ -50,9 +50,10 @@ class WeightInput(forms.NumberInput):
         if value in (None, ""):
             return None
         try:
-            return format(float(value), ".15g")  # all of its digits, no trailing .0
+            text = repr(float(value))  # the shortest text that reads back the same
         except (TypeError, ValueError):
             return super().format_value(value)
+        return text.removesuffix(".0")
 
 
 class CriterionAdminForm(AdminForm):

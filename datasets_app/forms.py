@@ -263,14 +263,12 @@ class VerifierField(forms.MultiValueField):
         return verifier_json(kind, output_type, instructions, code)
 
     def has_changed(self, initial, data) -> bool:
-        # Shown text posted back (CRLF line breaks, stripped ends) is not a change.
-        before = initial if isinstance(initial, dict) or initial is None else None
-        try:
-            after = self.compress(data if isinstance(data, list) else [])
-        except forms.ValidationError:
-            return True
-        shown = self.compress(self.widget.decompress(before)) if before else None
-        return shown != after
+        # Text posted back as it was shown (a browser's CRLF line breaks, ends) is no change.
+        before = self.widget.decompress(initial if isinstance(initial, dict) else None)
+        after = data if isinstance(data, list) else ["", "", "", ""]
+        return [_as_shown(value or "") for value in before] != [
+            _as_shown(value or "") for value in after
+        ]
 
 
 def verifier_fields(label: str) -> dict[str, forms.Field]:
