@@ -41,6 +41,7 @@ browser:
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: install browser lint
 	$(PY) manage.py makemigrations --check --dry-run

@@ -96,7 +96,7 @@ def _upload_paths(patterns, prefix: str) -> Iterator[str]:
         regex = prefix + _bare(pattern.pattern.regex.pattern)
         if isinstance(pattern, URLResolver):
             yield from _upload_paths(pattern.url_patterns, regex)
-        elif isinstance(pattern, URLPattern) and getattr(pattern.callback, "accepts_upload", 0):
+        elif isinstance(pattern, URLPattern) and getattr(pattern.callback, "accepts_upload", False):
             yield f"^/{regex}$"
 
 

@@ -22,7 +22,7 @@ PASSWORD_RESET_PAGES = {
 account_urls = [
     pattern
     for pattern in auth_urls.urlpatterns
-    if settings.PASSWORD_RESET_ENABLED or pattern.name not in PASSWORD_RESET_PAGES
+    if settings.PASSWORD_RESET_ENABLED or getattr(pattern, "name", None) not in PASSWORD_RESET_PAGES
 ]
 
 

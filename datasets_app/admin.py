@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.db.models import Avg, Count, F, Q, QuerySet
 from django.http import HttpRequest
@@ -164,7 +165,8 @@ def save_as_next_version(
 ) -> None:
     for dataset in queryset:
         try:
-            version = services.version_save(dataset=dataset, user=request.user)
+            user = request.user if isinstance(request.user, User) else None
+            version = services.version_save(dataset=dataset, user=user)
         except services.NothingToSave as exc:
             modeladmin.message_user(request, f"{dataset}: {exc}", messages.WARNING)
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import BinaryIO
+from typing import IO
 
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404
@@ -49,7 +49,7 @@ def export_format(slug: str) -> ExportFormat | None:
     return next((f for f in EXPORT_FORMATS if f.slug == slug), None)
 
 
-def _open_stored(spec: FileSpec) -> BinaryIO | None:
+def _open_stored(spec: FileSpec) -> IO[bytes] | None:
     if not spec.path or not default_storage.exists(spec.path):
         return None
     return default_storage.open(spec.path, "rb")
@@ -96,7 +96,7 @@ def links_only(spec: DatasetSpec) -> DatasetSpec:
     )
 
 
-def export(spec: DatasetSpec, fmt: ExportFormat) -> tuple[BinaryIO, list[str]]:
+def export(spec: DatasetSpec, fmt: ExportFormat) -> tuple[IO[bytes], list[str]]:
     """The export as a readable binary stream at position 0, and its warnings."""
     writers: dict[str, Callable[[DatasetSpec], bytes]] = {
         "json": json_format.write,

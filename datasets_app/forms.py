@@ -12,7 +12,7 @@ from datasets_app import wording
 from datasets_app.importing import checker
 from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
 from datasets_app.importing.document import validate_document
-from datasets_app.importing.spec import Problem, Verifier, nowhere
+from datasets_app.importing.spec import Problem, TaskSpec, Verifier, nowhere
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
 
 if TYPE_CHECKING:
@@ -462,7 +462,7 @@ class TaskEditor:
         self.shared_criteria = shared_criteria
         self.options = options
         self.taken_ids = taken_ids
-        self.spec = None
+        self.spec: TaskSpec | None = None
 
     def is_valid(self) -> bool:
         if not (self.form.is_valid() and self.criteria.is_valid()):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings as project_settings
 from django.core.validators import MinValueValidator
@@ -281,7 +281,7 @@ class RunResult(models.Model):
         return f"{self.task}: {self.score}"
 
 
-def upload_expiry() -> timezone.datetime:
+def upload_expiry() -> datetime:
     return timezone.now() + timedelta(days=1)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -53,13 +53,13 @@ def checker_options() -> CheckOptions:
 EVERY_DATASET_PERMISSION = "datasets_app.change_dataset"
 
 
-def manages_every_dataset(user: AbstractBaseUser) -> bool:
+def manages_every_dataset(user: User) -> bool:
     """Whether the person may see and change datasets that are not theirs nor shared."""
     # is_staff first: for everyone else, no permission query at all.
     return bool(user.is_staff) and user.has_perm(EVERY_DATASET_PERMISSION)
 
 
-def datasets_for(user: AbstractBaseUser) -> QuerySet[Dataset]:
+def datasets_for(user: User) -> QuerySet[Dataset]:
     """The datasets a person may see: their own, those shared with them; all of them for
     someone with the permission to change any dataset."""
     datasets = Dataset.objects.all()
@@ -68,7 +68,7 @@ def datasets_for(user: AbstractBaseUser) -> QuerySet[Dataset]:
     return datasets
 
 
-def dataset_for(user: AbstractBaseUser, pk: int) -> Dataset:
+def dataset_for(user: User, pk: int) -> Dataset:
     """The dataset, or 404 when it does not exist *or* the person may not see it."""
     return get_object_or_404(datasets_for(user).select_related("owner"), pk=pk)
 
@@ -241,12 +241,13 @@ def mapping_step_due(result: dict[str, Any] | None) -> bool:
     if not mapping or not mapping.get("sources"):
         return False
     return bool(mapping.get("needs_confirmation")) or (
-        mapping.get("how") == "given" and not result.get("ok")
+        mapping.get("how") == "given" and not (result or {}).get("ok")
     )
 
 
 def imported_message(upload: Upload) -> str:
     count = upload.result.get("task_count", 0)
+    assert upload.dataset is not None  # an imported upload has its dataset
     version = next_version_label(upload.dataset)
     if count == 1:
         return f"Imported 1 task as a draft. Check it, then Save as {version}."
@@ -477,7 +478,7 @@ def unsaved_changes(dataset: Dataset) -> bool:
     return any(current.get(key) != snapshot.get(key) for key in ("settings", "criteria"))
 
 
-def unfinished_upload(*, user: AbstractBaseUser, dataset: Dataset) -> Upload | None:
+def unfinished_upload(*, user: User, dataset: Dataset) -> Upload | None:
     """What the import dialog comes back to after it was closed: the person's latest file
     for this dataset that is still being checked or imported, or checked and ready to import.
     A file with problems is not: it has to be fixed and chosen again anyway."""
@@ -502,17 +503,17 @@ def api_token_for(secret: str) -> ApiToken | None:
     )
 
 
-def api_tokens_of(user: AbstractBaseUser) -> QuerySet[ApiToken]:
+def api_tokens_of(user: User) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user)
 
 
-def task_visible(user: AbstractBaseUser, pk: int) -> Task:
+def task_visible(user: User, pk: int) -> Task:
     """A task of a dataset the person may see, with its criteria and files; 404 otherwise."""
     tasks = Task.objects.filter(dataset__in=datasets_for(user)).select_related("dataset")
     return get_object_or_404(tasks.prefetch_related("criteria", "files"), pk=pk)
 
 
-def upload_of(user: AbstractBaseUser, key: Any) -> Upload:
+def upload_of(user: User, key: Any) -> Upload:
     """An upload of this person's (404 for anyone else's)."""
     return get_object_or_404(Upload.objects.select_related("dataset"), key=key, owner=user)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings as project_settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -70,7 +70,7 @@ NOTHING_TO_SAVE = "Nothing has changed since the latest version, so there is not
 
 def dataset_create(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     name: str,
     description: str = "",
     settings: dict[str, Any] | None = None,
@@ -97,7 +97,7 @@ def dataset_update(
 
 
 @transaction.atomic
-def version_save(*, dataset: Dataset, user: AbstractBaseUser | None) -> Version:
+def version_save(*, dataset: Dataset, user: User | None) -> Version:
     """Freeze the dataset's live tasks as its next version; its drafts become saved.
 
     The dataset row is locked first, so two people saving at once get v2 and v3, never two
@@ -123,7 +123,7 @@ def version_save(*, dataset: Dataset, user: AbstractBaseUser | None) -> Version:
 
 @transaction.atomic
 def run_create(
-    *, version: Version, user: AbstractBaseUser | None, name: str = "", scores: dict[str, float]
+    *, version: Version, user: User | None, name: str = "", scores: dict[str, float]
 ) -> Run:
     """Record a run of `version` with a score per task id (grading happens elsewhere)."""
     run = Run.objects.create(version=version, name=name, created_by=user)
@@ -136,7 +136,7 @@ def run_create(
 
 @transaction.atomic
 def run_create_for_latest(
-    *, dataset: Dataset, user: AbstractBaseUser | None, name: str = "", scores: dict[str, float]
+    *, dataset: Dataset, user: User | None, name: str = "", scores: dict[str, float]
 ) -> Run:
     """A run grades the dataset's latest saved version, never its drafts."""
     version = selectors.latest_version(dataset)
@@ -177,7 +177,7 @@ def _sha256_of(fileobj) -> tuple[str, int]:
 
 def upload_create(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     dataset: Dataset | None,
     uploaded_file: File,
     mode: str = "add",
@@ -431,6 +431,7 @@ def _store_files(
                     stored[-1] = name
                 if spec.sha256:
                     by_content[spec.sha256] = name
+            assert spec.path is not None  # iter_attachments gives the zip's members only
             placed[spec.path] = name
             progress(len(placed), total)
     return placed
@@ -469,7 +470,7 @@ UPLOAD_OVER_QUOTA = (
 )
 
 
-def storage_used(*, owner: AbstractBaseUser) -> int:
+def storage_used(*, owner: User) -> int:
     """Bytes the person keeps in the storage: the files their datasets' tasks hold, each
     stored file once however many tasks hold it (links take none), and the files they chose
     to import, until those expire."""
@@ -479,7 +480,7 @@ def storage_used(*, owner: AbstractBaseUser) -> int:
     return files + (live.aggregate(total=Sum("size"))["total"] or 0)
 
 
-def upload_over_quota(*, owner: AbstractBaseUser, size: int) -> str | None:
+def upload_over_quota(*, owner: User, size: int) -> str | None:
     """Why a new file of `size` bytes cannot be kept for `owner` (their storage quota), or
     None. Asked before the file is read, from the size its request declares."""
     quota = project_settings.STORAGE_QUOTA_BYTES
@@ -491,7 +492,7 @@ def upload_over_quota(*, owner: AbstractBaseUser, size: int) -> str | None:
     )
 
 
-def _check_quota(owner: AbstractBaseUser, contents: dict[str, int]) -> None:
+def _check_quota(owner: User, contents: dict[str, int]) -> None:
     """Refuse an import that would take `owner` past STORAGE_QUOTA_BYTES; contents the
     person already stores add nothing."""
     quota = project_settings.STORAGE_QUOTA_BYTES
@@ -669,6 +670,8 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
     if not result.ok:
         raise ImportRefused(UPLOAD_HAS_PROBLEMS)
     plan = result.plan
+    assert plan is not None  # result.ok
+    assert upload.dataset_id is not None  # an upload to import has its dataset
     contents = _attached_contents(plan)
     _check_quota(upload.owner, contents)
     kept = _stored_contents(set(contents))
@@ -766,7 +769,7 @@ def upload_import_start(*, upload: Upload, mode: str) -> bool:
 
 @transaction.atomic
 def dataset_create_with_file(
-    *, owner: AbstractBaseUser, upload: Upload, name: str = "", description: str = ""
+    *, owner: User, upload: Upload, name: str = "", description: str = ""
 ) -> Dataset:
     """New dataset with a checked file of `owner`'s: the file's name, description and
     settings unless the person typed their own; the file is then imported into it (Add).
@@ -826,7 +829,7 @@ def task_keep_saved_copy(*, task: Task) -> Task:
     copy.save()
     for row in (*criteria, *files):
         row.pk = None
-        row.task = copy
+        row.task = copy  # type: ignore[attr-defined]  # both kinds of row have a task
     Criterion.objects.bulk_create(criteria)
     TaskFile.objects.bulk_create(files)
     Version.tasks.through.objects.filter(task_id=task.pk).update(task_id=copy.pk)
@@ -948,7 +951,7 @@ def uploads_delete_expired() -> int:
     for upload in Upload.objects.filter(expires_at__lte=timezone.now()).iterator():
         _delete_unreferenced_runs(upload)
         for kept in (upload.file, upload.problems_file):
-            if kept:
+            if kept and kept.name:
                 default_storage.delete(kept.name)
         upload.delete()
         count += 1
@@ -1005,7 +1008,7 @@ NO_SUCH_USER = "There is nobody with the user name {username!r}."
 ONLY_THE_OWNER = "Only the dataset's owner can change who it is shared with."
 
 
-def dataset_share(*, dataset: Dataset, by: AbstractBaseUser, username: str) -> AbstractBaseUser:
+def dataset_share(*, dataset: Dataset, by: User, username: str) -> User:
     """Share the dataset with another person (its owner, or someone who manages every
     dataset, may)."""
     if not can_manage_sharing(dataset, by):
@@ -1018,13 +1021,13 @@ def dataset_share(*, dataset: Dataset, by: AbstractBaseUser, username: str) -> A
     return person
 
 
-def dataset_unshare(*, dataset: Dataset, by: AbstractBaseUser, user_id: int) -> None:
+def dataset_unshare(*, dataset: Dataset, by: User, user_id: int) -> None:
     if not can_manage_sharing(dataset, by):
         raise ShareRefused(ONLY_THE_OWNER)
     dataset.shared_with.remove(user_id)
 
 
-def can_manage_sharing(dataset: Dataset, user: AbstractBaseUser) -> bool:
+def can_manage_sharing(dataset: Dataset, user: User) -> bool:
     return dataset.owner_id == user.pk or selectors.manages_every_dataset(user)
 
 
@@ -1037,7 +1040,7 @@ LAST_USED_EVERY = timedelta(minutes=1)
 
 
 def api_token_create(
-    *, user: AbstractBaseUser, name: str, expires_days: int | None = None
+    *, user: User, name: str, expires_days: int | None = None
 ) -> tuple[ApiToken, str]:
     """A new personal API token for `user`: the row, and the token itself, which is shown
     to its owner once and never stored."""

@@ -27,7 +27,7 @@ class LimitedUploadHandler(FileUploadHandler):
         self.received += len(raw_data)
         if self.received > settings.MAX_UPLOAD_BYTES:
             if self.request is not None:
-                self.request.upload_too_large = True
+                self.request.upload_too_large = True  # type: ignore[attr-defined]
             raise UploadTooLarge(connection_reset=False)
         return raw_data
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.contrib.auth.models import User
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
@@ -35,6 +36,9 @@ from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
+    # LoginRequiredMiddleware lets no one in without logging in: every view's person is a
+    # user, never AnonymousUser.
+    user: User
 
 
 def _redirect(request: HtmxHttpRequest, url: str) -> HttpResponse:
@@ -163,7 +167,7 @@ def _mode(value: str | None) -> str:
     return value if value in ImportMode.values else ImportMode.ADD
 
 
-def _upload_for(request: HttpRequest, key: str, dataset: Dataset | None = None) -> Upload:
+def _upload_for(request: HtmxHttpRequest, key: str, dataset: Dataset | None = None) -> Upload:
     """An upload of this person's (404 for anyone else's), fresh from the database."""
     upload = selectors.upload_of(request.user, key)
     if dataset is not None and upload.dataset_id != dataset.pk:
@@ -529,7 +533,7 @@ def version_export(request: HtmxHttpRequest, pk: int, number: int, fmt: str):
     )
 
 
-def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResponse:
+def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResponseBase:
     """The dataset's live tasks (drafts included) as a file, or the page to choose one."""
     dataset = selectors.dataset_for(request.user, pk)
     spec = selectors.dataset_spec(dataset=dataset)

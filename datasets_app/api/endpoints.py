@@ -12,6 +12,7 @@ from functools import wraps
 from typing import Any, Literal
 from uuid import UUID
 
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Max
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -105,6 +106,12 @@ def _multipart(fields: list[tuple[str, str, bool]]) -> dict[str, Any]:
     }
 
 
+def _person(request: HttpRequest) -> User:
+    """Who is calling: the API lets no one in without a token (`auth.TokenAuth`)."""
+    assert isinstance(request.user, User)
+    return request.user
+
+
 def _guard(request: HttpRequest, *rates: guards.Rate) -> None:
     """Count the request against the person's rates and refuse a body too large, before
     anything reads it: the dialog's own rule (guards.refusal), as the API's errors."""
@@ -151,7 +158,8 @@ def _summary(dataset: Dataset) -> dict[str, Any]:
         "name": dataset.name,
         "description": dataset.description,
         "owner": dataset.owner.get_username(),
-        "latest_version": dataset.latest_version,
+        # Annotated by the queries that list datasets, set by `_dataset_out`.
+        "latest_version": dataset.latest_version,  # type: ignore[attr-defined]
         "created_at": dataset.created_at,
         "updated_at": dataset.updated_at,
     }
@@ -171,16 +179,16 @@ def _task_summary(task: Task) -> dict[str, Any]:
 
 
 def _visible(request: HttpRequest):
-    return selectors.datasets_for(request.user).annotate(latest_version=Max("versions__number"))
+    return selectors.datasets_for(_person(request)).annotate(latest_version=Max("versions__number"))
 
 
 def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
-    return selectors.dataset_for(request.user, dataset_id)
+    return selectors.dataset_for(_person(request), dataset_id)
 
 
 def _dataset_out(dataset: Dataset) -> dict[str, Any]:
     latest = selectors.latest_version(dataset)
-    dataset.latest_version = latest.number if latest else None
+    dataset.latest_version = latest.number if latest else None  # type: ignore[attr-defined]
     return {
         **_summary(dataset),
         "settings": dataset.settings or {},
@@ -220,7 +228,7 @@ def dataset_list(request: HttpRequest):
 def dataset_create(request: HttpRequest, body: DatasetIn):
     """A new, empty dataset; import a file into it next."""
     dataset = services.dataset_create(
-        owner=request.user,
+        owner=_person(request),
         name=body.name,
         description=body.description,
         settings=_checked_settings(body.settings),
@@ -339,7 +347,7 @@ def import_create(request: HttpRequest, dataset_id: int):
     mapping = _mapping(request)
     uploaded = _uploaded_file(request)
     upload = services.upload_create(
-        owner=request.user,
+        owner=_person(request),
         dataset=dataset,
         uploaded_file=uploaded,
         mode=fields.mode,
@@ -352,7 +360,7 @@ def import_create(request: HttpRequest, dataset_id: int):
 @api.get("/imports/{import_id}", response={200: ImportOut, **ERRORS}, tags=["files"])
 def import_read(request: HttpRequest, import_id: UUID):
     """An import's state and progress, its problems, and (once imported) the tasks it made."""
-    return _import_out(selectors.upload_of(request.user, import_id))
+    return _import_out(selectors.upload_of(_person(request), import_id))
 
 
 # --- Versions -------------------------------------------------------------------------------
@@ -362,7 +370,7 @@ def _version_out(version: Version) -> dict[str, Any]:
     return {
         "number": version.number,
         "label": version.label,
-        "task_count": version.task_count,
+        "task_count": version.task_count,  # type: ignore[attr-defined]  # annotated
         "created_by": version.created_by.get_username() if version.created_by else None,
         "created_at": version.created_at,
     }
@@ -389,7 +397,7 @@ def version_create(request: HttpRequest, dataset_id: int):
     since the latest one."""
     dataset = _dataset(request, dataset_id)
     try:
-        version = services.version_save(dataset=dataset, user=request.user)
+        version = services.version_save(dataset=dataset, user=_person(request))
     except services.NothingToSave as exc:
         raise ApiError(409, NOTHING_TO_SAVE, str(exc)) from exc
     return Status(201, _version_out(selectors.versions_of(dataset).get(pk=version.pk)))
@@ -473,7 +481,7 @@ def task_list(request: HttpRequest, dataset_id: int, filters: Query[TaskFilters]
 @api.get("/tasks/{task_id}", response={200: TaskOut, **ERRORS}, tags=["tasks"])
 def task_read(request: HttpRequest, task_id: int):
     """One task, with its criteria and files."""
-    return _task_out(selectors.task_visible(request.user, task_id))
+    return _task_out(selectors.task_visible(_person(request), task_id))
 
 
 # --- URLs -----------------------------------------------------------------------------------

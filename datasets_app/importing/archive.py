@@ -15,7 +15,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import IO, BinaryIO
+from typing import IO
 
 from datasets_app.importing.spec import file_size
 
@@ -78,7 +78,7 @@ _MAX_COMMENT = 0xFFFF
 
 
 # A stored zip: its path, or a seekable binary file.
-ZipSource = str | os.PathLike[str] | BinaryIO
+ZipSource = str | os.PathLike[str] | IO[bytes]
 
 
 class ArchiveError(Exception):
@@ -90,7 +90,7 @@ class MemberTooLarge(ArchiveError):
     """A member produced more bytes than the reader allowed it (counted as they came out)."""
 
 
-def directory_extent(fp: BinaryIO) -> tuple[int, int] | None:
+def directory_extent(fp: IO[bytes]) -> tuple[int, int] | None:
     """The (entry count, central directory size in bytes) the archive's end record declares,
     or None when there is no end record (the file is not a zip, or it is truncated).
 
@@ -132,7 +132,7 @@ _LOCAL_HEADER = b"PK\x03\x04"
 _LOCAL_HEADER_SIZE = 30
 
 
-def overlapping_member(fp: BinaryIO, zf: zipfile.ZipFile) -> zipfile.ZipInfo | None:
+def overlapping_member(fp: IO[bytes], zf: zipfile.ZipFile) -> zipfile.ZipInfo | None:
     """The first member whose local header or data runs into the next member's local
     header; None when every member has bytes of its own. Raises zipfile.BadZipFile for a
     member with no local header where the directory says.
@@ -288,7 +288,7 @@ class VerifiedMember(io.RawIOBase):
         super().close()
 
 
-def open_member(source: ZipSource, member_name: str, *, max_bytes: int) -> BinaryIO:
+def open_member(source: ZipSource, member_name: str, *, max_bytes: int) -> IO[bytes]:
     """A streaming, read-only file object for one member of a (checked) zip.
 
     `source` is a path or a seekable binary file; the zip's central directory is read again

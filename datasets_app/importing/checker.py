@@ -11,7 +11,7 @@ import io
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from datasets_app.importing.csv_format import looks_like_utf16
 from datasets_app.importing.document import check_parsed
@@ -79,7 +79,7 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 _TEXT_SNIFF_BYTES = 8192
 
 
-def _read_capped(source: bytes | BinaryIO) -> bytes:
+def _read_capped(source: bytes | IO[bytes]) -> bytes:
     # One byte past the cap tells "exactly at the cap" from "over it" without reading more.
     if isinstance(source, bytes | bytearray | memoryview):
         return bytes(source[: MAX_FILE_BYTES + 1])
@@ -135,7 +135,7 @@ def _reader(fmt: str) -> Callable[[bytes, str, CheckOptions], Parsed]:
 
 
 def check_file(
-    source: bytes | BinaryIO,
+    source: bytes | IO[bytes],
     file_name: str,
     *,
     options: CheckOptions | None = None,
@@ -166,7 +166,7 @@ def check_file(
 
 
 def _check_unzipped(
-    source: bytes | BinaryIO, file_name: str, fmt: str, extension: str, options: CheckOptions
+    source: bytes | IO[bytes], file_name: str, fmt: str, extension: str, options: CheckOptions
 ) -> CheckResult:
     """`check_file` for every format but zip."""
     try:
@@ -242,7 +242,7 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
 
 
 def locate_tasks(
-    source: bytes | BinaryIO,
+    source: bytes | IO[bytes],
     file_name: str,
     indexes: Iterable[int],
     options: CheckOptions | None = None,

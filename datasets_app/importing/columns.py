@@ -218,7 +218,13 @@ class _Task:
     explicit_id: str | None
     values: dict[str, str]
     rows_of: dict[str, int]
-    criteria: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    # The task's criteria, and the row each came from (two lists: no tuple per row).
+    criteria: list[dict[str, Any]] = field(default_factory=list)
+    criterion_rows: list[int] = field(default_factory=list)
+
+    def add(self, row: int, criterion: dict[str, Any]) -> None:
+        self.criteria.append(criterion)
+        self.criterion_rows.append(row)
 
 
 @dataclass
@@ -398,7 +404,8 @@ class _Builder:
                 current = tasks[-1]
                 if current.explicit_id == id_value:
                     # The usual later row of a task: one more criterion.
-                    current.criteria.append((row_number, criterion))
+                    current.criteria.append(criterion)
+                    current.criterion_rows.append(row_number)
                     continue
             if id_value is not None or values or criterion:
                 self._place(row_number, id_value, values, criterion, tasks, global_criteria)
@@ -459,7 +466,7 @@ class _Builder:
             tasks.append(task)
             self._merge(task, values, row_number)
             if criterion:
-                task.criteria.append((row_number, criterion))
+                task.add(row_number, criterion)
             return
         if current is None:
             if values or not criterion:
@@ -475,7 +482,7 @@ class _Builder:
                 first_row=current.row,
             )
         if criterion:
-            current.criteria.append((row_number, criterion))
+            current.add(row_number, criterion)
 
     def _merge(self, task: _Task, values: dict[str, str], row_number: int) -> bool:
         """Copy a row's task fields onto its task; False when the row added nothing."""
@@ -532,11 +539,11 @@ class _Builder:
             for key, row in task.rows_of.items():
                 for path in _TASK_PATHS[key]:
                     self.places[("tasks", index, *path)] = row
-            for number, (row, _) in enumerate(task.criteria):
+            for number, row in enumerate(task.criterion_rows):
                 self.places[("tasks", index, "criteria", number)] = row
 
     def _task(self, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker) -> dict[str, Any]:
-        criteria = [criterion for _, criterion in task.criteria]
+        criteria = task.criteria
         if not all(map(_HAS_ID, criteria)):
             own_ids = _IdMaker("c", [c["id"] for c in criteria if "id" in c], taken=global_ids.used)
             own_ids.fill(criteria)

@@ -770,7 +770,12 @@ def _conversation_key(keys: set[str], first: Mapping[str, Any]) -> str | None:
     """A key holding a whole conversation whose last turn is the assistant's answer."""
     for key in CONVERSATION_KEYS:
         value = first.get(key)
-        if key in keys and is_chat(value) and value[-1].get("role") == "assistant":
+        if (
+            key in keys
+            and isinstance(value, list)
+            and is_chat(value)
+            and value[-1].get("role") == "assistant"
+        ):
             return key
     return None
 
@@ -779,7 +784,9 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "chat conversations (the last assistant turn is the expected answer)",
         lambda keys, first: _conversation_key(keys, first) is not None,
-        lambda keys, first: dict.fromkeys(("prompt", "expected"), _conversation_key(keys, first)),
+        lambda keys, first: dict.fromkeys(
+            ("prompt", "expected"), _conversation_key(keys, first) or ""
+        ),
     ),
     Shape(
         "HealthBench (chat prompt + rubrics)",

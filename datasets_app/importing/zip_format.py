@@ -22,7 +22,7 @@ import time
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from typing import BinaryIO, Literal
+from typing import IO, Literal
 
 from datasets_app.importing import archive, evalset_format
 from datasets_app.importing.archive import ArchiveError
@@ -158,7 +158,7 @@ Measured = Mapping[str, tuple[int, str]]
 
 
 def check(
-    source: BinaryIO | bytes,
+    source: IO[bytes] | bytes,
     file_name: str,
     *,
     options: CheckOptions,
@@ -338,7 +338,7 @@ def _overlap_problems(zf: zipfile.ZipFile, zip_name: str) -> list[Problem]:
     problem: the zip is refused as a whole, and one such entry is enough to show why."""
     assert zf.fp is not None
     try:
-        overlapping = archive.overlapping_member(zf.fp, zf)  # type: ignore[arg-type]
+        overlapping = archive.overlapping_member(zf.fp, zf)
     except archive.READ_ERRORS as exc:
         return [CORRUPT.at(zip_name, detail=_detail(exc))]
     if overlapping is None:
@@ -608,7 +608,7 @@ def open_member(
     member_name: str,
     *,
     max_bytes: int = MAX_ATTACHED_FILE_BYTES,
-) -> BinaryIO:
+) -> IO[bytes]:
     """A streaming file object for one member (`FileSpec.path` of a checked plan).
 
     Raises ArchiveError if the member is missing, damaged or larger than `max_bytes`.
@@ -619,7 +619,7 @@ def open_member(
 
 def iter_attachments(
     source: archive.ZipSource, plan: DatasetSpec
-) -> Iterator[tuple[FileSpec, BinaryIO]]:
+) -> Iterator[tuple[FileSpec, IO[bytes]]]:
     """Each file of a checked plan stored in the zip, once, with a stream of its bytes.
 
     For the web app to store the files after the import is confirmed: read (or
@@ -659,7 +659,7 @@ def iter_attachments(
 
 # Export -------------------------------------------------------------------------------------
 
-OpenFile = Callable[[FileSpec], BinaryIO | None]
+OpenFile = Callable[[FileSpec], IO[bytes] | None]
 FILES_FOLDER = "files"
 _UNSAFE_SEGMENT = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 _MAX_SEGMENT = 100
@@ -676,7 +676,7 @@ FILE_WITHOUT_SOURCE_WARNING = (
 
 def write(
     spec: DatasetSpec,
-    out: BinaryIO,
+    out: IO[bytes],
     *,
     open_file: OpenFile,
     inner: Literal["json", "csv"] = "json",
@@ -695,7 +695,7 @@ def write(
 
 def _write_zip(
     spec: DatasetSpec,
-    out: BinaryIO,
+    out: IO[bytes],
     *,
     open_file: OpenFile,
     inner: str,
@@ -888,7 +888,7 @@ def files_in_and_out_template() -> bytes:
 # Small helpers ------------------------------------------------------------------------------
 
 
-def _seekable(source: BinaryIO | bytes) -> BinaryIO:
+def _seekable(source: IO[bytes] | bytes) -> IO[bytes]:
     """zipfile needs to seek; an unseekable stream is spooled first (to disk past 8 MiB)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return io.BytesIO(source)
@@ -897,7 +897,7 @@ def _seekable(source: BinaryIO | bytes) -> BinaryIO:
     spool = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115
     shutil.copyfileobj(source, spool, archive.CHUNK_BYTES)
     spool.seek(0)
-    return spool  # type: ignore[return-value]
+    return spool
 
 
 def _refused(zip_name: str, *problems: Problem, detected: str = "ZIP archive") -> CheckResult:
@@ -930,7 +930,7 @@ def _top_level_listing(files: list[zipfile.ZipInfo], folder: str) -> str:
     return _listing(list(tops)) if tops else "nothing"
 
 
-def read_dataset_file(source: BinaryIO | bytes) -> Parsed | None:
+def read_dataset_file(source: IO[bytes] | bytes) -> Parsed | None:
     """The zip's dataset file, read by its format's reader (not validated), or None when the
     zip has no single dataset file (or is a BEIR pair, or cannot be read).
 

@@ -7,7 +7,7 @@ Both `check_dataset_file` and `import_dataset_file` print through here, from the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from datasets_app import wording
@@ -16,7 +16,9 @@ from datasets_app.importing.spec import Problem
 
 
 def write_check(
-    write: Callable[[str], None], result: dict[str, Any], extra_problems: list[dict] = ()
+    write: Callable[[str], None],
+    result: dict[str, Any],
+    extra_problems: Sequence[dict[str, Any]] = (),
 ) -> bool:
     """Print the check; True when the file can be imported."""
     problems = [Problem.from_json(p) for p in [*result.get("problems", []), *extra_problems]]

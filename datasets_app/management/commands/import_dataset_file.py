@@ -121,6 +121,8 @@ class Command(BaseCommand):
             self._forget(upload, options["new"])
             raise SystemExit(EXIT_PROBLEMS)
         count = upload.result.get("task_count", 0)
+        dataset = upload.dataset
+        assert dataset is not None  # imported into it
         self.stdout.write(
             self.style.SUCCESS(
                 f"Imported {_plural(count, 'task')} into {dataset.name} (id {dataset.pk}) as "
@@ -164,7 +166,8 @@ class Command(BaseCommand):
 
     def _wait(self, upload: Upload, state: str, label: str, unit: str) -> Upload:
         """Poll the upload's row until it leaves `state` (at once when tasks run eagerly)."""
-        progress = Progress(self.stderr._out, label, unit) if settings.CELERY_BROKER_URL else None
+        stream: TextIO = self.stderr._out  # type: ignore[assignment]  # the command's stderr
+        progress = Progress(stream, label, unit) if settings.CELERY_BROKER_URL else None
         while True:
             upload.refresh_from_db()
             if progress is not None:
