@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User
@@ -161,7 +163,7 @@ class TaskFileInline(admin.StackedInline):
 
 @admin.action(description="Save selected datasets as their next version")
 def save_as_next_version(
-    modeladmin: DatasetAdmin, request: HttpRequest, queryset: QuerySet
+    modeladmin: admin.ModelAdmin[Any], request: HttpRequest, queryset: QuerySet[Dataset]
 ) -> None:
     for dataset in queryset:
         try:
@@ -303,6 +305,7 @@ class TaskAdmin(admin.ModelAdmin):
 
     @admin.action(description="Mark selected drafts reviewed", permissions=["change"])
     def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
+        assert isinstance(request.user, User)  # the admin is for logged-in staff only
         marked = services.tasks_mark_reviewed(tasks=queryset, user=request.user)
         others = queryset.count() - marked
         self.message_user(request, f"Marked {counted(marked, 'draft')} reviewed.")

@@ -264,7 +264,9 @@ class VerifierField(forms.MultiValueField):
 
     def has_changed(self, initial, data) -> bool:
         # Text posted back as it was shown (a browser's CRLF line breaks, ends) is no change.
-        before = self.widget.decompress(initial if isinstance(initial, dict) else None)
+        widget = self.widget
+        assert isinstance(widget, VerifierWidget)
+        before = widget.decompress(initial if isinstance(initial, dict) else None)
         after = data if isinstance(data, list) else ["", "", "", ""]
         return [_as_shown(value or "") for value in before] != [
             _as_shown(value or "") for value in after

@@ -880,7 +880,7 @@ def task_remove_deletes(task: Task) -> bool:
     )
 
 
-def tasks_mark_reviewed(*, tasks: QuerySet[Task], user: AbstractBaseUser) -> int:
+def tasks_mark_reviewed(*, tasks: QuerySet[Task], user: User) -> int:
     """An administrator has looked at these drafts; returns how many were marked.
 
     `update()` leaves `updated_at` alone, so a task counts as reviewed until it next changes.
