@@ -141,3 +141,23 @@ def test_the_mapping_step_asks_which_column_is_which(logged_in, live_server, scr
     button.click()
     page.wait_for_url(f"{live_server.url}/datasets/*/")
     expect(page.get_by_text("Imported 20 tasks as drafts.")).to_be_visible()
+
+
+def test_new_dataset_with_a_file_that_needs_mapping(logged_in, live_server, screenshot):
+    page = logged_in
+    page.get_by_role("link", name="New dataset").click()
+    page.get_by_label("Name").fill("Finance FAQ")
+    page.get_by_label("Import from a file (optional)").set_input_files(
+        str(FILES / "real" / "finrag" / "finance_faq_zh.excerpt.csv")
+    )
+    expect(page.get_by_role("heading", name="Which column is which?")).to_be_visible()
+    expect(page.get_by_label("Prompt")).to_have_value("问题")
+    expect(page.get_by_label("Expected answer")).to_have_value("答案")
+    screenshot(page, "new-dataset-mapping")
+
+    page.get_by_role("button", name="Use these columns").click()
+    button = page.get_by_role("button", name="Create dataset and import 10 tasks")
+    expect(button).to_be_enabled()
+    button.click()
+    page.wait_for_url(f"{live_server.url}/datasets/*/")
+    expect(page.get_by_text("Imported 10 tasks as drafts.")).to_be_visible()
