@@ -340,7 +340,7 @@ def import_create(request: HttpRequest, dataset_id: int):
             {k: v for k, v in request.POST.items() if k not in ("map",)}
         )
     except PydanticValidationError as exc:
-        details = errors._field_errors(
+        details = errors.field_errors(
             [{**e, "loc": ("form", *e["loc"])} for e in exc.errors(include_url=False)]
         )
         raise ApiError(400, "invalid", errors.INVALID, details) from exc

@@ -78,7 +78,7 @@ def _field(loc: tuple | list) -> str:
     return ".".join(str(part) for part in parts)
 
 
-def _field_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def field_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """pydantic's errors as `{"field": "body.name", "message": …}`, without echoing input."""
     return [
         {
@@ -99,7 +99,7 @@ def install(api: NinjaAPI) -> None:
 
     @api.exception_handler(ValidationError)
     def invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-        return error_response(400, "invalid", INVALID, _field_errors(exc.errors))
+        return error_response(400, "invalid", INVALID, field_errors(exc.errors))
 
     @api.exception_handler(AuthenticationError)
     def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
