@@ -276,6 +276,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Workers log through LOGGING below (JSON lines with DEBUG=0), like the web process, instead of
+# Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "delete-expired-uploads": {
         "task": "datasets_app.tasks.delete_expired_uploads",
