@@ -42,54 +42,59 @@ from datasets_app.importing.spec import (
     DatasetSpec,
     Parsed,
     Problem,
+    Rule,
     counted,
     nowhere,
 )
 
-NOT_A_WORKBOOK = "xlsx_not_a_workbook"
-TOO_LARGE_UNPACKED = "xlsx_too_large_unpacked"
-NO_SHEET = "xlsx_no_sheet"
-EMPTY_SHEET = "xlsx_empty_sheet"
-TOO_MANY_ROWS = "xlsx_too_many_rows"
-TOO_MANY_COLUMNS = "xlsx_too_many_columns"
-OTHER_SHEETS = "xlsx_other_sheets"
-CELL_TOO_LONG = "xlsx_cell_too_long"
-TOO_MUCH_TEXT = "xlsx_too_much_text"
-
-MSG_NOT_A_WORKBOOK = (
+# What a person reads, each with its stable code for programs.
+NOT_A_WORKBOOK = Rule(
+    "xlsx_not_a_workbook",
     "This file cannot be opened as an Excel workbook (.xlsx). Save it from your spreadsheet "
-    "as “Excel Workbook (.xlsx)” or as “CSV UTF-8”."
+    "as “Excel Workbook (.xlsx)” or as “CSV UTF-8”.",
 )
-MSG_TOO_LARGE_UNPACKED = (
+TOO_LARGE_UNPACKED = Rule(
+    "xlsx_too_large_unpacked",
     "This workbook unpacks to more than {limit} MiB, more than a dataset file needs; save "
-    "just the tasks sheet, or as CSV."
+    "just the tasks sheet, or as CSV.",
 )
-MSG_PART_TOO_LARGE = (
+PART_TOO_LARGE = Rule(
+    "xlsx_too_large_unpacked",
     "This workbook's {part} unpacks to more than {limit} MiB, more text than a dataset file "
-    "holds; save just the tasks sheet, or as CSV."
+    "holds; save just the tasks sheet, or as CSV.",
 )
-MSG_NO_SHEET = "This workbook has no worksheet."
-MSG_EMPTY_SHEET = "The sheet {sheet} is empty: it needs a header row and a row per task."
-MSG_TOO_MANY_ROWS = (
-    "The sheet {sheet} has more than {limit:,} rows; a dataset file holds up to 1,000 tasks."
-)
-MSG_TOO_MANY_COLUMNS = (
-    "The sheet {sheet} has a value in column {column}, past the {limit} columns a dataset "
-    "sheet can have."
-)
-MSG_CELL_TOO_LONG = (
-    "A cell in this row holds {count:,} characters; the most a cell can hold is {limit:,} "
-    "(Excel itself stops at 32,767)."
-)
-MSG_TOO_MUCH_TEXT = (
-    "The sheet {sheet} holds more than {limit:,} characters of text, the most one file can "
-    "import. Split it into several files."
-)
-MSG_TOO_MANY_ELEMENTS = (
+TOO_MANY_ELEMENTS = Rule(
+    "xlsx_too_large_unpacked",
     "The sheet {sheet} has more than {limit:,} cells and other elements, more than a dataset "
-    "sheet needs; save just the tasks, or as CSV."
+    "sheet needs; save just the tasks, or as CSV.",
 )
-MSG_OTHER_SHEETS = "Only the first sheet, {sheet}, was read; the workbook has {count} sheets."
+NO_SHEET = Rule("xlsx_no_sheet", "This workbook has no worksheet.")
+EMPTY_SHEET = Rule(
+    "xlsx_empty_sheet", "The sheet {sheet} is empty: it needs a header row and a row per task."
+)
+TOO_MANY_ROWS = Rule(
+    "xlsx_too_many_rows",
+    "The sheet {sheet} has more than {limit:,} rows; a dataset file holds up to 1,000 tasks.",
+)
+TOO_MANY_COLUMNS = Rule(
+    "xlsx_too_many_columns",
+    "The sheet {sheet} has a value in column {column}, past the {limit} columns a dataset "
+    "sheet can have.",
+)
+CELL_TOO_LONG = Rule(
+    "xlsx_cell_too_long",
+    "A cell in this row holds {count:,} characters; the most a cell can hold is {limit:,} "
+    "(Excel itself stops at 32,767).",
+)
+TOO_MUCH_TEXT = Rule(
+    "xlsx_too_much_text",
+    "The sheet {sheet} holds more than {limit:,} characters of text, the most one file can "
+    "import. Split it into several files.",
+)
+OTHER_SHEETS = Rule(
+    "xlsx_other_sheets",
+    "Only the first sheet, {sheet}, was read; the workbook has {count} sheets.",
+)
 
 # Bounds on what we read, because a small .xlsx can describe a huge sheet. A file imports at
 # most MAX_CRITERIA_PER_FILE criteria, one a row, and MAX_TASKS tasks (a task without
@@ -176,53 +181,53 @@ def read_table(
     """
 
     def failed(
-        code: str, message: str, detected: str = "Excel workbook"
+        problem: Problem, detected: str = "Excel workbook"
     ) -> tuple[None, str, list[Problem], list[Problem]]:
-        return None, detected, [Problem(code, message, file_name)], []
+        return None, detected, [problem], []
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             unpacked = sum(member.file_size for member in zf.infolist())
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-        return failed(NOT_A_WORKBOOK, MSG_NOT_A_WORKBOOK, "not a workbook")
+        return failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
     if unpacked > MAX_UNPACKED_BYTES:
         limit = MAX_UNPACKED_BYTES // (1024 * 1024)
-        return failed(TOO_LARGE_UNPACKED, MSG_TOO_LARGE_UNPACKED.format(limit=limit))
+        return failed(TOO_LARGE_UNPACKED.at(file_name, limit=limit))
 
     try:
         workbook = _Workbook(data)
     except archive.MemberTooLarge as exc:
-        return failed(TOO_LARGE_UNPACKED, _part_too_large(exc))
+        return failed(_part_too_large(exc, file_name))
     except Exception:
         # openpyxl parses untrusted XML and raises whatever its parsers raise on a damaged
         # file (KeyError, ValueError, ParseError, InvalidFileException, …); every one of
         # them means the same thing to the person uploading it.
-        return failed(NOT_A_WORKBOOK, MSG_NOT_A_WORKBOOK, "not a workbook")
+        return failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
     with workbook:
         if not workbook.sheets:
-            return failed(NO_SHEET, MSG_NO_SHEET)
+            return failed(NO_SHEET.at(file_name))
         title, sheet_path = workbook.sheets[0]
         detected = f"Excel workbook, sheet “{title}”"
         warnings = []
         if len(workbook.sheets) > 1:
-            message = MSG_OTHER_SHEETS.format(sheet=f"“{title}”", count=len(workbook.sheets))
-            warnings.append(Problem(OTHER_SHEETS, message, file_name))
+            warnings.append(
+                OTHER_SHEETS.at(file_name, sheet=f"“{title}”", count=len(workbook.sheets))
+            )
         try:
             rows, problem = _rows(
                 workbook, title, sheet_path, file_name, keep_blank_rows=keep_blank_rows
             )
         except archive.MemberTooLarge as exc:
-            problem = Problem(TOO_LARGE_UNPACKED, _part_too_large(exc), file_name)
+            problem = _part_too_large(exc, file_name)
             return None, detected, [problem], warnings
         except Exception:
             # The sheet XML is parsed as it is read, so damage inside it surfaces here.
-            return failed(NOT_A_WORKBOOK, MSG_NOT_A_WORKBOOK, "not a workbook")
+            return failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
     if problem is not None:
         return None, detected, [problem], warnings
     content = [(number, cells) for number, cells in rows if any(c.strip() for c in cells)]
     if not content:
-        message = MSG_EMPTY_SHEET.format(sheet=f"“{title}”")
-        return None, detected, [Problem(EMPTY_SHEET, message, file_name)], warnings
+        return None, detected, [EMPTY_SHEET.at(file_name, sheet=f"“{title}”")], warnings
     header_row, header = content[0]
     body = [(n, c) for n, c in rows if n > header_row] if keep_blank_rows else content[1:]
     return Table(header=header, header_row=header_row, rows=body), detected, [], warnings
@@ -308,8 +313,8 @@ class _Workbook:
         self.archive.close()
 
 
-def _part_too_large(exc: archive.MemberTooLarge) -> str:
-    """What a person reads when a part of the workbook inflates past its cap."""
+def _part_too_large(exc: archive.MemberTooLarge, file_name: str) -> Problem:
+    """The problem when a part of the workbook inflates past its cap."""
     name = str(exc).split(" ", 1)[0]
     if "sharedstrings" in name.lower():
         part, limit = "text (its shared strings)", MAX_PART_BYTES
@@ -317,7 +322,7 @@ def _part_too_large(exc: archive.MemberTooLarge) -> str:
         part, limit = "sheet", MAX_PART_BYTES
     else:
         part, limit = f"part {name}", MAX_OTHER_PART_BYTES
-    return MSG_PART_TOO_LARGE.format(part=part, limit=limit >> 20)
+    return PART_TOO_LARGE.at(file_name, part=part, limit=limit >> 20)
 
 
 def _rows(
@@ -353,8 +358,7 @@ def _rows(
         text_in_all = 0
         for number, parsed in _parsed_rows(source, parser):
             if number is None:
-                message = MSG_TOO_MANY_ELEMENTS.format(sheet=shown, limit=MAX_SHEET_ELEMENTS)
-                return rows, Problem(TOO_LARGE_UNPACKED, message, file_name)
+                return rows, TOO_MANY_ELEMENTS.at(file_name, sheet=shown, limit=MAX_SHEET_ELEMENTS)
             cells = [""] * MAX_COLUMNS
             width = 0
             for cell in parsed:
@@ -362,23 +366,27 @@ def _rows(
                 if not text:
                     continue
                 if len(text) > MAX_TEXT_CHARS:
-                    message = MSG_CELL_TOO_LONG.format(count=len(text), limit=MAX_TEXT_CHARS)
-                    return rows, Problem(CELL_TOO_LONG, message, file_name, row=number)
+                    return rows, CELL_TOO_LONG.at(
+                        file_name, row=number, count=len(text), limit=MAX_TEXT_CHARS
+                    )
                 text_in_all += len(text)
                 if text_in_all > MAX_TEXT_CHARS_PER_FILE:
-                    message = MSG_TOO_MUCH_TEXT.format(sheet=shown, limit=MAX_TEXT_CHARS_PER_FILE)
-                    return rows, Problem(TOO_MUCH_TEXT, message, file_name, row=number)
+                    return rows, TOO_MUCH_TEXT.at(
+                        file_name, row=number, sheet=shown, limit=MAX_TEXT_CHARS_PER_FILE
+                    )
                 column = cell["column"]
                 if column > MAX_COLUMNS:
-                    message = MSG_TOO_MANY_COLUMNS.format(
-                        sheet=shown, column=column_letter(MAX_COLUMNS), limit=MAX_COLUMNS
+                    return rows, TOO_MANY_COLUMNS.at(
+                        file_name,
+                        row=number,
+                        sheet=shown,
+                        column=column_letter(MAX_COLUMNS),
+                        limit=MAX_COLUMNS,
                     )
-                    return rows, Problem(TOO_MANY_COLUMNS, message, file_name, row=number)
                 cells[column - 1] = text
                 width = max(width, column)
             if width and number > MAX_ROWS:
-                message = MSG_TOO_MANY_ROWS.format(sheet=shown, limit=MAX_ROWS)
-                return rows, Problem(TOO_MANY_ROWS, message, file_name, row=number)
+                return rows, TOO_MANY_ROWS.at(file_name, row=number, sheet=shown, limit=MAX_ROWS)
             if (width or keep_blank_rows) and number <= MAX_ROWS:
                 rows.append((number, cells[:width]))
     return rows, None

@@ -62,13 +62,13 @@ def test_other_sheets_are_named_in_a_warning():
     _, problems, warnings = check_xlsx(data)
 
     assert problems == []
-    assert xlsx_format.OTHER_SHEETS in [w.code for w in warnings]
+    assert xlsx_format.OTHER_SHEETS.code in [w.code for w in warnings]
 
 
 def test_a_corrupt_workbook_is_one_problem():
     _, problems, _ = check_xlsx(b"PK\x03\x04 this is not really a zip")
 
-    assert [p.code for p in problems] == [xlsx_format.NOT_A_WORKBOOK]
+    assert [p.code for p in problems] == [xlsx_format.NOT_A_WORKBOOK.code]
 
 
 def test_a_zip_that_is_not_a_workbook_is_one_problem():
@@ -78,7 +78,7 @@ def test_a_zip_that_is_not_a_workbook_is_one_problem():
 
     _, problems, _ = check_xlsx(buffer.getvalue())
 
-    assert [p.code for p in problems] == [xlsx_format.NOT_A_WORKBOOK]
+    assert [p.code for p in problems] == [xlsx_format.NOT_A_WORKBOOK.code]
 
 
 def test_a_sheet_with_too_many_rows_is_refused(monkeypatch):
@@ -87,7 +87,7 @@ def test_a_sheet_with_too_many_rows_is_refused(monkeypatch):
 
     _, problems, _ = check_xlsx(data)
 
-    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_ROWS, 4)]
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_ROWS.code, 4)]
 
 
 def test_a_value_past_the_column_limit_is_refused():
@@ -96,7 +96,7 @@ def test_a_value_past_the_column_limit_is_refused():
 
     _, problems, _ = check_xlsx(data)
 
-    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_COLUMNS, 1)]
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_COLUMNS.code, 1)]
     assert "column CW" in problems[0].message
 
 
@@ -106,13 +106,13 @@ def test_a_workbook_that_unpacks_too_large_is_refused_before_opening(monkeypatch
 
     _, problems, _ = check_xlsx(data)
 
-    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED.code]
 
 
 def test_an_empty_sheet_is_a_problem():
     _, problems, _ = check_xlsx(workbook_bytes([]))
 
-    assert [p.code for p in problems] == [xlsx_format.EMPTY_SHEET]
+    assert [p.code for p in problems] == [xlsx_format.EMPTY_SHEET.code]
 
 
 def test_same_columns_and_problems_as_csv():
@@ -212,7 +212,7 @@ def test_a_value_a_billion_rows_down_is_too_many_rows():
 
     _, problems, _ = check_xlsx(data)
 
-    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_ROWS, 1_000_000_000)]
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_ROWS.code, 1_000_000_000)]
 
 
 def test_a_value_far_past_the_column_limit_is_refused():
@@ -225,7 +225,7 @@ def test_a_value_far_past_the_column_limit_is_refused():
 
     _, problems, _ = check_xlsx(data)
 
-    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_COLUMNS, 2)]
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MANY_COLUMNS.code, 2)]
 
 
 def test_a_shared_string_table_past_the_cap_is_refused_while_it_is_read(monkeypatch):
@@ -239,7 +239,7 @@ def test_a_shared_string_table_past_the_cap_is_refused_while_it_is_read(monkeypa
 
     _, problems, _ = check_xlsx(data)
 
-    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED.code]
     assert "shared strings" in problems[0].message
 
 
@@ -259,7 +259,7 @@ def test_a_sheet_past_the_cap_is_refused_while_it_is_read(monkeypatch):
 
     _, problems, _ = check_xlsx(data)
 
-    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED.code]
     assert "sheet" in problems[0].message
 
 
@@ -273,7 +273,7 @@ def test_a_shared_string_past_the_cap_on_text_is_refused_at_its_first_cell():
 
     _, problems, _ = check_xlsx(data)
 
-    assert [(p.code, p.row) for p in problems] == [(xlsx_format.CELL_TOO_LONG, 2)]
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.CELL_TOO_LONG.code, 2)]
 
 
 def test_a_sheet_past_the_cap_on_a_files_text_is_refused(monkeypatch):
@@ -282,7 +282,7 @@ def test_a_sheet_past_the_cap_on_a_files_text_is_refused(monkeypatch):
 
     _, problems, _ = check_xlsx(data)
 
-    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MUCH_TEXT, 3)]
+    assert [(p.code, p.row) for p in problems] == [(xlsx_format.TOO_MUCH_TEXT.code, 3)]
 
 
 def test_a_sheet_of_too_many_elements_is_refused_without_reading_on(monkeypatch):
@@ -291,7 +291,7 @@ def test_a_sheet_of_too_many_elements_is_refused_without_reading_on(monkeypatch)
 
     _, problems, _ = check_xlsx(data)
 
-    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED.code]
     assert "more than 200 cells and other elements" in problems[0].message
 
 
@@ -301,7 +301,7 @@ def test_parts_that_describe_the_workbook_have_a_smaller_cap(monkeypatch):
 
     _, problems, _ = check_xlsx(data)
 
-    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED]
+    assert [p.code for p in problems] == [xlsx_format.TOO_LARGE_UNPACKED.code]
     assert "part xl/" in problems[0].message
 
 
