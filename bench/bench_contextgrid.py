@@ -1,7 +1,7 @@
 """How much contextgrid's checking costs over bare parsing, measured side by side.
 
 Prints one line per figure: ``bench <name>: <ratio>x (goal <goal>) ok|FAIL``. The ratio is
-contextgrid's time over the bare standard-library parse of the same text (best of several).
+contextgrid's time over the bare standard-library parse of the same text (`timing.median_ratio`).
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ import csv
 import io
 import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from timing import median_ratio
 
 import contextgrid as cg
 from contextgrid.evalset.io import (
@@ -24,22 +25,13 @@ from contextgrid.evalset.io import (
     parse_jsonl_text,
 )
 
-REPEATS = 5
-
-
-def best(func: Callable[[], object]) -> float:
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
+REPEATS = 9
 
 
 def report(
     name: str, ours: Callable[[], object], bare: Callable[[], object], goal: float, against: str
 ) -> bool:
-    ratio = best(ours) / best(bare)
+    ratio = median_ratio(ours, bare, rounds=REPEATS)
     ok = ratio <= goal
     print(f"bench {name}: {ratio:.1f}x {against} (goal {goal:g}x) {'ok' if ok else 'FAIL'}")
     return ok
