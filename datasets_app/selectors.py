@@ -311,8 +311,10 @@ def _task_places(
     """Where these tasks stand in the upload's file; read only when there is a clash."""
     if not indexes:
         return {}
+    # The file read as it was checked: with the person's mapping of its columns, if any.
+    options = CheckOptions(mapping=upload.mapping or None)
     with upload.file.open("rb") as fileobj:
-        return checker.locate_tasks(fileobj, upload.original_name, indexes)
+        return checker.locate_tasks(fileobj, upload.original_name, indexes, options)
 
 
 # --- The dataset as the checker's plan (export, snapshots, diffs) ---------------------------

@@ -223,3 +223,22 @@ def test_a_promptfoo_file_grades_itself_so_the_step_asks_only_for_the_prompt(
 
     assert forms.MAPPING_NEEDS_GRADING not in page
     assert "Import 1 task" in page
+
+
+def test_ids_the_dataset_has_are_named_on_their_row_of_a_mapped_file(auth_client, make_dataset):
+    dataset = make_dataset()
+    check(auth_client, dataset, "support_triage.csv", TRIAGE)
+    upload = Upload.objects.get()
+    map_columns(auth_client, dataset, upload, {"id": "id", "prompt": "text", "expected": "labels"})
+    auth_client.post(
+        reverse("datasets_app:import_commit", args=[dataset.pk, upload.key]), {"mode": "add"}
+    )
+
+    check(auth_client, dataset, "again.csv", TRIAGE)
+    again = Upload.objects.latest("pk")
+    page = map_columns(
+        auth_client, dataset, again, {"id": "id", "prompt": "text", "expected": "labels"}
+    ).content.decode()
+
+    assert "Task id &#x27;1&#x27; is already one of this dataset&#x27;s tasks" in page
+    assert "again.csv, row 2" in page

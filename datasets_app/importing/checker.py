@@ -261,7 +261,7 @@ def locate_tasks(
     if fmt == "zip":
         from datasets_app.importing import zip_format
 
-        parsed = zip_format.read_dataset_file(source)
+        parsed = zip_format.read_dataset_file(source, options)
     elif fmt is not None:
         from datasets_app.importing import evalset_format, json_format
 

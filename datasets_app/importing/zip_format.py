@@ -231,12 +231,14 @@ def _check_archive(
     if data is None:
         assert problem is not None
         return _refused(zip_name, problem)
-    parsed = _read_dataset(data, dataset_name)
+    parsed = _read_dataset(data, dataset_name, options)
     problems = list(parsed.problems)
     warnings = list(parsed.warnings)
     detected = f"ZIP archive with {posixpath.basename(dataset_name)} ({parsed.detected})"
     if parsed.document is None:
-        return CheckResult(zip_name, "zip", detected, tuple(problems), tuple(warnings))
+        return CheckResult(
+            zip_name, "zip", detected, tuple(problems), tuple(warnings), mapping=parsed.mapping
+        )
 
     by_key = _members_by_task_path(files, folder, dataset_name)
     from datasets_app.importing.document import validate_document
@@ -254,7 +256,13 @@ def _check_archive(
     warnings.extend(cautions)
     if spec is None:
         return CheckResult(
-            zip_name, "zip", detected, tuple(problems), tuple(warnings), notes=tuple(parsed.notes)
+            zip_name,
+            "zip",
+            detected,
+            tuple(problems),
+            tuple(warnings),
+            notes=tuple(parsed.notes),
+            mapping=parsed.mapping,
         )
 
     used = _used_members(spec, by_key)
@@ -273,6 +281,7 @@ def _check_archive(
         tuple(warnings),
         plan=None if problems else spec,
         notes=tuple(parsed.notes),
+        mapping=parsed.mapping,
     )
 
 
@@ -414,25 +423,26 @@ def _read_dataset_file(
     return bytes(buffer), None
 
 
-def _read_dataset(data: bytes, name: str) -> Parsed:
+def _read_dataset(data: bytes, name: str, options: CheckOptions | None = None) -> Parsed:
     """The dataset file read by its own format's reader (imported here: they are siblings
-    that import nothing from this module, and only a zip needs them all)."""
+    that import nothing from this module, and only a zip needs them all). `options` bring
+    the person's mapping of its columns, if any."""
     kind = DATASET_SUFFIXES[_suffix(name)]
     if kind == "csv":
         from datasets_app.importing import csv_format
 
-        return csv_format.read(data, name)
+        return csv_format.read(data, name, options)
     if kind == "xlsx":
         from datasets_app.importing import xlsx_format
 
-        return xlsx_format.read(data, name)
+        return xlsx_format.read(data, name, options)
     if kind == "jsonl":
         from datasets_app.importing import jsonl_format
 
-        return jsonl_format.read(data, name)
+        return jsonl_format.read(data, name, options)
     from datasets_app.importing import json_format
 
-    return json_format.read(data, name)
+    return json_format.read(data, name, options)
 
 
 def _members_by_task_path(
@@ -930,7 +940,9 @@ def _top_level_listing(files: list[zipfile.ZipInfo], folder: str) -> str:
     return _listing(list(tops)) if tops else "nothing"
 
 
-def read_dataset_file(source: IO[bytes] | bytes) -> Parsed | None:
+def read_dataset_file(
+    source: IO[bytes] | bytes, options: CheckOptions | None = None
+) -> Parsed | None:
     """The zip's dataset file, read by its format's reader (not validated), or None when the
     zip has no single dataset file (or is a BEIR pair, or cannot be read).
 
@@ -947,4 +959,4 @@ def read_dataset_file(source: IO[bytes] | bytes) -> Parsed | None:
             data, _ = _read_dataset_file(zf, dataset_info)
     except archive.READ_ERRORS:
         return None
-    return None if data is None else _read_dataset(data, dataset_info.filename)
+    return None if data is None else _read_dataset(data, dataset_info.filename, options)

@@ -586,3 +586,21 @@ def test_a_whole_conversation_is_its_prompt_and_the_last_assistant_turn_its_answ
     )
     assert (second.prompt, second.expected_text) == ("Hi?", "Hello!")
     assert "chat conversations" in result.detected
+
+
+def test_a_zip_with_another_tools_sheet_is_mapped_like_the_sheet():
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("tests.csv", "text,labels\nDouble charge on my card,Billing\n")
+    data = buffer.getvalue()
+
+    guessed = check("set.zip", data)
+    given = check("set.zip", data, mapping={"prompt": "text", "expected": "labels"})
+
+    assert only(guessed).code == shapes.NEEDS_MAPPING.code
+    assert guessed.mapping.fields == {"prompt": "text", "expected": "labels"}
+    assert given.plan.tasks[0].expected_text == "Billing"
+    assert given.mapping.how == "given"
