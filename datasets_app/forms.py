@@ -200,6 +200,17 @@ def verifier_json(kind: str, output_type: str, instructions: str, code: str) -> 
     ).to_json()
 
 
+def verifier_parts(value: dict | None) -> list[str]:
+    """[kind, output type, instructions, code] of a verifier ({} or None: all blank)."""
+    value = value if isinstance(value, dict) else {}
+    return [
+        value.get("kind", ""),
+        value.get("outputType", ""),
+        value.get("instructions", ""),
+        value.get("code", ""),
+    ]
+
+
 class VerifierWidget(forms.MultiWidget):
     """A verifier as four labelled controls: kind, output type, instructions, and code in a
     monospace box with real line breaks (the admin's; the app's forms have their own)."""
@@ -219,13 +230,7 @@ class VerifierWidget(forms.MultiWidget):
         )
 
     def decompress(self, value: dict | None) -> list[str]:
-        value = value if isinstance(value, dict) else {}
-        return [
-            value.get("kind", ""),
-            value.get("outputType", ""),
-            value.get("instructions", ""),
-            value.get("code", ""),
-        ]
+        return verifier_parts(value)
 
     def get_context(self, name, value, attrs):
         context = super().get_context(name, value, attrs)

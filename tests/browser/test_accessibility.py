@@ -36,6 +36,7 @@ def test_every_screen_passes_axe(logged_in, live_server, width):
     owner = get_user_model().objects.get(username="grace")
     dataset = dataset_with_everything(owner)
     task = dataset.tasks.live().get()
+    draft = dataset.tasks.create(task_id="draft-1", prompt="A draft", expected_text="x")
     screens = {
         "datasets": "/",
         "new dataset": "/datasets/new/",
@@ -49,6 +50,8 @@ def test_every_screen_passes_axe(logged_in, live_server, width):
         "new task": f"/datasets/{dataset.pk}/tasks/new/",
         "version": dataset.versions.get().get_absolute_url(),
         "help": "/help/dataset-files/",
+        "api tokens": "/account/api-tokens/",
+        "delete draft": f"/datasets/{dataset.pk}/tasks/{draft.pk}/delete/",
     }
     found = {}
     for name, path in screens.items():

@@ -135,6 +135,7 @@ def test_nothing_is_clipped_on_small_screens(logged_in, live_server, screenshot,
     owner = get_user_model().objects.get(username="grace")
     dataset = dataset_with_everything(owner, name="Customer support answers, second quarter")
     task = dataset.tasks.live().get()
+    draft = dataset.tasks.create(task_id="draft-1", prompt="A draft", expected_text="x")
     screens = {
         "datasets": "/",
         "new-dataset": "/datasets/new/",
@@ -144,6 +145,9 @@ def test_nothing_is_clipped_on_small_screens(logged_in, live_server, screenshot,
         "task-edit": f"/datasets/{dataset.pk}/tasks/{task.pk}/edit/",
         "version": dataset.versions.get().get_absolute_url(),
         "help": "/help/dataset-files/",
+        "api tokens": "/account/api-tokens/",
+        "delete draft": f"/datasets/{dataset.pk}/tasks/{draft.pk}/delete/",
+        "sharing-page": f"/datasets/{dataset.pk}/sharing/",
         "export": f"/datasets/{dataset.pk}/export/",
         "import-page": f"/datasets/{dataset.pk}/import/",
     }
@@ -248,4 +252,25 @@ def test_the_admin_for_reviewing_drafts(page, live_server, django_user_model, sc
     expect(code).to_be_visible()
     assert "monospace" in code.evaluate("(el) => getComputedStyle(el).fontFamily")
     assert draft.pk
+    assert errors == []
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_choose_another_file_keeps_what_was_typed(logged_in, live_server, screenshot, width):
+    page = logged_in
+    page.set_viewport_size({"width": width, "height": 900})
+    errors = watch_console(page)
+    page.goto(f"{live_server.url}/datasets/new/")
+    page.get_by_label("Name").fill("Typed name")
+    page.get_by_label("Description").fill("Typed description,\nover two lines.")
+    page.get_by_label("Import from a file (optional)").set_input_files(str(EXPECTED))
+    expect(page.get_by_role("heading", name="Preview: 2 tasks")).to_be_focused()
+    screenshot(page, f"new-dataset-checked-{width}")
+    page.get_by_role("button", name="Choose another file").click()
+    picker = page.get_by_label("Import from a file (optional)")
+    expect(picker).to_be_focused()
+    expect(page.get_by_label("Name")).to_have_value("Typed name")
+    expect(page.get_by_label("Description")).to_have_value("Typed description,\nover two lines.")
+    assert page.get_by_text("yoy-growth").count() == 0
+    screenshot(page, f"new-dataset-choose-another-{width}")
     assert errors == []
