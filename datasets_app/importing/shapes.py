@@ -161,6 +161,9 @@ CANONICAL_TASK_KEYS = frozenset(
 # How many records the guessing and the mapping step's sample look at.
 SAMPLE_RECORDS = 50
 SAMPLE_SHOWN = 3
+# How much of each text, and how many criteria, the sample keeps: more than the step shows.
+SAMPLE_CHARS = 1_000
+SAMPLE_CRITERIA = 10
 NAME_CHARS = 80
 
 
@@ -1218,23 +1221,28 @@ def ignored_sources(
 
 
 def sample_of(tasks: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    """The first tasks as the mapping step shows them."""
+    """The first tasks as the mapping step shows them, each text cut to what it shows
+    (the sample is kept with the upload's check, so a long prompt must not bloat it)."""
     shown = []
     for task in tasks[:SAMPLE_SHOWN]:
         expected = task.get("expected")
         if isinstance(expected, dict):
             expected = expected.get("text")
+        criteria = [c.get("criterion") for c in task.get("criteria") or [] if isinstance(c, dict)]
         shown.append(
             {
-                "id": task.get("id", ""),
-                "prompt": task.get("prompt", ""),
-                "expected": expected or "",
-                "criteria": [
-                    c.get("criterion", "") for c in task.get("criteria", []) if isinstance(c, dict)
-                ],
+                "id": _cut(task.get("id")),
+                "prompt": _cut(task.get("prompt")),
+                "expected": _cut(expected),
+                "criteria": [_cut(c) for c in criteria[:SAMPLE_CRITERIA]],
             }
         )
     return tuple(shown)
+
+
+def _cut(value: Any) -> str:
+    text = value if isinstance(value, str) else ""
+    return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
 
 
 # --- Files that are not datasets ------------------------------------------------------------
