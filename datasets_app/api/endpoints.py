@@ -15,7 +15,7 @@ from uuid import UUID
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Max
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import path, re_path
 from ninja import NinjaAPI, Query, Status, Swagger
 from pydantic import ValidationError as PydanticValidationError
@@ -493,12 +493,15 @@ def _not_found(request: HttpRequest) -> HttpResponse:
 
 def _api_view(view):
     """An API view as the site serves it: past the site's login redirect (the API answers
-    for itself who may call it: a token, never a session), and with ninja's bare 405 in the
-    one error shape."""
+    for itself who may call it: a token, never a session), and with what ninja answers
+    outside its handlers (a 405, the bare root's 404) in the one error shape."""
 
     @wraps(view)
     def answered(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        response = view(request, *args, **kwargs)
+        try:
+            response = view(request, *args, **kwargs)
+        except Http404:
+            return errors.error_response(404, "not_found", errors.NOT_FOUND)
         if isinstance(response, HttpResponseNotAllowed):
             allowed = response["Allow"]
             message = f"This path answers {allowed.replace(',', ', ')} only."

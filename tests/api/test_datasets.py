@@ -158,8 +158,9 @@ def test_update_refuses_bad_settings_and_changes_nothing(api, make_dataset):
 
 @pytest.mark.django_db
 def test_an_unknown_path_and_a_wrong_method_answer_in_the_error_shape(api):
-    response = api.get("/api/v1/no-such-thing")
-    assert response.status_code == 404 and error_of(response)["code"] == "not_found"
+    for path in ("/api/v1/no-such-thing", "/api/v1/"):
+        response = api.get(path)
+        assert response.status_code == 404 and error_of(response)["code"] == "not_found"
     response = api.delete("/api/v1/datasets")
     assert response.status_code == 405
     assert error_of(response)["code"] == "method_not_allowed"
