@@ -177,4 +177,6 @@ def test_the_command_refuses_an_unknown_user_and_a_bad_expiry(user):
         call_command("create_api_token", "nobody")
     with pytest.raises(CommandError, match="1 or more"):
         call_command("create_api_token", "ada", "--expires-days", "0")
+    with pytest.raises(CommandError, match="at most 100 characters"):
+        call_command("create_api_token", "ada", "--name", "x" * 101)
     assert not ApiToken.objects.exists()

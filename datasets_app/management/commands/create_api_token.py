@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from datasets_app import services
@@ -34,9 +35,12 @@ class Command(BaseCommand):
         days = options["expires_days"]
         if days is not None and days < 1:
             raise CommandError(DAYS_POSITIVE)
-        token, secret = services.api_token_create(
-            user=user, name=options["name"], expires_days=days
-        )
+        try:
+            token, secret = services.api_token_create(
+                user=user, name=options["name"], expires_days=days
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
         self.stderr.write(
             f"Created the API token “{token.name}” for {user.get_username()}"
             + (f", expiring {token.expires_at:%Y-%m-%d %H:%M} UTC" if token.expires_at else "")
