@@ -79,10 +79,12 @@ def body_too_large(request: HttpRequest) -> bool:
 
 
 def refusal(
-    request: HttpRequest, *, rate: Rate | None = None, check_size: bool = True
+    request: HttpRequest, *, rate: Rate | None = None, check_size: bool = True, kept: bool = True
 ) -> Refusal | None:
     """Count this request against the person's `rate`, and refuse it past that or when its
-    body is too large; None when it may go on.
+    body is too large; None when it may go on. `kept`: the file is kept (an upload), so it
+    counts against the person's storage quota; a check that keeps nothing (the API's) does
+    not.
 
     The rate comes first, so that a flood of oversized bodies is counted too.
     """
@@ -99,7 +101,7 @@ def refusal(
             return Refusal(429, rate.message, retry_after=max(1, int(usage["time_left"])))
     if check_size and body_too_large(request):
         return Refusal(413, file_too_large_message(settings.MAX_UPLOAD_BYTES))
-    if check_size and request.user.is_authenticated:
+    if check_size and kept and request.user.is_authenticated:
         over = services.upload_over_quota(owner=request.user, size=_declared_or_zero(request))
         if over is not None:
             return Refusal(413, over)

@@ -112,11 +112,13 @@ def _person(request: HttpRequest) -> User:
     return request.user
 
 
-def _guard(request: HttpRequest, *rates: guards.Rate) -> None:
-    """Count the request against the person's rates and refuse a body too large, before
-    anything reads it: the dialog's own rule (guards.refusal), as the API's errors."""
+def _guard(request: HttpRequest, *rates: guards.Rate, kept: bool) -> None:
+    """Count the request against the person's rates and refuse a body too large (or, for a
+    file that is `kept`, past the storage quota) before anything reads it: the dialog's own
+    rule (guards.refusal), as the API's errors."""
     for index, rate in enumerate(rates):
-        refused = guards.refusal(request, rate=rate, check_size=index == len(rates) - 1)
+        last = index == len(rates) - 1
+        refused = guards.refusal(request, rate=rate, check_size=last, kept=kept)
         if refused is None:
             continue
         if refused.status == 429:
@@ -271,7 +273,7 @@ def check(request: HttpRequest):
     with its file, row or line, field and code, and a preview of the tasks. A file with
     problems is a 200 with `ok: false` (the check worked; the file needs fixing).
     """
-    _guard(request, guards.CHECKS)
+    _guard(request, guards.CHECKS, kept=False)
     mapping = _mapping(request)
     uploaded = _uploaded_file(request)
     options = replace(selectors.checker_options(), mapping=mapping)
@@ -334,7 +336,7 @@ def import_create(request: HttpRequest, dataset_id: int):
     caller's rate limits, as choosing a file and pressing Import do in the dialog.
     """
     dataset = _dataset(request, dataset_id)
-    _guard(request, guards.CHECKS, guards.IMPORTS)
+    _guard(request, guards.CHECKS, guards.IMPORTS, kept=True)
     try:
         fields = ImportFields.model_validate(
             {k: v for k, v in request.POST.items() if k not in ("map",)}

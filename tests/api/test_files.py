@@ -303,3 +303,15 @@ def test_imports_are_rate_limited_like_the_dialogs(api, make_dataset, settings):
     assert response.status_code == 429 and response["Retry-After"]
     assert error_of(response)["message"] == guards.TOO_MANY_IMPORTS
     assert Upload.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_storage_quota_bounds_imports_but_not_checks_which_keep_nothing(
+    api, make_dataset, settings
+):
+    settings.STORAGE_QUOTA_BYTES = 100
+    dataset = make_dataset()
+    assert api.post("/api/v1/check", {"file": file("qa.json", EXPECTED)}).status_code == 200
+    response = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)})
+    assert response.status_code == 413 and error_of(response)["code"] == "too_large"
+    assert not Upload.objects.exists() and not dataset.tasks.exists()
