@@ -1247,8 +1247,9 @@ def _cut(value: Any) -> str:
 
 # --- Files that are not datasets ------------------------------------------------------------
 
+_LETTER = re.compile(r"[^\W\d_]")
 _CORPUS_KEYS = frozenset({"_id", "id", "doc_id", "title", "text", "metadata", "url"})
-_QUERY_KEYS = frozenset({"_id", "text", "metadata"})
+_QUERY_KEYS = frozenset({"_id", "id", "text", "title", "metadata"})
 _RESULT_KEYS = frozenset(
     {
         "actual_output",
@@ -1294,16 +1295,25 @@ def not_a_dataset(
             "It holds what a model answered and how it scored, not what a good answer is. "
             "Import the dataset the run used instead.",
         )
+    if kind == "columns" and sources and not any(_LETTER.search(s) for s in sources):
+        return (
+            "a sheet with no header row: its first row holds values ("
+            + ", ".join(sources)
+            + ") instead of column names",
+            "Add a first row naming the columns (question, answer, …) and choose the file again.",
+        )
     if "prompt" in fields or graded:
         return None
-    if raw and raw <= _QUERY_KEYS and "_id" in raw and "text" in raw:
+    # Top-level keys: BEIR's metadata objects are read as `metadata.…`.
+    top = {source.split(".", 1)[0] for source in raw}
+    if top and top <= _QUERY_KEYS and top & {"_id", "id"} and len(top & {"text", "title"}) == 1:
         return (
-            "BEIR queries on their own (_id, text)",
+            "BEIR queries on their own (" + ", ".join(sorted(top)) + ")",
             "Zip them with their qrels (qrels/test.tsv) and import the .zip.",
         )
-    if raw and raw <= _CORPUS_KEYS and "text" in raw and "title" in raw:
+    if top and top <= _CORPUS_KEYS and "text" in top and "title" in top:
         return (
-            "a document corpus (" + ", ".join(s for s in sources) + "): documents, not questions",
+            "a document corpus (" + ", ".join(sorted(top)) + "): documents, not questions",
             "Import the questions and their answers instead; a corpus is what an agent "
             "searches, not what it is graded on.",
         )
@@ -1403,11 +1413,6 @@ def read_records(
 ) -> Shaped:
     """The canonical document of a .json or .jsonl file of records (not yet validated)."""
     records = found.records
-    total = max(found.total, len(records))
-    if total > max_tasks:
-        # The validator's own words for the canonical document's `tasks`.
-        problem = TOO_MANY_TASKS.at(file_name, count=total, limit=max_tasks)
-        return Shaped(None, None, "records", problems=[problem])
     recognised = recognise(records, given=given, remembered=remembered)
     fields = recognised.fields
     shape = recognised.shape or _described(fields, "records", wrapped=found.wrapped)
@@ -1433,6 +1438,11 @@ def read_records(
     if refused is not None and recognised.how != "given":
         what, advice = refused
         shaped.problems = [NOT_A_DATASET.at(file_name, what=what, advice=advice)]
+        return shaped
+    total = max(found.total, len(records))
+    if total > max_tasks:
+        # The validator's own words for the canonical document's `tasks`.
+        shaped.problems = [TOO_MANY_TASKS.at(file_name, count=total, limit=max_tasks)]
         return shaped
     built = build_tasks(records, fields, file_name=file_name)
     shaped.mapping = FieldMap(

@@ -93,6 +93,21 @@ REFUSED = [
         "BEIR queries on their own",
     ),
     ("realdata/csv/rag_law_routing/tests.csv", shapes.NEEDS_MAPPING.code, "expected_source"),
+    (
+        "realdata/beir/josh1108_scidocs/queries.whole.excerpt.jsonl",
+        shapes.NOT_A_DATASET.code,
+        "BEIR queries on their own (id, title)",
+    ),
+    (
+        "realdata/beir/scifact_pristine/queries.excerpt.jsonl",
+        shapes.NOT_A_DATASET.code,
+        "BEIR queries on their own (_id, metadata, text)",
+    ),
+    (
+        "realdata/beir/kirloxious_scifact_modified/qrels/test.excerpt.tsv",
+        shapes.NOT_A_DATASET.code,
+        "a sheet with no header row",
+    ),
     ("realdata/csv/ragas/hf_doc_qa_eval.csv", document.NOTHING_TO_GRADE.code, "task-50"),
     ("realdata/csv/ragas/rag_eval_test_dataset.csv", shapes.NEEDS_MAPPING.code, "grading"),
     ("realdata/inspect_ai/popularity.jsonl", shapes.NEEDS_MAPPING.code, "answer_matching"),
