@@ -150,6 +150,8 @@ def test_the_tokens_page_lists_only_the_persons_own(auth_client, other_user):
 def test_the_admin_can_revoke_anyones_token(client, admin_user, token):
     client.force_login(admin_user)
     row, secret = token
+    listed = client.get(reverse("admin:datasets_app_apitoken_changelist")).content.decode()
+    assert row.name in listed and row.prefix in listed and row.digest not in listed
     response = client.post(
         reverse("admin:datasets_app_apitoken_changelist"),
         {"action": "revoke_tokens", "_selected_action": [row.pk]},
