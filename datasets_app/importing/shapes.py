@@ -689,18 +689,23 @@ MULTIPLE_CHOICE = "multiple choice"
 
 def _choice_sources(keys: set[str], first: Mapping[str, Any]) -> list[str]:
     for key in CHOICE_KEYS:
-        value = first.get(key)
-        if (
-            key in keys
-            and isinstance(value, list)
-            and value
-            and all(_scalar_text(choice) is not None for choice in value)
-        ):
+        value = _choice_list(first.get(key))
+        if key in keys and value and all(_scalar_text(choice) is not None for choice in value):
             return [key]
     letters = [letter for letter in LETTERS if letter in keys]
     if len(letters) >= 3 and "".join(letters) == LETTERS[: len(letters)]:
         return letters
     return []
+
+
+def _choice_list(value: Any) -> list[Any] | None:
+    """A question's options: a list, or (as Inspect writes them in a CSV cell) one text
+    with the options separated by commas."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, str) and "," in value:
+        return [choice.strip() for choice in value.split(",")]
+    return None
 
 
 def _option_label(index: int) -> str:
@@ -715,8 +720,9 @@ def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
     options: list[str] = []
     for part in parts:
         value = values.get(part)
-        if part in CHOICE_KEYS and isinstance(value, list):
-            options += [f"{_option_label(i)}. {_scalar_text(c)}" for i, c in enumerate(value)]
+        choices = _choice_list(value) if part in CHOICE_KEYS else None
+        if choices is not None:
+            options += [f"{_option_label(i)}. {_scalar_text(c)}" for i, c in enumerate(choices)]
             continue
         text = text_value(value, "prompt", part)
         if not text:

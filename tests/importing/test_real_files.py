@@ -43,7 +43,7 @@ IMPORTED = [
     ("realdata/csv/rmcv_rag_evaluation/ragas_pdf_qa_testset.csv", 12, "ragas (user_input"),
     ("realdata/inspect_ai/biology_qa.jsonl", 20, "question → prompt, answer → expected answer"),
     ("realdata/inspect_ai/security_guide.jsonl", 16, "input → prompt, target"),
-    ("realdata/inspect_ai/test_dataset/samples-mcq.csv", 1, "CSV"),
+    ("realdata/inspect_ai/test_dataset/samples-mcq.csv", 1, "multiple choice (input + options)"),
     ("realdata/inspect_ai/test_dataset/samples-mcq.json", 1, "multiple choice (input + options)"),
     ("realdata/inspect_ai/test_dataset/samples-md.jsonl", 1, "input → prompt"),
     ("realdata/inspect_ai/test_dataset/samples.json", 1, "input → prompt"),
@@ -257,8 +257,10 @@ def test_promptfoo_assertions_the_app_cannot_grade_are_named_once_the_prompt_is_
     assert result.mapping.graded and result.mapping.fields == {"prompt": "body"}
 
 
-def test_a_multiple_choice_question_is_asked_with_its_options():
-    result = check("realdata/inspect_ai/test_dataset/samples-mcq.json")
+@pytest.mark.parametrize("name", ["samples-mcq.json", "samples-mcq.csv"])
+def test_a_multiple_choice_question_is_asked_with_its_options(name):
+    # The .csv writes the options as one cell, "1,2,3,…", as Inspect does.
+    result = check(f"realdata/inspect_ai/test_dataset/{name}")
 
     task = result.plan.tasks[0]
     options = "\n".join(
