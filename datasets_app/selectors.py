@@ -18,6 +18,7 @@ from django.utils import timezone
 from datasets_app import wording
 from datasets_app.importing import checker, columns, json_format
 from datasets_app.importing.spec import (
+    EXPECTED_ANSWER_CRITERION_ID,
     CheckOptions,
     CriterionSpec,
     DatasetSpec,
@@ -218,7 +219,7 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
         "problem_groups": group_problems(problems),
         "problem_count": len(problems),
         "warning_groups": group_problems(result.get("warnings", [])),
-        "notes": result.get("notes", []),
+        "notes": [*result.get("notes", []), *_add_notes(upload, result, mode)],
         "replace": (
             replace_preview(dataset=upload.dataset, upload=upload)
             if mode == ImportMode.REPLACE and upload.dataset is not None and result.get("ok")
@@ -231,6 +232,28 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
         # has none to count.
         "import_label": f"Import {counted(task_count, 'task')}" if can_import else "Import tasks",
     }
+
+
+BECOME_RUBRICS = (
+    "The file's criteria for every task also grade {tasks} of this dataset that have an "
+    "expected answer: “Matches the expected answer” joins their criteria, and they become "
+    "drafts for the next version."
+)
+
+
+def _add_notes(upload: Upload, result: dict[str, Any], mode: str) -> list[str]:
+    """What Add changes in the dataset's own tasks: a file with criteria for every task
+    makes its answer tasks rubrics (`services._grade_live_tasks_as_rubrics`), said first."""
+    criteria = result.get("dataset", {}).get("criteria")
+    if mode != ImportMode.ADD or upload.dataset is None or not criteria or not result.get("ok"):
+        return []
+    count = (
+        upload.dataset.tasks.live()
+        .exclude(expected_text="")
+        .exclude(criteria__criterion_id=EXPECTED_ANSWER_CRITERION_ID)
+        .count()
+    )
+    return [BECOME_RUBRICS.format(tasks=counted(count, "task"))] if count else []
 
 
 def mapping_step_due(result: dict[str, Any] | None) -> bool:

@@ -106,7 +106,19 @@ def test_a_file_s_criteria_for_every_task_make_the_dataset_s_answer_tasks_rubric
 ):
     dataset = Dataset.objects.create(owner=user, name="QA")
     import_file(auth_client, dataset, "answers.json", json.dumps(ANSWERS).encode())
-    import_file(auth_client, dataset, "rubric.json", json.dumps(RUBRIC).encode())
+    services.version_save(dataset=dataset, user=user)
+    auth_client.post(
+        reverse("datasets_app:import_check", args=[dataset.pk]),
+        {"file": SimpleUploadedFile("rubric.json", json.dumps(RUBRIC).encode())},
+    )
+    upload = Upload.objects.filter(dataset=dataset).latest("pk")
+    notes = selectors.import_preview(upload=upload, mode="add")["notes"]
+    assert selectors.BECOME_RUBRICS.format(tasks="1 task") in notes, "said before the import"
+    auth_client.post(
+        reverse("datasets_app:import_commit", args=[dataset.pk, upload.key]), {"mode": "add"}
+    )
     assert rows(dataset)["a1"] == ("criteria", 2, 3.0)
+    assert dataset.tasks.get(task_id="a1", state="draft"), "a saved task changed is a draft"
+    assert dataset.versions.get().tasks.get().criteria.count() == 0, "v1 keeps it as it was"
     copy = exported_and_back(auth_client, dataset)
     assert rows(copy) == rows(dataset)
