@@ -386,7 +386,7 @@ class VersionRunInline(admin.TabularInline):
     """The runs that graded this version, with how many results and their mean score."""
 
     model = Run
-    fields = ("run_link", "created_by", "created_at", "result_count", "mean_score")
+    fields = ("run_link", "created_at", "result_count", "mean_score")
     readonly_fields = fields
     extra = 0
     can_delete = False
