@@ -299,3 +299,11 @@ def test_no_template_comment_spans_lines():
         for number, line in enumerate(template.read_text().splitlines(), 1):
             if "{#" in line:
                 assert "#}" in line[line.index("{#") :], f"{template.name}:{number}"
+
+
+def test_a_problem_about_the_columns_links_to_what_goes_in_each(auth_client, make_dataset):
+    csv = b"task_id,prompt,expected_answer,expected_answer\na,p,e,f\n"
+    page = check(auth_client, make_dataset(), "d.csv", csv).content.decode()
+    assert "keep one of them" in page
+    assert f'href="{reverse("datasets_app:help_files")}#columns"' in page
+    assert "What goes in each column" in page

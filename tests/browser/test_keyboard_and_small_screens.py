@@ -21,7 +21,7 @@ def focused_text(page) -> str:
     return page.evaluate("document.activeElement.textContent.trim()")
 
 
-def test_add_tasks_is_a_menu_button_from_the_keyboard(logged_in, live_server):
+def test_add_tasks_is_a_menu_button_from_the_keyboard(logged_in, live_server, screenshot):
     page = logged_in
     errors = watch_console(page)
     dataset = dataset_with_everything(get_user_model().objects.get(username="grace"))
@@ -49,6 +49,7 @@ def test_add_tasks_is_a_menu_button_from_the_keyboard(logged_in, live_server):
     expect(page.get_by_role("menuitem", name="Import from a file")).to_be_focused()
     page.keyboard.press("End")
     expect(page.get_by_role("menuitem", name="New task")).to_be_focused()
+    screenshot(page, "add-tasks-menu-1280", full_page=False)
     page.keyboard.press("Escape")
     expect(menu).to_be_hidden()
     expect(button).to_be_focused()
