@@ -259,6 +259,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # the upload limit takes well under 30 s on a 2-core machine (`make bench`, hostile files);
 # 120 s leaves room for a busy worker. An import also stores up to 2 GiB of attached files,
 # to object storage perhaps: 15 minutes. The hard limits give 30 s more to write the outcome.
+# A task's limits travel in its message as the sender read them: the web process and the
+# workers need the same values.
 CHECK_TIME_LIMIT_SECONDS = int(os.environ.get("CHECK_TIME_LIMIT_SECONDS", "120"))
 IMPORT_TIME_LIMIT_SECONDS = int(os.environ.get("IMPORT_TIME_LIMIT_SECONDS", "900"))
 TIME_LIMIT_GRACE_SECONDS = 30

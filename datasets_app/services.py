@@ -161,9 +161,16 @@ UPLOAD_HAS_PROBLEMS = "The file has problems. Fix them and choose the file again
 UPLOAD_ALREADY_IMPORTED = "This file has already been imported."
 UPLOAD_CHANGED = "The file changed since it was checked, so it was checked again."
 IMPORT_TOO_SLOW = (
-    "The import took too long (more than {minutes:,} minutes) and was stopped; nothing was "
-    "written. Split the file into smaller imports."
+    "The import took too long (more than {duration}) and was stopped; nothing was written. "
+    "Split the file into smaller imports."
 )
+
+
+def _duration(seconds: int) -> str:
+    """ "15 minutes", "90 seconds": a time limit as a person reads it."""
+    if seconds >= 120 and seconds % 60 == 0:
+        return f"{seconds // 60:,} minutes"
+    return f"{seconds:,} second{'' if seconds == 1 else 's'}"
 
 
 def _sha256_of(fileobj) -> tuple[str, int]:
@@ -336,9 +343,9 @@ def upload_timed_out(*, upload_id: int) -> None:
         upload.state = Upload.State.CHECKED
         upload.save(update_fields=["result", "state"])
     elif upload.state == Upload.State.IMPORTING:
-        minutes = project_settings.IMPORT_TIME_LIMIT_SECONDS // 60
+        duration = _duration(project_settings.IMPORT_TIME_LIMIT_SECONDS)
         Upload.objects.filter(pk=upload_id, state=Upload.State.IMPORTING).update(
-            state=Upload.State.CHECKED, error=IMPORT_TOO_SLOW.format(minutes=minutes)
+            state=Upload.State.CHECKED, error=IMPORT_TOO_SLOW.format(duration=duration)
         )
 
 

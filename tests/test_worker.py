@@ -96,13 +96,16 @@ def broker(monkeypatch) -> Iterator[str]:
 class Worker:
     """`celery -A contextevals worker` in a process group of its own, always stopped."""
 
-    def __init__(self, queue: str, database_url: str, media: Path, log: Path) -> None:
+    def __init__(
+        self, queue: str, database_url: str, media: Path, log: Path, **extra_env: str
+    ) -> None:
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.worker_settings",
             "DATABASE_URL": database_url,
             "CELERY_BROKER_URL": BROKER_URL,
             "MEDIA_ROOT": str(media),
+            **extra_env,
         }
         self.log = log
         command = [sys.executable, "-m", "celery", "-A", "contextevals", "worker"]
@@ -129,8 +132,9 @@ class Worker:
 def start_worker(broker, shared_db, settings, tmp_path) -> Iterator[Callable[[], Worker]]:
     workers: list[Worker] = []
 
-    def start() -> Worker:
-        workers.append(Worker(broker, shared_db, settings.MEDIA_ROOT, tmp_path / "worker.log"))
+    def start(**env: str) -> Worker:
+        log = tmp_path / "worker.log"
+        workers.append(Worker(broker, shared_db, settings.MEDIA_ROOT, log, **env))
         return workers[-1]
 
     try:
@@ -245,3 +249,33 @@ def test_a_worker_killed_mid_import_changes_nothing_and_the_task_comes_back(
     services.uploads_delete_expired()
     assert dead_run not in default_storage.listdir(folder)[0]
     assert all(default_storage.exists(f.file.name) for f in TaskFile.objects.all())
+
+
+def test_an_import_past_its_time_limit_on_a_real_worker_writes_nothing_and_says_so(
+    start_worker, broker, make_dataset, user
+):
+    # Storing takes 0.2 s a file here, 4 s for the 20: past a limit of 1 s, Celery raises
+    # SoftTimeLimitExceeded inside the task while it stores them. A task's limits travel
+    # with its message, as the sender set them (web and workers read the same settings).
+    worker = start_worker(IMPORT_TIME_LIMIT_SECONDS="1")
+    dataset = make_dataset(tasks=1)
+    upload = check_on_worker(user, dataset, broker, worker.log)
+    Upload.objects.filter(pk=upload.pk).update(state=Upload.State.IMPORTING, mode="add")
+    tasks.import_upload.apply_async(args=[upload.pk, "add"], queue=broker, soft_time_limit=1)
+
+    wait_for(lambda: upload_state(upload).state != Upload.State.IMPORTING, worker.log)
+
+    assert upload.state == Upload.State.CHECKED
+    assert upload.error == services.IMPORT_TOO_SLOW.format(duration="1 second")
+    assert [t.task_id for t in dataset.tasks.all()] == ["t1"]
+    assert not TaskFile.objects.exists()
+    assert files_under(services.task_files_folder(upload)) == []  # its files went with it
+
+
+def files_under(folder: str) -> list[str]:
+    """Every file in the storage under `folder` (a local folder stays, empty, when its
+    files are deleted)."""
+    folders, files = default_storage.listdir(folder)
+    return [f"{folder}/{name}" for name in files] + [
+        path for name in folders for path in files_under(f"{folder}/{name}")
+    ]
