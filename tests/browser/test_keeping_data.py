@@ -83,6 +83,7 @@ def test_delete_asks_first_without_javascript(browser, live_server, screenshot):
     draft = dataset.tasks.get()
 
     page.goto(f"{live_server.url}{draft.get_absolute_url()}")
+    screenshot(page, "task-draft")
     page.get_by_role("link", name="Delete").click()
     expect(page.get_by_role("heading", name="Delete refund?")).to_be_visible()
     screenshot(page, "task-delete-confirmation")
