@@ -1,10 +1,14 @@
-"""What imports keep in the storage (issue 15, item 4): identical bytes once, whoever imports
-them and however often, and no more than a person's quota. A 2.3 MB zip of 2,000 files of
-1 MiB of zeros used to store 2 GiB, every time it was imported."""
+"""What imports keep in the storage (issue 15, items 4 and 7): identical bytes once, whoever
+imports them and however often, no more than a person's quota, and everything the checker
+passes fits the database. A 2.3 MB zip of 2,000 files of 1 MiB of zeros used to store
+2 GiB, every time it was imported."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
+import zipfile
 
 import pytest
 from django.core.files.storage import default_storage
@@ -12,6 +16,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from datasets_app import services
+from datasets_app.importing.spec import (
+    MAX_FILE_NAME_BYTES,
+    MAX_ID_CHARS,
+    MAX_TASK_NAME_CHARS,
+    MAX_URL_CHARS,
+)
 from datasets_app.models import Task, TaskFile, Upload
 from tests.test_background_imports import checked_upload, dataset_zip, start_import
 
@@ -144,3 +154,32 @@ def test_a_file_past_the_persons_quota_is_refused_before_it_is_kept(
 
     assert "would take you past the 97.7\xa0KB each person can store" in page
     assert not Upload.objects.exists()
+
+
+def test_values_at_every_database_limit_pass_the_check_and_import(make_dataset, user):
+    # The checker's limits are the database's (run on PostgreSQL too, whose columns enforce
+    # them): what it passes, the import writes.
+    link = "https://example.com/" + "a" * (MAX_URL_CHARS - len("https://example.com/"))
+    name = "é" * (MAX_FILE_NAME_BYTES // 2) + "x"  # 255 bytes
+    task = {
+        "id": "i" * MAX_ID_CHARS,
+        "name": "n" * MAX_TASK_NAME_CHARS,
+        "prompt": "Read both.",
+        "criteria": [{"id": "c" * MAX_ID_CHARS, "criterion": "Reads both"}],
+        "inputFiles": [{"url": link, "name": "page.html"}, {"path": "a.csv", "name": name}],
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("dataset.json", json.dumps({"tasks": [task]}))
+        archive.writestr("a.csv", "x\n1\n")
+    dataset = make_dataset()
+
+    upload = start_import(checked_upload(user, dataset, "limits.zip", buffer.getvalue()))
+
+    assert upload.state == Upload.State.IMPORTED, upload.error
+    imported = dataset.tasks.get()
+    assert (imported.task_id, imported.name) == (task["id"], task["name"])
+    assert imported.criteria.get().criterion_id == "c" * MAX_ID_CHARS
+    assert sorted((f.name, f.url) for f in imported.files.all()) == sorted(
+        [("page.html", link), (name, "")]
+    )
