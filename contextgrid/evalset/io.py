@@ -635,13 +635,14 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
             if item_id in first_row:
                 raise where.error(f"id {item_id!r} is already used on row {first_row[item_id]}")
             first_row[item_id] = row
-            anchors = _csv_anchors(cell, where)
-            if not anchors and cell("quote").strip():
+            source_id, quote = cell("source_id"), cell("quote")
+            anchors: tuple[GoldAnchor, ...] = ()
+            if source_id and quote.strip():
+                anchors = _csv_anchors(source_id, quote, cell, where)
+            elif quote.strip():
                 quotes_without_source += 1
-            meta = _csv_meta(cell("meta"))
-            if meta is None:
-                meta = {}
-                unreadable_meta.append(item_id)
+            meta_cell = cell("meta")
+            meta = _csv_meta(meta_cell, item_id, unreadable_meta) if meta_cell else {}
             qtype = cell("qtype")
             items.append(
                 EvalItem(
@@ -690,11 +691,10 @@ def _csv_columns(header: list[str], name: str) -> tuple[list[str], dict[str, int
     return columns, index_of
 
 
-def _csv_anchors(cell: Callable[[str], str], where: _Where) -> tuple[GoldAnchor, ...]:
-    """A row's anchor: only when it has both a source and a quote."""
-    source_id, quote = cell("source_id"), cell("quote")
-    if not (source_id and quote.strip()):
-        return ()
+def _csv_anchors(
+    source_id: str, quote: str, cell: Callable[[str], str], where: _Where
+) -> tuple[GoldAnchor, ...]:
+    """A row's anchor, from its source and quote and the cells that place the quote."""
     page, grade, occurrence = cell("page"), cell("grade"), cell("occurrence")
     occurrence_number = _csv_int(occurrence, "occurrence", where) if occurrence else 0
     if occurrence_number < 0:
@@ -710,18 +710,19 @@ def _csv_anchors(cell: Callable[[str], str], where: _Where) -> tuple[GoldAnchor,
     )
 
 
-def _csv_meta(text: str) -> dict[str, Any] | None:
-    """A meta cell as its JSON object; {} when blank, None when it is not one.
+def _csv_meta(text: str, item_id: str, unreadable: list[str]) -> dict[str, Any]:
+    """A meta cell as its JSON object; {} when it is not one, and the item's id noted.
 
     A note typed into the meta cell must not take down a file of good questions.
     """
-    if not text:
-        return {}
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError):
-        return None
-    return parsed if isinstance(parsed, dict) else None
+        parsed = None
+    if isinstance(parsed, dict):
+        return parsed
+    unreadable.append(item_id)
+    return {}
 
 
 def read_csv(path: str | Path, *, evalset_id: str | None = None) -> EvalSet:
