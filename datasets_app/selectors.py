@@ -316,10 +316,12 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
         dataset_criteria(dataset).values_list("criterion_id", flat=True)
     )
     clashes = [index for index, task_id in enumerate(file_ids) if task_id in taken]
-    places = _task_places(upload, clashes)
+    # Where they stand, as the check found them (`clash_places`): never read here, since a
+    # page or an import's transaction would otherwise parse the whole file again.
+    places = result.get("places") or {}
     problems = []
     for index in clashes:
-        file, row, line = places.get(index, (upload.original_name, None, None))
+        file, row, line = places.get(str(index)) or (upload.original_name, None, None)
         problems.append(TASK_ID_TAKEN.at(file, row=row, line=line, field="id", id=file_ids[index]))
     problems += [
         CRITERION_ID_TAKEN.at(upload.original_name, field="criteria", id=criterion_id)
@@ -328,16 +330,21 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
     return [problem.to_json() for problem in problems]
 
 
-def _task_places(
-    upload: Upload, indexes: list[int]
-) -> dict[int, tuple[str, int | None, int | None]]:
-    """Where these tasks stand in the upload's file; read only when there is a clash."""
-    if not indexes:
+def clash_places(*, upload: Upload, file_ids: list[str]) -> dict[str, list[Any]]:
+    """{task index: [file, row, line]} of the file's tasks whose ids the upload's dataset
+    already has, for `add_conflicts` to show; found by the check (on a worker), which reads
+    the file again only when there is such a clash."""
+    if upload.dataset is None:
+        return {}
+    taken = live_task_ids(upload.dataset).intersection(file_ids)
+    clashes = [index for index, task_id in enumerate(file_ids) if task_id in taken]
+    if not clashes:
         return {}
     # The file read as it was checked: with the person's mapping of its columns, if any.
     options = CheckOptions(mapping=upload.mapping or None)
     with upload.file.open("rb") as fileobj:
-        return checker.locate_tasks(fileobj, upload.original_name, indexes, options)
+        places = checker.locate_tasks(fileobj, upload.original_name, clashes, options)
+    return {str(index): list(place) for index, place in places.items()}
 
 
 # --- The dataset as the checker's plan (export, snapshots, diffs) ---------------------------

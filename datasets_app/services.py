@@ -295,6 +295,8 @@ def upload_check(*, upload: Upload) -> Upload:
             )
             added = replace(added, criteria=(*shared, *added.criteria))
             stored["added_tasks"] = checker.result_to_json(replace(result, plan=added))["tasks"]
+            file_ids = [task.id for task in result.plan.tasks]
+            stored["places"] = selectors.clash_places(upload=upload, file_ids=file_ids)
     upload.result = stored
     _store_problems_csv(upload, result)
     upload.state = Upload.State.CHECKED

@@ -192,6 +192,27 @@ def test_add_refuses_ids_the_dataset_already_has(auth_client, make_dataset):
     assert dataset.tasks.live().count() == 2
 
 
+def test_ids_the_dataset_has_are_placed_by_the_check_not_by_each_page(
+    auth_client, make_dataset, monkeypatch
+):
+    dataset = make_dataset()
+    data = b"id,prompt,expected_answer\nfresh,Q1,A\nyoy-growth,Q2,B\n"
+    check(auth_client, dataset, "first.csv", data)
+    commit(auth_client, dataset, Upload.objects.get())
+    check(auth_client, dataset, "again.csv", data)
+    second = Upload.objects.latest("pk")
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the page read the file again")
+
+    monkeypatch.setattr(selectors.checker, "locate_tasks", no_reading)
+    url = reverse("datasets_app:import_status", args=[dataset.pk, second.key])
+    auth_client.get(url, **HTMX)
+    clashes = selectors.add_conflicts(dataset=dataset, upload=second)
+
+    assert [(p["row"], p["field"]) for p in clashes] == [(2, "id"), (3, "id")]
+
+
 def test_an_import_is_all_or_nothing(auth_client, make_dataset, monkeypatch):
     dataset = make_dataset(tasks=1)
     check(auth_client, dataset, "qa.json", EXPECTED)
