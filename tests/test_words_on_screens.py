@@ -307,3 +307,18 @@ def test_a_problem_about_the_columns_links_to_what_goes_in_each(auth_client, mak
     assert "keep one of them" in page
     assert f'href="{reverse("datasets_app:help_files")}#columns"' in page
     assert "What goes in each column" in page
+
+
+def test_counts_on_the_dataset_and_version_pages_read_1000_as_1_comma_000(
+    auth_client, make_dataset, user
+):
+    dataset = make_dataset()
+    Task.objects.bulk_create(
+        Task(dataset=dataset, task_id=f"t{i}", prompt="p", expected_text="e", position=i)
+        for i in range(1_000)
+    )
+    version = services.version_save(dataset=dataset, user=user)
+    for url in (dataset.get_absolute_url(), version.get_absolute_url()):
+        page = auth_client.get(url).content.decode()
+        assert '<span class="count">1,000</span>' in page, url
+        assert 'data-label="#">1,000<' in page, url

@@ -13,3 +13,9 @@ register = template.Library()
 def weight(value: float | int | None) -> str:
     """20, 3.5, 0.33: a weight as the preview, the dataset, task and version pages print it."""
     return wording.weight(value)
+
+
+@register.filter
+def count(value: int | None) -> str:
+    """1,000, not 1000: a whole number as people write it."""
+    return f"{value or 0:,}"
