@@ -110,10 +110,8 @@ MAX_COLUMNS = 100
 # and refused past its cap, so that the shared-string table (which openpyxl keeps whole in
 # memory) or a sheet of millions of cells never gets built. A file imports at most
 # MAX_TEXT_CHARS_PER_FILE (50 MiB) of text; as shared or inline strings that is 50 MiB plus
-# some 20 bytes of markup per cell (20,000 rows × 17 columns: 7 MiB), so 64 MiB carries any
-# sheet that can be imported. openpyxl parses a dense sheet at about 2.5 MiB/s on these
-# 2-core machines: 64 MiB keeps the worst sheet within the 30 s a check may take
-# (`bench/bench_hostile_files.py`).
+# some 20 bytes of markup per cell (21,000 rows × 17 columns: 7 MiB), so 64 MiB carries any
+# sheet that can be imported; the time a sheet takes is bounded by its elements (below).
 MAX_UNPACKED_BYTES = 160 * 1024 * 1024
 MAX_PART_BYTES = 64 * 1024 * 1024
 # The parts that describe the workbook (content types, relationships, its list of sheets,
@@ -333,7 +331,7 @@ def _rows(
     Rows are taken by the number the sheet gives them, from openpyxl's sheet parser rather
     than `iter_rows`: `iter_rows` makes up every row missing between two rows of the XML, so
     one empty cell numbered 1,000,000,000 would have it yield a billion empty rows. Here the
-    work is one step per row the file really holds, and the file's XML is bounded by
+    work is one step per element the file really holds, at most MAX_SHEET_ELEMENTS in
     MAX_PART_BYTES. A row past MAX_ROWS (or a value past MAX_COLUMNS) is a problem only when
     it holds something: spreadsheets often keep formatted, empty cells far below the data.
     The sheet's declared dimension is not used to stop: writers get it wrong both ways, and
