@@ -423,6 +423,7 @@ class VersionRunInline(admin.TabularInline):
 @admin.register(Version)
 class VersionAdmin(ReadOnlyAdmin):
     list_display = ("dataset", "number", "created_by", "created_at", "run_count")
+    Media = AdminStyles
     list_filter = (DatasetFilter,)
     list_select_related = ("dataset__owner", "created_by")
     # Its tasks are listed on its page in the app (View on site); here, how many.
@@ -474,6 +475,7 @@ class RunResultInline(admin.TabularInline):
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdmin):
     list_display = ("__str__", "version", "created_by", "created_at")
+    Media = AdminStyles
     list_filter = (RunDatasetFilter,)
     list_select_related = ("version__dataset", "created_by")
     inlines = [RunResultInline]
@@ -482,6 +484,7 @@ class RunAdmin(ReadOnlyAdmin):
 @admin.register(Upload)
 class UploadAdmin(ReadOnlyAdmin):
     list_display = ("original_name", "owner", "dataset", "state", "created_at", "expires_at")
+    Media = AdminStyles
     list_filter = ("state",)
 
 

@@ -45,7 +45,8 @@ CLIPPED = """() => {
     (typeof el.className === "string" && el.className
       ? "." + el.className.split(" ").join(".") : "");
   for (const el of document.querySelectorAll("body *")) {
-    const skipped = ".visually-hidden, [hidden], noscript, dialog:not([open]), table.stack thead";
+    const skipped = ".visually-hidden, [hidden], noscript, dialog:not([open]), " +
+      "table.stack thead, #result_list thead";
     if (el.closest(skipped)) {
       continue;
     }
