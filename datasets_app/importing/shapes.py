@@ -562,6 +562,7 @@ def results_document(document: Any) -> bool:
 _DESCRIBED_CONTAINERS = {
     "SQuAD": "nested by article and paragraph",
     "keyed by id": "keyed by id",
+    "one record": "one record",
     "pandas columns": "pandas to_json() by column",
     "pandas split": "pandas to_json(orient='split')",
 }
@@ -619,6 +620,9 @@ def find_records(document: Any) -> Records | str:
         if isinstance(value, list) and value and all(isinstance(item, dict) for item in value)
     }
     chosen = next((key for key in CONTAINER_KEYS if key in lists), None)
+    single = _one_record(document) if chosen is None else None
+    if single is not None:
+        return single
     if chosen is None and len(lists) == 1:
         chosen = next(iter(lists))
     if chosen is not None:
@@ -635,6 +639,21 @@ def find_records(document: Any) -> Records | str:
         found.container = "keyed by id"
         return found
     return "an object with " + (", ".join(list(document)[:8]) or "no keys")
+
+
+def _one_record(document: dict[str, Any]) -> Records | None:
+    """A .json file that is itself one record (one HealthBench example, one OpenAI evals
+    sample saved on its own): a shape knows it, or its keys name a prompt and what grades
+    it. Its lists (the chat turns, the rubric items) are its values, not records."""
+    found = records_of([(document, (), None)])
+    values = found.records[0].values
+    keys = set(values)
+    named = _alias_fields(list(values), ())
+    graded = "prompt" in named and bool(named.keys() & {"expected", "criterion"})
+    if not graded and not any(shape.matches(keys, values) for shape in SHAPES):
+        return None
+    found.container = "one record"
+    return found
 
 
 # Keys other tools' records have that say the record is theirs, besides `aliases`' names.
@@ -854,7 +873,12 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "HotpotQA (question + answer + supporting facts)",
-        lambda keys, first: "question" in keys and "supporting_facts" in keys,
+        # `supporting_facts` is a list of [title, sentence] pairs in the original files and
+        # an object of lists (`supporting_facts.title`, `.sent_id`) in the Hugging Face export.
+        lambda keys, first: (
+            "question" in keys
+            and any(k == "supporting_facts" or k.startswith("supporting_facts.") for k in keys)
+        ),
         lambda keys, first: (
             {"prompt": "question", "expected": "answer"} | ({"id": "_id"} if "_id" in keys else {})
         ),
@@ -1016,6 +1040,13 @@ class Recognised:
     sources: list[str]
 
 
+def _not_a_label(key: str, value: Any) -> bool:
+    """Whether a key that names an id or a name by its spelling holds something else: the
+    list of titles under HotpotQA's `supporting_facts.title`, as the Hugging Face export
+    writes it, is no task's name."""
+    return key in ("id", "name") and value is not None and _scalar_text(value) is None
+
+
 def recognise(
     records: Sequence[Record],
     *,
@@ -1029,7 +1060,11 @@ def recognise(
     shape = next((s for s in SHAPES if s.matches(keys, first)), None)
     fields = dict(shape.fields(keys, first)) if shape else {}
     fields.update(
-        {k: v for k, v in _alias_fields(sources, fields.values()).items() if k not in fields}
+        {
+            k: v
+            for k, v in _alias_fields(sources, fields.values()).items()
+            if k not in fields and not _not_a_label(k, first.get(v))
+        }
     )
     name = shape.name if shape else ""
     choices = _choice_sources(keys, first)
