@@ -1,7 +1,7 @@
 """Files other tools wrote: their records turned into the canonical dataset document.
 
 A .json or .jsonl file of records (a JSON array, an object holding one under a key such as
-`data` or `goldens`, an object keyed by id, SQuAD's nesting) and a spreadsheet's columns
+`data` or `goldens`, an object keyed by id, SQuAD's nesting, one record on its own) and a spreadsheet's columns
 are read through the same steps:
 
 1. `find_records` (JSON only) finds the list of records and where each one stands.
@@ -620,7 +620,8 @@ def find_records(document: Any) -> Records | str:
         if isinstance(value, list) and value and all(isinstance(item, dict) for item in value)
     }
     chosen = next((key for key in CONTAINER_KEYS if key in lists), None)
-    single = _one_record(document) if chosen is None else None
+    keyed = bool(document) and all(isinstance(value, dict) for value in document.values())
+    single = _one_record(document) if chosen is None and not keyed else None
     if single is not None:
         return single
     if chosen is None and len(lists) == 1:
@@ -631,7 +632,7 @@ def find_records(document: Any) -> Records | str:
         )
         found.container = chosen
         return found
-    if document and all(isinstance(value, dict) for value in document.values()):
+    if keyed:
         # An object keyed by id: each key is its record's id.
         found = records_of([(value, (key,), None) for key, value in document.items()])
         for record, key in zip(found.records, document.keys(), strict=True):

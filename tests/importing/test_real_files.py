@@ -51,6 +51,21 @@ IMPORTED = [
     ("squad/transformers_sample.excerpt.json", 3, "SQuAD (context + question + answers)"),
     ("gsm8k/test.excerpt.jsonl", 10, "question → prompt, answer → expected answer"),
     ("langsmith/dataset_few_shot_search.excerpt.json", 5, "LangSmith examples (inputs + outputs)"),
+    (
+        "healthbench/consensus_context_seeking.excerpt.jsonl",
+        2,
+        "JSON Lines, HealthBench (chat prompt + rubrics)",
+    ),
+    ("healthbench/oss_eval_example_1.json", 1, "HealthBench (chat prompt + rubrics), one record"),
+    (
+        "openai_evals/agent_tool_routing.excerpt.jsonl",
+        4,
+        "JSON Lines, OpenAI evals (input + ideal)",
+    ),
+    ("hotpotqa/hotpot_dev_distractor_v1.excerpt.json", 5, "HotpotQA (question + answer"),
+    ("hotpotqa/hf_hotpot_qa_distractor.excerpt.json", 3, "HotpotQA (question + answer"),
+    ("squad/dataqa_tr_faq.dev-v1.1.json", 6, "SQuAD (context + question + answers), nested by"),
+    ("squad/readit_dev-v2.0.excerpt.json", 8, "SQuAD (context + question + answers), nested by"),
 ]
 
 
@@ -268,3 +283,113 @@ def test_a_multiple_choice_question_is_asked_with_its_options(name):
     )
     assert task.prompt == "Which is the smallest number?\n\n" + options
     assert (task.name, task.expected_text) == ("Which is the smallest number?", "A")
+
+
+# -- the four shapes first built on made-up records, now on real ones ------------------------
+
+
+def _lines(relative: str) -> list[dict]:
+    return [json.loads(line) for line in (REAL / relative).read_text().splitlines()]
+
+
+def test_healthbench_asks_the_conversation_and_grades_by_its_rubric_items():
+    result = check("healthbench/consensus_context_seeking.excerpt.jsonl")
+
+    record = _lines("healthbench/consensus_context_seeking.excerpt.jsonl")[0]
+    task = result.plan.tasks[0]
+    turns = record["prompt"]
+    assert task.id == record["prompt_id"]
+    # Nine turns: the earlier ones as "Role: text", the last user turn as the question.
+    assert task.prompt.startswith("User: " + turns[0]["content"] + "\n\nAssistant: ")
+    assert task.prompt.endswith("\n\nQuestion: " + turns[-1]["content"])
+    assert task.name == turns[-1]["content"]
+    assert [(c.criterion, c.weight) for c in task.criteria] == [
+        (item["criterion"], item["points"]) for item in record["rubrics"]
+    ]
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(
+            kind="keys", names="example_tags, ideal_completions_data, canary"
+        )
+    ]
+
+
+def test_a_healthbench_penalty_is_a_criterion_the_answer_passes_by_avoiding_it():
+    # One HealthBench example saved on its own: a JSON object, not a list of records.
+    result = check("healthbench/oss_eval_example_1.json")
+
+    record = json.loads((REAL / "healthbench/oss_eval_example_1.json").read_text())
+    task = result.plan.tasks[0]
+    assert task.prompt == record["prompt"][0]["content"]
+    assert [(c.criterion, c.weight) for c in task.criteria] == [
+        (
+            item["criterion"] if item["points"] > 0 else shapes.PENALTY_PREFIX + item["criterion"],
+            abs(item["points"]),
+        )
+        for item in record["rubrics"]
+    ]
+    assert "Avoids: Advises patient not to attend scheduled postpartum appointments" in (
+        task.criteria[3].criterion
+    )
+
+
+def test_an_openai_evals_chat_sample_keeps_its_system_turn_and_its_ideal():
+    result = check("openai_evals/agent_tool_routing.excerpt.jsonl")
+
+    samples = _lines("openai_evals/agent_tool_routing.excerpt.jsonl")
+    first = result.plan.tasks[0]
+    system, user = samples[0]["input"]
+    assert first.prompt == f"System: {system['content']}\n\nQuestion: {user['content']}"
+    assert [t.expected_text for t in result.plan.tasks] == [s["ideal"] for s in samples]
+    assert result.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "hotpotqa/hotpot_dev_distractor_v1.excerpt.json",
+        "hotpotqa/hf_hotpot_qa_distractor.excerpt.json",
+    ],
+)
+def test_hotpotqa_asks_its_question_and_names_its_supporting_facts_as_not_imported(relative):
+    result = check(relative)
+
+    records = json.loads((REAL / relative).read_text())
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (r["question"], r["answer"]) for r in records
+    ]
+    # The original's `_id` is the task's id; the Hugging Face export has none, and its
+    # `supporting_facts.title` (a list of titles) is no task's name.
+    assert [t.id for t in result.plan.tasks][:1] == [records[0].get("_id", "task-1")]
+    assert result.plan.tasks[1].name.startswith("What government position was held")
+    ignored = next(w for w in result.warnings if w.code == shapes.IGNORED_KEYS.code)
+    assert "supporting_facts" in ignored.message and "context" in ignored.message
+
+
+def test_squad_v1_nesting_imports_each_question_with_its_paragraph():
+    result = check("squad/dataqa_tr_faq.dev-v1.1.json")
+
+    data = json.loads((REAL / "squad/dataqa_tr_faq.dev-v1.1.json").read_text())
+    expected = [
+        (qa["id"], paragraph["context"] + "\n\n" + qa["question"], qa["answers"][0]["text"])
+        for article in data["data"]
+        for paragraph in article["paragraphs"]
+        for qa in paragraph["qas"]
+    ]
+    assert [(t.id, t.prompt, t.expected_text) for t in result.plan.tasks] == expected
+    assert result.warnings == ()
+
+
+def test_squad_v2_leaves_out_its_unanswerable_questions_and_lists_differing_answers():
+    result = check("squad/readit_dev-v2.0.excerpt.json")
+
+    tasks = {t.id: t for t in result.plan.tasks}
+    assert len(tasks) == 8
+    assert "5ad39d53604f3c001a3fe8d1" not in tasks  # is_impossible: true
+    # Annotators who differ are each an accepted answer.
+    assert tasks["56ddde6b9a695914005b9629"].expected_text == (
+        "Any of:\n- 10th and 11th centuries\n- in the 10th and 11th centuries"
+    )
+    assert [w.message for w in result.warnings] == [
+        shapes.UNANSWERABLE_LEFT_OUT.format(count=9),
+        shapes.IGNORED_KEYS.format(kind="keys", names="plausible_answers"),
+    ]

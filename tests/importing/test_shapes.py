@@ -604,3 +604,31 @@ def test_a_zip_with_another_tools_sheet_is_mapped_like_the_sheet():
     assert guessed.mapping.fields == {"prompt": "text", "expected": "labels"}
     assert given.plan.tasks[0].expected_text == "Billing"
     assert given.mapping.how == "given"
+
+
+def test_one_record_saved_as_a_json_object_is_one_task_not_a_list_of_its_turns():
+    # Before, the chat turns (the object's only list of objects) were read as its records.
+    sample = {"input": CHAT, "ideal": "Yes, at different times."}
+
+    result = check("sample.json", json.dumps(sample, indent=2))
+
+    assert result.problems == ()
+    assert "OpenAI evals (input + ideal), one record" in result.detected
+    task = result.plan.tasks[0]
+    assert task.prompt.endswith("Question: Only aspirin.\nTwice a day.")
+    assert task.expected_text == "Yes, at different times."
+
+
+def test_an_object_that_names_no_prompt_is_still_not_a_record():
+    result = check("settings.json", json.dumps({"model": "gpt-4o", "temperature": 0}))
+
+    assert only(result).code == shapes.NO_RECORDS.code
+
+
+def test_a_list_under_a_key_that_spells_name_is_no_tasks_name():
+    records = [{"question": "Q?", "answer": "A", "meta": {"title": ["a", "b"]}}]
+
+    result = check("nested.json", json.dumps(records))
+
+    assert result.problems == ()
+    assert result.plan.tasks[0].name == "Q?"
