@@ -1,8 +1,8 @@
 """Files other tools wrote: their records turned into the canonical dataset document.
 
 A .json or .jsonl file of records (a JSON array, an object holding one under a key such as
-`data` or `goldens`, an object keyed by id, SQuAD's nesting, one record on its own) and a spreadsheet's columns
-are read through the same steps:
+`data` or `goldens`, an object keyed by id, SQuAD's nesting, one record on its own) and a
+spreadsheet's columns are read through the same steps:
 
 1. `find_records` (JSON only) finds the list of records and where each one stands.
 2. A `Shape` (OpenAI evals, LangSmith, promptfoo, HealthBench, ...) recognises the records
