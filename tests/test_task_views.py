@@ -84,6 +84,20 @@ def test_the_task_form_uses_the_files_rules(auth_client, make_dataset):
     assert dataset.tasks.count() == 1
 
 
+def test_the_task_form_caps_text_as_a_file_does(auth_client, make_dataset):
+    # What is typed here must export and import back: the same validator, the same cap.
+    from datasets_app.importing.spec import MAX_TEXT_CHARS
+
+    dataset = make_dataset(tasks=1)
+    url = reverse("datasets_app:task_create", args=[dataset.pk])
+    too_long = "p" * (MAX_TEXT_CHARS + 1)
+
+    page = auth_client.post(url, task_form(prompt=too_long, expected_text="4")).content.decode()
+
+    assert f"is {MAX_TEXT_CHARS + 1:,} characters long; the most it can be is" in page
+    assert dataset.tasks.count() == 1
+
+
 def test_editing_a_saved_task_makes_a_draft_and_the_version_keeps_the_old_one(
     auth_client, make_dataset, user
 ):
