@@ -167,7 +167,7 @@ def lands_as_rubric(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileSpec:
     """An input or expected file: a member of the uploaded zip (`path`) or a link (`url`)."""
 
@@ -179,7 +179,7 @@ class FileSpec:
     sha256: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TaskSpec:
     id: str
     name: str
