@@ -565,12 +565,15 @@ _DESCRIBED_CONTAINERS = {
     "one record": "one record",
     "pandas columns": "pandas to_json() by column",
     "pandas split": "pandas to_json(orient='split')",
+    "columns as lists": "one list per column",
 }
 
 
 def _pandas_table(document: dict[str, Any]) -> Records | None:
     """pandas' `to_json()` orientations other than records: "columns" (the default,
-    {column: {index: value}}) and "split" ({"columns", "index", "data"})."""
+    {column: {index: value}}), "split" ({"columns", "index", "data"}) and one list per
+    column ({"questions": [...], "ground_truths": [...]}, as `to_dict(orient="list")` and
+    hand-written benchmarks hold them)."""
     columns = document.get("columns")
     data = document.get("data")
     if (
@@ -586,6 +589,9 @@ def _pandas_table(document: dict[str, Any]) -> Records | None:
         found = records_of(values)
         found.container = "pandas split"
         return found
+    columns_as_lists = _columns_as_lists(document)
+    if columns_as_lists is not None:
+        return columns_as_lists
     inner = list(document.values())
     if len(inner) < 2 or not all(isinstance(value, dict) and value for value in inner):
         return None
@@ -597,6 +603,26 @@ def _pandas_table(document: dict[str, Any]) -> Records | None:
     rows = [({column: document[column][key] for column in document}, (key,), None) for key in index]
     found = records_of(rows)
     found.container = "pandas columns"
+    return found
+
+
+def _columns_as_lists(document: dict[str, Any]) -> Records | None:
+    """Two or more columns, each a list of values (no records) of the same length: row i
+    is each column's i-th value."""
+    inner = list(document.values())
+    if len(inner) < 2 or not all(isinstance(value, list) and value for value in inner):
+        return None
+    if len({len(value) for value in inner}) != 1:
+        return None
+    if any(isinstance(item, dict) for value in inner for item in value):
+        return None
+    names = [str(name) for name in document]
+    rows = [
+        ({name: document[name][i] for name in names}, (names[0], i), None)
+        for i in range(len(inner[0]))
+    ]
+    found = records_of(rows)
+    found.container = "columns as lists"
     return found
 
 
@@ -648,10 +674,11 @@ def _one_record(document: dict[str, Any]) -> Records | None:
     it. Its lists (the chat turns, the rubric items) are its values, not records."""
     found = records_of([(document, (), None)])
     values = found.records[0].values
-    keys = set(values)
-    named = _alias_fields(list(values), ())
-    graded = "prompt" in named and bool(named.keys() & {"expected", "criterion"})
-    if not graded and not any(shape.matches(keys, values) for shape in SHAPES):
+    named = recognise(found.records).named
+    prompt = values.get(_parts(named.get("prompt", ""))[0])
+    if not (isinstance(prompt, str) or is_chat(prompt)):
+        return None  # a list of questions is columns, not one record's question
+    if not named.keys() & {"expected", "criterion"}:
         return None
     found.container = "one record"
     return found

@@ -66,6 +66,8 @@ IMPORTED = [
     ("hotpotqa/hf_hotpot_qa_distractor.excerpt.json", 3, "HotpotQA (question + answer"),
     ("squad/dataqa_tr_faq.dev-v1.1.json", 6, "SQuAD (context + question + answers), nested by"),
     ("squad/readit_dev-v2.0.excerpt.json", 8, "SQuAD (context + question + answers), nested by"),
+    ("llamaindex/aragog_rag_dataset.excerpt.json", 3, "reference_answer → expected answer"),
+    ("aragog/benchmark.json", 107, "ground_truths → expected answer, one list per column"),
 ]
 
 
@@ -393,3 +395,26 @@ def test_squad_v2_leaves_out_its_unanswerable_questions_and_lists_differing_answ
         shapes.UNANSWERABLE_LEFT_OUT.format(count=9),
         shapes.IGNORED_KEYS.format(kind="keys", names="plausible_answers"),
     ]
+
+
+def test_a_llamaindex_rag_dataset_asks_its_query_and_expects_its_reference_answer():
+    result = check("llamaindex/aragog_rag_dataset.excerpt.json")
+
+    examples = json.loads((REAL / "llamaindex/aragog_rag_dataset.excerpt.json").read_text())
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (e["query"], e["reference_answer"]) for e in examples["examples"]
+    ]
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(
+            kind="keys", names="query_by, reference_contexts, reference_answer_by"
+        )
+    ]
+
+
+def test_questions_and_answers_as_two_parallel_lists_are_one_task_per_position():
+    result = check("aragog/benchmark.json")
+
+    columns = json.loads((REAL / "aragog/benchmark.json").read_text())
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == list(
+        zip(columns["questions"], columns["ground_truths"], strict=True)
+    )

@@ -632,3 +632,18 @@ def test_a_list_under_a_key_that_spells_name_is_no_tasks_name():
 
     assert result.problems == ()
     assert result.plan.tasks[0].name == "Q?"
+
+
+def test_columns_as_lists_of_unequal_length_are_not_rows():
+    result = check("columns.json", json.dumps({"question": ["Q1?", "Q2?"], "answer": ["A1"]}))
+
+    assert only(result).code == shapes.NO_RECORDS.code
+
+
+def test_a_value_of_a_column_as_a_list_is_placed_on_its_line():
+    text = json.dumps({"question": ["Q1?", "Q2?"], "answer": ["A1", ""]}, indent=2)
+
+    result = check("columns.json", text)
+
+    assert "one list per column" in result.detected
+    assert [(p.code, p.line) for p in result.problems] == [("missing_expected_text", 4)]
