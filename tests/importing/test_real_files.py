@@ -68,6 +68,7 @@ IMPORTED = [
     ("squad/readit_dev-v2.0.excerpt.json", 8, "SQuAD (context + question + answers), nested by"),
     ("llamaindex/aragog_rag_dataset.excerpt.json", 3, "reference_answer → expected answer"),
     ("aragog/benchmark.json", 107, "ground_truths → expected answer, one list per column"),
+    ("cmmlu/dev_agronomy.csv", 5, "multiple choice (Question + options)"),
 ]
 
 
@@ -418,3 +419,13 @@ def test_questions_and_answers_as_two_parallel_lists_are_one_task_per_position()
     assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == list(
         zip(columns["questions"], columns["ground_truths"], strict=True)
     )
+
+
+def test_cmmlu_leaves_out_its_pandas_index_and_asks_each_question_with_its_options():
+    # ",Question,A,B,C,D,Answer": pandas wrote the index as a first column with no name.
+    result = check("cmmlu/dev_agronomy.csv")
+
+    assert [w.code for w in result.warnings] == [shapes.PANDAS_INDEX.code]
+    first = result.plan.tasks[0]
+    assert first.prompt == "肉牛屠宰后，胴体的哪个部位肉质较好\n\nA. 胸\nB. 腹\nC. 大腿\nD. 小腿"
+    assert [t.expected_text for t in result.plan.tasks] == ["C", "D", "B", "B", "C"]
