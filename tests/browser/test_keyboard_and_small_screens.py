@@ -333,3 +333,16 @@ def test_every_control_is_reachable_with_tab(logged_in, live_server):
     # In the open dialog, Tab goes round its own controls, Import included.
     assert tab_through(page, "#import-dialog") == set()
     assert errors == []
+
+
+def test_enter_in_the_name_creates_the_dataset_with_its_file(logged_in, live_server):
+    page = logged_in
+    errors = watch_console(page)
+    page.goto(f"{live_server.url}/datasets/new/")
+    page.get_by_label("Import from a file (optional)").set_input_files(str(EXPECTED))
+    expect(page.get_by_role("heading", name="Preview: 2 tasks")).to_be_focused()
+    page.get_by_label("Name").fill("Typed name")
+    page.get_by_label("Name").press("Enter")
+    expect(page.get_by_role("heading", name="Typed name")).to_be_visible()
+    expect(page.get_by_text("Imported 2 tasks as drafts.")).to_be_visible()
+    assert errors == []
