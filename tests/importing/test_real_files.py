@@ -69,6 +69,12 @@ IMPORTED = [
     ("llamaindex/aragog_rag_dataset.excerpt.json", 3, "reference_answer → expected answer"),
     ("aragog/benchmark.json", 107, "ground_truths → expected answer, one list per column"),
     ("cmmlu/dev_agronomy.csv", 5, "multiple choice (Question + options)"),
+    ("openai_finetune/mandarin2cantonese.excerpt.csv", 12, "CRLF, prompt + completion"),
+    (
+        "openai_finetune/mandarin2cantonese_prepared.excerpt.jsonl",
+        12,
+        "JSON Lines, prompt + completion",
+    ),
 ]
 
 
@@ -429,3 +435,18 @@ def test_cmmlu_leaves_out_its_pandas_index_and_asks_each_question_with_its_optio
     first = result.plan.tasks[0]
     assert first.prompt == "肉牛屠宰后，胴体的哪个部位肉质较好\n\nA. 胸\nB. 腹\nC. 大腿\nD. 小腿"
     assert [t.expected_text for t in result.plan.tasks] == ["C", "D", "B", "B", "C"]
+
+
+def test_prompt_and_completion_keep_what_openai_prepare_data_wrote():
+    # The .jsonl is what `openai tools fine_tunes.prepare_data -f data.csv` made of the
+    # .csv: a " ->" after each prompt, a space before and a newline after each completion.
+    sheet = check("openai_finetune/mandarin2cantonese.excerpt.csv")
+    prepared = check("openai_finetune/mandarin2cantonese_prepared.excerpt.jsonl")
+
+    lines = _lines("openai_finetune/mandarin2cantonese_prepared.excerpt.jsonl")
+    assert [(t.prompt, t.expected_text) for t in prepared.plan.tasks] == [
+        (line["prompt"], line["completion"]) for line in lines
+    ]
+    assert [(t.prompt + " ->", " " + t.expected_text + "\n") for t in sheet.plan.tasks] == [
+        (line["prompt"], line["completion"]) for line in lines
+    ]
