@@ -75,6 +75,7 @@ IMPORTED = [
         12,
         "JSON Lines, prompt + completion",
     ),
+    ("qnamaker/fitcbot_qna.excerpt.tsv", 12, "tab-delimited"),
 ]
 
 
@@ -450,3 +451,17 @@ def test_prompt_and_completion_keep_what_openai_prepare_data_wrote():
     assert [(t.prompt + " ->", " " + t.expected_text + "\n") for t in sheet.plan.tasks] == [
         (line["prompt"], line["completion"]) for line in lines
     ]
+
+
+def test_a_qna_maker_tsv_reads_its_capitalised_question_and_answer_columns():
+    result = check("qnamaker/fitcbot_qna.excerpt.tsv")
+
+    rows = [
+        line.split("\t")
+        for line in (REAL / "qnamaker/fitcbot_qna.excerpt.tsv").read_text().splitlines()
+    ]
+    assert rows[0] == ["Question", "Answer", "Source"]
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (question, answer) for question, answer, _source in rows[1:]
+    ]
+    assert [w.message for w in result.warnings] == ["These columns are not imported: Source."]
