@@ -64,9 +64,12 @@ def _item(name: str, index: int, problem: Mapping[str, Any], *, top_level: bool)
         task_id = str(problem["task"])
         # An id can be 200 characters; enough of it to recognise the task.
         text += f" (id {task_id if len(task_id) <= 40 else task_id[:39] + '…'})"
-    # A .jsonl line is one task, so criteria at its top are the task's own.
+    # Criteria at the top of the path are the dataset's for every task, unless the path was
+    # written from inside a task: a .jsonl line, or an eval-set item (the problem then names
+    # its task).
     file = str(problem.get("file") or "")
-    if name == "criteria" and top_level and not file.lower().endswith(".jsonl"):
+    inside_a_task = problem.get("task") or file.lower().endswith(".jsonl")
+    if name == "criteria" and top_level and not inside_a_task:
         text += " for every task"
     return text
 

@@ -52,6 +52,9 @@ def test_each_kind_of_location_in_words():
     assert wording.place({"file": "d.jsonl", "field": "criteria[0].weight"}) == (
         "criterion 1 › weight"
     )
+    assert wording.place({"file": "set.json", "field": "criteria[0]", "task": "q1"}) == (
+        "criterion 1"
+    )
     assert wording.place({"file": "d.json", "field": "tasks[0].inputFiles[1]"}) == (
         "task 1 › input file 2"
     )
