@@ -346,3 +346,18 @@ def test_enter_in_the_name_creates_the_dataset_with_its_file(logged_in, live_ser
     expect(page.get_by_role("heading", name="Typed name")).to_be_visible()
     expect(page.get_by_text("Imported 2 tasks as drafts.")).to_be_visible()
     assert errors == []
+
+
+def test_stacked_rows_never_overlap_their_names(logged_in, live_server):
+    page = logged_in
+    page.set_viewport_size({"width": 375, "height": 800})
+    dataset = dataset_with_everything(get_user_model().objects.get(username="grace"))
+    page.goto(f"{live_server.url}{dataset.versions.get().get_absolute_url()}")
+    # Each cell is at least as tall as its column's name, even a name on two lines: nothing
+    # in it runs over the next one.
+    overflowing = page.evaluate(
+        """() => [...document.querySelectorAll('table.stack td')]
+            .filter((td) => td.scrollHeight > td.clientHeight + 1)
+            .map((td) => td.dataset.label)"""
+    )
+    assert overflowing == []
