@@ -43,12 +43,15 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# The checker and contextgrid are pure Python and never touch a database (test_pure holds the
+# checker to it), so the PostgreSQL run leaves their tests out rather than repeat them.
 test: install browser lint
 	$(PY) manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
 	@if [ -n "$$DATABASE_URL" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
-	  echo "--- The suite again, on PostgreSQL (browser tests ran on SQLite above) ---"; \
-	  DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -m "not browser"; \
+	  echo "--- The suite again, on PostgreSQL (browser tests, the checker and contextgrid ran once above) ---"; \
+	  DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -m "not browser" \
+	    --ignore=tests/importing --ignore=tests/contextgrid; \
 	else echo "--- PostgreSQL did not answer on 127.0.0.1:5432: skipped the PostgreSQL run ---"; fi
 
 bench: install
