@@ -371,10 +371,9 @@ class _Builder:
         criterion_keys = [key for key in columns if key in CRITERION_KEYS]
         read_task = _CellReader(task_keys)
         read_criterion = _CriterionReader(criterion_keys)
-        keys = (["task_id"] if has_task_ids else []) + task_keys + criterion_keys
-        cells_of = _tuple_getter([columns[key] for key in keys])
-        first_task_cell = 1 if has_task_ids else 0
-        first_criterion_cell = first_task_cell + len(task_keys)
+        task_cells_of = _tuple_getter([columns[key] for key in task_keys])
+        criterion_cells_of = _tuple_getter([columns[key] for key in criterion_keys])
+        id_at = columns.get("task_id", 0)
         # A task's rows repeat its id cell: each run of them is read once.
         id_cell, id_value = "", None
         for row_number, cells in self.table.rows:
@@ -383,8 +382,7 @@ class _Builder:
                 if shaped is None:
                     continue
                 cells = shaped
-            picked = cells_of(cells)
-            task_cells = picked[first_task_cell:first_criterion_cell]
+            task_cells = task_cells_of(cells)
             values = read_task(task_cells) if any(task_cells) else {}
             if promptfoo and _is_promptfoo_assertion(values.get("expected", "")):
                 self.problem(
@@ -396,10 +394,10 @@ class _Builder:
                     found=found_text,
                 )
                 continue
-            if has_task_ids and picked[0] != id_cell:
-                id_cell = picked[0]
+            if has_task_ids and cells[id_at] != id_cell:
+                id_cell = cells[id_at]
                 id_value = _cell_value(id_cell, text=False)
-            criterion = read_criterion(picked[first_criterion_cell:])
+            criterion = read_criterion(criterion_cells_of(cells))
             if criterion and not values and id_value is not None and tasks:
                 current = tasks[-1]
                 if current.explicit_id == id_value:
@@ -741,59 +739,50 @@ class _CriterionReader:
     """
 
     def __init__(self, keys: list[str]) -> None:
-        self.reader = _CellReader(keys)
         self.text_at = keys.index("criterion") if "criterion" in keys else None
-        self.id_at = keys.index("criterion_id") if "criterion_id" in keys else None
-        self.weight_at = keys.index("weight") if "weight" in keys else None
-        verifier_keys = [key for key in keys if key in _VERIFIER_KEYS["verifier"]]
-        self.verifier_cells = (
-            _tuple_getter([keys.index(key) for key in verifier_keys]) if verifier_keys else None
-        )
-        self.verifier_reader = _CellReader(verifier_keys)
-        # Ids (c1, c2, ... on every task), weights and verifiers repeat: each distinct cell
-        # is read once.
-        self.ids: dict[str, str | None] = {}
-        self.weights: dict[str, Any] = {}
-        self.verifiers: dict[tuple[str, ...], dict[str, str] | None] = {}
+        # Ids (c1, c2, ... on every task), weights and verifiers repeat from row to row:
+        # each distinct run of those cells is read once, into a template that a row copies
+        # and puts its own text in.
+        self.keys = [key for key in keys if key != "criterion"]
+        self.repeated = _tuple_getter([keys.index(key) for key in self.keys])
+        self.reader = _CellReader(self.keys)
+        self.templates: dict[tuple[str, ...], dict[str, Any]] = {}
 
     def __call__(self, cells: tuple[str, ...]) -> dict[str, Any]:
-        if not any(cells):
-            return {}
-        criterion: dict[str, Any] = {}
-        if self.id_at is not None:
-            cell = cells[self.id_at]
-            value = self.ids.get(cell, _UNREAD)
-            if value is _UNREAD:
-                value = self.ids[cell] = _cell_value(cell, text=False)
-            if value is not None:
-                criterion["id"] = value
+        repeated = self.repeated(cells)
+        template = self.templates.get(repeated)
+        if template is None:
+            template = self.templates[repeated] = self._template(repeated)
+        criterion = template.copy()
         if self.text_at is not None:
             text = cells[self.text_at]
             if text and not text.isspace():
                 criterion["criterion"] = unneutralize_formula(text) if text[0] == "'" else text
-        if self.weight_at is not None:
-            cell = cells[self.weight_at]
-            weight = self.weights.get(cell, _UNREAD)
-            if weight is _UNREAD:
-                value = _cell_value(cell, text=False)
-                weight = self.weights[cell] = None if value is None else _number(value)
-            if weight is not None:
-                criterion["weight"] = weight
-        if self.verifier_cells is not None:
-            key = self.verifier_cells(cells)
-            verifier = self.verifiers.get(key, _UNREAD)
-            if verifier is _UNREAD:
-                verifier = self.verifiers[key] = _verifier(self.verifier_reader(key), "verifier")
-            if verifier is not None:
-                criterion["verifier"] = verifier
+            else:
+                del criterion["criterion"]
         return criterion
 
-
-_UNREAD: Any = object()
+    def _template(self, cells: tuple[str, ...]) -> dict[str, Any]:
+        """The criterion for the repeated cells, its keys in the document's order (with a
+        place for the text, which each row fills or drops)."""
+        values = self.reader(cells)
+        template: dict[str, Any] = {}
+        if "criterion_id" in values:
+            template["id"] = values["criterion_id"]
+        if self.text_at is not None:
+            template["criterion"] = None
+        if "weight" in values:
+            template["weight"] = _number(values["weight"])
+        verifier = _verifier(values, "verifier")
+        if verifier is not None:
+            template["verifier"] = verifier
+        return template
 
 
 def _tuple_getter(indexes: list[int]) -> Callable[[Sequence[str]], tuple[str, ...]]:
-    """`itemgetter`, but a tuple even for one index."""
+    """`itemgetter`, but a tuple even for one index (or none)."""
+    if not indexes:
+        return lambda cells: ()
     if len(indexes) == 1:
         (index,) = indexes
         return lambda cells: (cells[index],)

@@ -34,7 +34,6 @@ import json
 import math
 import posixpath
 import re
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
@@ -672,6 +671,9 @@ _CRITERIA_OF = attrgetter("criteria")
 _PROMPT_OF = attrgetter("prompt")
 _NAME_OF = attrgetter("name")
 _EXPECTED_VERIFIER_OF = attrgetter("expected_verifier")
+_EXPECTED_TEXT_OF = attrgetter("expected_text")
+_INSTRUCTIONS_OF = attrgetter("instructions")
+_CODE_OF = attrgetter("code")
 
 
 def _blank(value: str | None) -> bool:
@@ -757,17 +759,19 @@ class _Validator:
             self.findings.problem(
                 TOO_MANY_CRITERIA_IN_FILE, (), count=len(criteria), limit=MAX_CRITERIA_PER_FILE
             )
-        # A field at a time over the whole file; a verifier is counted by its distinct
-        # objects (most criteria share a few).
-        verifiers = Counter(map(_VERIFIER_OF, criteria))
-        verifiers.update(map(_EXPECTED_VERIFIER_OF, tasks))
+        # A field at a time over the whole file, in C (no Python call per value; a verifier
+        # is not hashed, which a dataclass does in Python).
+        verifiers = list(
+            filter(None, chain(map(_VERIFIER_OF, criteria), map(_EXPECTED_VERIFIER_OF, tasks)))
+        )
         text = (
             len(spec.description)
             + sum(map(len, map(_TEXT_OF, criteria)))
             + sum(map(len, map(_PROMPT_OF, tasks)))
             + sum(map(len, map(_NAME_OF, tasks)))
-            + sum(len(task.expected_text or "") for task in tasks if task.expected_text)
-            + sum(_verifier_chars(verifier) * count for verifier, count in verifiers.items())
+            + sum(map(len, filter(None, map(_EXPECTED_TEXT_OF, tasks))))
+            + sum(map(len, filter(None, map(_INSTRUCTIONS_OF, verifiers))))
+            + sum(map(len, filter(None, map(_CODE_OF, verifiers))))
         )
         if text > MAX_TEXT_CHARS_PER_FILE:
             self.findings.problem(TOO_MUCH_TEXT, (), count=text, limit=MAX_TEXT_CHARS_PER_FILE)
@@ -1012,12 +1016,6 @@ class _Validator:
         where = (*path, "name") if given is not None else path
         self.findings.problem(BAD_FILE_NAME, where, name=_shown(spec.name), reason=reason)
         return None
-
-
-def _verifier_chars(verifier: Verifier | None) -> int:
-    if verifier is None:
-        return 0
-    return len(verifier.instructions or "") + len(verifier.code or "")
 
 
 def bad_file_name_reason(name: str) -> str | None:
