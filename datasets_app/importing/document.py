@@ -34,7 +34,7 @@ import json
 import math
 import posixpath
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 from itertools import chain
@@ -676,6 +676,10 @@ _INSTRUCTIONS_OF = attrgetter("instructions")
 _CODE_OF = attrgetter("code")
 
 
+# The criterion ids of a task without criteria.
+_NO_IDS: frozenset[str | None] = frozenset()
+
+
 def _blank(value: str | None) -> bool:
     return value is None or value.strip() == ""
 
@@ -811,13 +815,25 @@ class _Validator:
         file_has_criteria: bool,
         expected_answer_verifier: Verifier,
     ) -> TaskSpec:
-        # The hot loop of a large file: messages and paths are built only for a problem.
-        task_id = doc.get("id")
+        # The hot loop of a large file: messages and paths are built only for a problem,
+        # and the usual task (an answer as text or {"text": ...}, criteria whose ids and
+        # verifiers need no second look, no files) calls nothing it does not need.
+        get = doc.get
+        task_id = get("id")
         if not task_id or task_id.isspace():
             task_id = f"task-{index + 1}"
-        expected_text, expected_verifier = self.expected(doc.get("expected"), index, task_id)
-        criteria, ids = self.criteria(doc.get("criteria"), ("tasks", index, "criteria"), task_id)
-        if not doc.get("expected") and not criteria and not file_has_criteria:
+        expected = get("expected")
+        if expected is None or isinstance(expected, str):
+            expected_text, expected_verifier = expected, None
+        else:
+            expected_text, expected_verifier = self.expected(expected, index, task_id)
+        given = get("criteria")
+        ids: Collection[str | None]
+        if given:
+            criteria, ids = self.criteria(given, ("tasks", index, "criteria"), task_id)
+        else:
+            criteria, ids = (), _NO_IDS
+        if not expected and not criteria and not file_has_criteria:
             self.findings.problem(NOTHING_TO_GRADE, ("tasks", index), task=_shown(task_id))
         # Given both ways of grading, the task lands as a rubric with the expected answer
         # as one of its criteria (unless it is there already, as in an exported file).
@@ -826,43 +842,37 @@ class _Validator:
                 self.expected_criterion(expected_verifier or expected_answer_verifier),
                 *criteria,
             )
-        input_files = doc.get("inputFiles")
-        expected_files = doc.get("expectedFiles")
-        evidence = doc.get("evidence")
+        input_files = get("inputFiles")
+        expected_files = get("expectedFiles")
+        evidence = get("evidence")
         return TaskSpec(
-            id=task_id,
-            name=doc.get("name") or task_id,
-            prompt=doc["prompt"],
-            expected_text=expected_text,
-            expected_verifier=expected_verifier,
-            criteria=criteria,
-            input_files=self.files(input_files, ("tasks", index, "inputFiles"))
-            if input_files
-            else (),
-            expected_files=self.files(expected_files, ("tasks", index, "expectedFiles"))
-            if expected_files
-            else (),
-            evidence=self.evidence(evidence, ("tasks", index, "evidence"), task_id)
-            if evidence
-            else {},
+            task_id,
+            get("name") or task_id,
+            doc["prompt"],
+            expected_text,
+            expected_verifier,
+            criteria,
+            self.files(input_files, ("tasks", index, "inputFiles")) if input_files else (),
+            self.files(expected_files, ("tasks", index, "expectedFiles")) if expected_files else (),
+            self.evidence(evidence, ("tasks", index, "evidence"), task_id) if evidence else {},
         )
 
     def expected(
-        self, expected: dict[str, Any] | str | None, index: int, task_id: str
+        self, expected: dict[str, Any], index: int, task_id: str
     ) -> tuple[str | None, Verifier | None]:
-        """A task's expected text and verifier; an answer given without text is a problem."""
-        if isinstance(expected, str):
-            return expected, None
-        if not expected:
-            return None, None
+        """A task's expected text and verifier from {"text": ..., "verifier": ...}; an
+        answer given without text is a problem."""
+        text = expected.get("text")
+        verifier = expected.get("verifier")
+        if verifier is None and text is not None:
+            return text, None
         path: DocPath = ("tasks", index, "expected")
         verifier = self.verifier(
-            expected.get("verifier"),
+            verifier,
             (*path, "verifier"),
             lambda: f"The expected answer of task {_shown(task_id)}",
         )
-        text = expected.get("text")
-        if text is None:
+        if text is None and expected:
             self.findings.problem(
                 MISSING_EXPECTED_TEXT, (*path, "text"), missing=True, task=_shown(task_id)
             )
