@@ -359,15 +359,18 @@ def _few_keys(text: str) -> bool:
     That check reports unknown keys as pydantic errors, all held at once; a large file
     with more keys than any real dataset has takes the path whose warnings stop at the
     cap. Counting costs a pass over the text, so a file too small to hold harmfully many
-    keys is not counted; colons are counted first (one fast pass), and only when there
-    are many (prose full of times and log lines) the quotes, then the colons that end a
-    string, as a key's does.
+    keys is not counted. Each count below bounds the keys from above, so the first that is
+    small enough settles it: the quotes first (one fast pass, enough for a file whose prose
+    is full of times and log lines), then the colons, then the colons that end a string,
+    as a key's does.
     """
-    if len(text) <= _COUNT_KEYS_ABOVE or text.count(":") <= _MAX_KEYS_FOR_ONE_PASS:
+    if len(text) <= _COUNT_KEYS_ABOVE:
         return True
     # Every key is a string, and every string two quotes (an escaped one only adds to the
-    # count): half the quotes bound the keys, in one more fast pass.
+    # count): half the quotes bound the keys.
     if text.count('"') // 2 <= _MAX_KEYS_FOR_ONE_PASS:
+        return True
+    if text.count(":") <= _MAX_KEYS_FOR_ONE_PASS:
         return True
     return len(_KEY_END.findall(text)) <= _MAX_KEYS_FOR_ONE_PASS
 
