@@ -708,6 +708,8 @@ class _Validator:
         # Verifiers already checked without a finding (None: no verifier, nothing to check);
         # a criteria list whose verifiers are all among them needs no look one by one.
         self._clean_verifiers: set[Verifier | None] = {None}
+        # Runs of criterion ids already seen given, unique and not blank.
+        self._clean_ids: dict[tuple[str | None, ...], frozenset[str]] = {}
 
     def dataset(self, data: dict[str, Any]) -> DatasetSpec:
         fmt = data.get("format")
@@ -899,18 +901,21 @@ class _Validator:
 
     def criteria(
         self, criteria: list[CriterionSpec] | None, path: DocPath, task_id: str | None
-    ) -> tuple[tuple[CriterionSpec, ...], set[str | None]]:
+    ) -> tuple[tuple[CriterionSpec, ...], Collection[str | None]]:
         """A task's criteria (or, with no task_id, the file's for every task) and their ids."""
         if not criteria:
             return (), set()
-        ids = set(map(_ID_OF, criteria))
-        # The usual list: every id given and unique, every verifier already checked.
-        if (
-            len(ids) == len(criteria)
-            and all(ids)
-            and not any(map(str.isspace, ids))
-            and self._clean_verifiers.issuperset(map(_VERIFIER_OF, criteria))
-        ):
+        # The usual list: every id given and unique, every verifier already checked. Tasks
+        # repeat their ids (c1, c2, ...): each run of ids is looked at once.
+        given = tuple(map(_ID_OF, criteria))
+        ids = self._clean_ids.get(given)
+        if ids is None:
+            ids = frozenset(given)
+            if len(ids) == len(given) and all(ids) and not any(map(str.isspace, ids)):
+                self._clean_ids[given] = ids
+            else:
+                ids = None
+        if ids is not None and self._clean_verifiers.issuperset(map(_VERIFIER_OF, criteria)):
             return tuple(criteria), ids
         where = "the criteria for every task" if task_id is None else f"task {_shown(task_id)}"
         checked = self._criteria_one_by_one(criteria, path, where)
