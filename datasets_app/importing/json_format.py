@@ -28,7 +28,6 @@ from datasets_app.importing.document import (
     validate_json_text,
 )
 from datasets_app.importing.spec import (
-    MAX_TASKS,
     CheckOptions,
     CheckResult,
     CriterionSpec,
@@ -269,9 +268,7 @@ def _shaped(
     shaped = shapes.read_records(
         found,
         file_name=file_name,
-        given=options.mapping if options else None,
-        remembered=options.remembered_mappings if options else None,
-        max_tasks=options.max_tasks if options else MAX_TASKS,
+        options=options,
     )
     # Problems the records' reader found are on a record: give them its line.
     on_records = [record for record in shaped.problem_records if record is not None]

@@ -18,7 +18,6 @@ from datasets_app.importing.json_format import (
     loads,
 )
 from datasets_app.importing.spec import (
-    MAX_TASKS,
     CheckOptions,
     DocPath,
     Parsed,
@@ -128,9 +127,7 @@ def _shaped(
     shaped = shapes.read_records(
         found,
         file_name=file_name,
-        given=options.mapping if options else None,
-        remembered=options.remembered_mappings if options else None,
-        max_tasks=options.max_tasks if options else MAX_TASKS,
+        options=options,
     )
     detected = f"JSON Lines, {shaped.detected}, {encoding}"
     locate = _LineLocator([record.line for record in shaped.places])

@@ -1472,15 +1472,14 @@ def mapping_problems(
     ]
 
 
-def read_records(
-    found: Records,
-    *,
-    file_name: str,
-    given: Mapping[str, str] | None = None,
-    remembered: Mapping[str, Mapping[str, str]] | None = None,
-    max_tasks: int = MAX_TASKS,
-) -> Shaped:
-    """The canonical document of a .json or .jsonl file of records (not yet validated)."""
+def read_records(found: Records, *, file_name: str, options: CheckOptions | None) -> Shaped:
+    """The canonical document of a .json or .jsonl file of records (not yet validated).
+
+    `options` brings the person's mapping, the dataset's remembered ones and the task limit.
+    """
+    given = options.mapping if options else None
+    remembered = options.remembered_mappings if options else None
+    max_tasks = options.max_tasks if options else MAX_TASKS
     records = found.records
     recognised = recognise(records, given=given, remembered=remembered)
     fields = recognised.fields
