@@ -40,8 +40,9 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart  # 
 from django.test.utils import setup_test_environment  # noqa: E402
 from timing import median_ratio, verdict  # noqa: E402
 
-from datasets_app import selectors, services  # noqa: E402
+from datasets_app import selectors  # noqa: E402
 from datasets_app.importing import checker  # noqa: E402
+from datasets_app.services import tokens  # noqa: E402
 
 ROUNDS = 21
 GOAL = 1.3
@@ -61,7 +62,7 @@ def main() -> None:
     setup_test_environment()
     connection.creation.create_test_db(verbosity=0)  # in memory, on SQLite
     person = get_user_model().objects.create_user(username="bench-api", password=None)
-    _token, secret = services.api_token_create(user=person, name="bench")
+    _token, secret = tokens.api_token_create(user=person, name="bench")
     data = bench_file(broken_last_task=False)
     body = encode_multipart(BOUNDARY, {"file": _File("bench.json", data)})
     options = selectors.checker_options()

@@ -7,11 +7,11 @@
 - choose_file (no goal, for the record): the whole request that choosing the file makes
   (receive the 1.7 MB multipart body, keep and hash the upload, check it, store the outcome,
   render the preview), against the same check.
-- import_queries: the SQL queries `services.import_run` makes to import that file into a
-  dataset on PostgreSQL. Goal: at most 25, and no more than for a 10-task file (the count
-  must not grow with the number of tasks).
-- import_time: `services.import_run` (which checks the file again, as the commit's own
-  check) against a bare `bulk_create` of the same Task and Criterion rows in one
+- import_queries: the SQL queries `services.imports.import_run` makes to import that file
+  into a dataset on PostgreSQL. Goal: at most 25, and no more than for a 10-task file (the
+  count must not grow with the number of tasks).
+- import_time: `services.imports.import_run` (which checks the file again, as the commit's
+  own check) against a bare `bulk_create` of the same Task and Criterion rows in one
   transaction. Goal: at most 2x.
 
 It runs in a throwaway test database: on the PostgreSQL server of DATABASE_URL if set, else
@@ -67,9 +67,10 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.urls import reverse  # noqa: E402
 from timing import median_ratio, median_time, verdict  # noqa: E402
 
-from datasets_app import selectors, services  # noqa: E402
+from datasets_app import selectors  # noqa: E402
 from datasets_app.importing import checker  # noqa: E402
 from datasets_app.models import Criterion, Dataset, Task, TaskState, Upload  # noqa: E402
+from datasets_app.services import datasets, imports  # noqa: E402
 
 REPEATS = 5
 TASKS = 1_000
@@ -90,7 +91,7 @@ def new_person(name: str):
 
 def preview_render(data: bytes) -> None:
     person = new_person("bench-preview")
-    dataset = services.dataset_create(owner=person, name="Preview bench")
+    dataset = datasets.dataset_create(owner=person, name="Preview bench")
     client = Client()
     client.force_login(person)
     url = reverse("datasets_app:import_check", args=[dataset.pk])
@@ -127,13 +128,13 @@ def preview_render(data: bytes) -> None:
     # Where the request's time goes, from the same steps called directly.
     def keep_the_upload() -> Upload:
         file = SimpleUploadedFile("bench.json", data)
-        return services.upload_create(owner=person, dataset=dataset, uploaded_file=file)
+        return imports.upload_create(owner=person, dataset=dataset, uploaded_file=file)
 
     check = best(lambda: checker.check_file(data, "bench.json", options=options))
     request = best(choose_the_file)
     keep = best(keep_the_upload)
     upload = keep_the_upload()
-    stored = best(lambda: services.upload_check(upload=upload))
+    stored = best(lambda: imports.upload_check(upload=upload))
     result = checker.check_file(data, "bench.json", options=options)
     as_json = best(lambda: checker.result_to_json(result))
     outcome = {**checker.result_to_json(result), "notes": [], "dataset": {}}
@@ -152,11 +153,11 @@ def preview_render(data: bytes) -> None:
 
 
 def checked_upload(person, data: bytes, name: str = "bench.json") -> Upload:
-    dataset = services.dataset_create(owner=person, name="Import bench")
-    upload = services.upload_create(
+    dataset = datasets.dataset_create(owner=person, name="Import bench")
+    upload = imports.upload_create(
         owner=person, dataset=dataset, uploaded_file=SimpleUploadedFile(name, data)
     )
-    return services.upload_check(upload=upload)
+    return imports.upload_check(upload=upload)
 
 
 def import_queries(person, data: bytes, small: bytes) -> None:
@@ -164,7 +165,7 @@ def import_queries(person, data: bytes, small: bytes) -> None:
     for payload in (small, data):
         upload = checked_upload(person, payload)
         with CaptureQueriesContext(connection) as queries:
-            services.import_run(upload=upload, mode="add")
+            imports.import_run(upload=upload, mode="add")
         counts.append(len(queries.captured_queries))
     few, many = counts
     ok = many <= 25 and many <= few
@@ -224,7 +225,7 @@ def import_time(person, data: bytes) -> None:
         uploads.append(checked_upload(person, data))
 
     def run_import() -> None:
-        services.import_run(upload=uploads.pop(), mode="add")
+        imports.import_run(upload=uploads.pop(), mode="add")
 
     bulk_create = rows_of(person, data)
     # A fresh dataset and upload for each import, made outside the timed part.
@@ -240,7 +241,7 @@ def import_time(person, data: bytes) -> None:
     print(f"bench import_time: {ratio:.1f}x bulk_create (goal 2x) {verdict(ratio <= 2)}")
 
     upload = checked_upload(person, data)
-    recheck = best(lambda: services._check(upload))
+    recheck = best(lambda: imports._check(upload))
     note(
         f"import_time: import_run {imported * 1000:.0f} ms, of which the commit's own check "
         f"{recheck * 1000:.0f} ms; bare bulk_create {bare * 1000:.0f} ms; without the check "

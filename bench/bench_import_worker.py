@@ -81,8 +81,9 @@ def main() -> None:
     from django.core.management import call_command
 
     from contextevals.celery import app
-    from datasets_app import services, tasks
+    from datasets_app import tasks
     from datasets_app.models import Dataset, Upload
+    from datasets_app.services import imports
 
     call_command("migrate", verbosity=0)
     owner = get_user_model().objects.create_user(username="bench")
@@ -119,10 +120,10 @@ def main() -> None:
             build(zip_path, seed=run)
             dataset = Dataset.objects.create(owner=owner, name=f"Bench {run}")
             with zip_path.open("rb") as source:
-                upload = services.upload_create(
+                upload = imports.upload_create(
                     owner=owner, dataset=dataset, uploaded_file=File(source, name="bench.zip")
                 )
-            services.upload_check(upload=upload)
+            imports.upload_check(upload=upload)
             # Warm the worker up on the first run (imports, connections) before measuring.
             if run == 0:
                 deadline = time.monotonic() + 30

@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from datasets_app import services
 from datasets_app.forms import KeepsShownText, VerifierField
 from datasets_app.importing.spec import counted
 from datasets_app.models import (
@@ -30,6 +29,7 @@ from datasets_app.models import (
     Upload,
     Version,
 )
+from datasets_app.services import datasets, tokens
 
 
 class AdminForm(KeepsShownText, forms.ModelForm):
@@ -168,8 +168,8 @@ def save_as_next_version(
     for dataset in queryset:
         try:
             user = request.user if isinstance(request.user, User) else None
-            version = services.version_save(dataset=dataset, user=user)
-        except services.NothingToSave as exc:
+            version = datasets.version_save(dataset=dataset, user=user)
+        except datasets.NothingToSave as exc:
             modeladmin.message_user(request, f"{dataset}: {exc}", messages.WARNING)
         else:
             modeladmin.message_user(request, f"{dataset}: saved as {version.label}.")
@@ -286,8 +286,8 @@ class DatasetAdmin(admin.ModelAdmin):
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
     """A task's page. Saved tasks are what versions and runs hold: changing one here goes
-    the app's way (`services.task_keep_saved_copy`), so the versions keep it as saved and
-    the task becomes a draft for the next Save as vN."""
+    the app's way (`services.datasets.task_keep_saved_copy`), so the versions keep it as
+    saved and the task becomes a draft for the next Save as vN."""
 
     form = TaskAdminForm
     list_display = ("task_id", "name", "dataset", "state", "reviewed", "updated_at")
@@ -306,7 +306,7 @@ class TaskAdmin(admin.ModelAdmin):
     @admin.action(description="Mark selected drafts reviewed", permissions=["change"])
     def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
         assert isinstance(request.user, User)  # the admin is for logged-in staff only
-        marked = services.tasks_mark_reviewed(tasks=queryset, user=request.user)
+        marked = datasets.tasks_mark_reviewed(tasks=queryset, user=request.user)
         others = queryset.count() - marked
         self.message_user(request, f"Marked {counted(marked, 'draft')} reviewed.")
         if others:
@@ -320,7 +320,7 @@ class TaskAdmin(admin.ModelAdmin):
         drafts = list(queryset.filter(state=TaskState.DRAFT))
         with transaction.atomic():
             for task in drafts:
-                services.task_remove(task=task)
+                datasets.task_remove(task=task)
         self.message_user(request, f"Deleted {counted(len(drafts), 'draft')}.")
         others = queryset.exclude(state=TaskState.DRAFT).count()
         if others:
@@ -355,7 +355,7 @@ class TaskAdmin(admin.ModelAdmin):
         saved = Task.objects.filter(pk=task.pk, state=TaskState.SAVED).first()
         if saved is None:
             return False
-        services.task_keep_saved_copy(task=saved)
+        datasets.task_keep_saved_copy(task=saved)
         return True
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
@@ -502,7 +502,7 @@ class SiteSettingsAdmin(admin.ModelAdmin):
 @admin.action(description="Revoke selected API tokens", permissions=["change"])
 def revoke_tokens(modeladmin: ApiTokenAdmin, request: HttpRequest, queryset: QuerySet) -> None:
     for token in queryset:
-        services.api_token_revoke(token=token)
+        tokens.api_token_revoke(token=token)
     modeladmin.message_user(request, f"Revoked {counted(queryset.count(), 'API token')}.")
 
 

@@ -15,8 +15,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django_ratelimit.core import get_usage
 
-from datasets_app import services
 from datasets_app.forms import file_too_large_message
+from datasets_app.services import imports
 
 TOO_MANY_CHECKS = "You have chosen many files in a short time. Wait a minute, then try again."
 TOO_MANY_IMPORTS = "You have imported many files in a short time. Wait a minute, then try again."
@@ -102,7 +102,7 @@ def refusal(
     if check_size and body_too_large(request):
         return Refusal(413, file_too_large_message(settings.MAX_UPLOAD_BYTES))
     if check_size and kept and request.user.is_authenticated:
-        over = services.upload_over_quota(owner=request.user, size=_declared_or_zero(request))
+        over = imports.upload_over_quota(owner=request.user, size=_declared_or_zero(request))
         if over is not None:
             return Refusal(413, over)
     return None

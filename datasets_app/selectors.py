@@ -243,7 +243,7 @@ BECOME_RUBRICS = (
 
 def _add_notes(upload: Upload, result: dict[str, Any], mode: str) -> list[str]:
     """What Add changes in the dataset's own tasks: a file with criteria for every task
-    makes its answer tasks rubrics (`services._grade_live_tasks_as_rubrics`), said first."""
+    makes its answer tasks rubrics (`services.datasets.tasks_grade_as_rubrics`), said first."""
     criteria = result.get("dataset", {}).get("criteria")
     if mode != ImportMode.ADD or upload.dataset is None or not criteria or not result.get("ok"):
         return []

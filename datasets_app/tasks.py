@@ -16,8 +16,8 @@ from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from django.conf import settings
 from kombu.exceptions import OperationalError
 
-from datasets_app import services
 from datasets_app.models import Upload
+from datasets_app.services import imports
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class UploadTask(Task):
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any):
         if isinstance(exc, TimeLimitExceeded) and args:
             logger.error("Upload %s ran past its hard time limit", args[0])
-            services.upload_timed_out(upload_id=args[0])
+            imports.upload_timed_out(upload_id=args[0])
 
 
 @shared_task(
@@ -54,17 +54,17 @@ def check_upload(upload_id: int, import_mode: str | None = None) -> None:
     if upload is None or upload.state != Upload.State.CHECKING:
         return
     try:
-        services.upload_check(upload=upload)
+        imports.upload_check(upload=upload)
     except SoftTimeLimitExceeded:
         logger.warning("Checking upload %s ran past its time limit", upload_id)
-        services.upload_timed_out(upload_id=upload_id)
+        imports.upload_timed_out(upload_id=upload_id)
         return
     except Exception:
         logger.exception("Checking upload %s failed", upload_id)
         Upload.objects.filter(pk=upload_id).update(state=Upload.State.FAILED, error=CHECK_FAILED)
         return
     if import_mode and upload.result.get("ok"):
-        services.upload_import_start(upload=upload, mode=import_mode)
+        imports.upload_import_start(upload=upload, mode=import_mode)
 
 
 @shared_task(
@@ -78,12 +78,12 @@ def import_upload(upload_id: int, mode: str) -> None:
     if upload is None or upload.state != Upload.State.IMPORTING:
         return
     try:
-        services.import_run(upload=upload, mode=mode)
+        imports.import_run(upload=upload, mode=mode)
     except SoftTimeLimitExceeded:
         # import_run has rolled its transaction back and removed the files it stored.
         logger.warning("Importing upload %s ran past its time limit", upload_id)
-        services.upload_timed_out(upload_id=upload_id)
-    except services.ImportRefused as exc:
+        imports.upload_timed_out(upload_id=upload_id)
+    except imports.ImportRefused as exc:
         Upload.objects.filter(pk=upload_id).exclude(state=Upload.State.IMPORTED).update(
             state=Upload.State.CHECKED, error=str(exc)
         )
@@ -97,7 +97,7 @@ def import_upload(upload_id: int, mode: str) -> None:
 @shared_task
 def delete_expired_uploads() -> int:
     """Remove uploads older than a day, with their files (hourly, from Celery beat)."""
-    return services.uploads_delete_expired()
+    return imports.uploads_delete_expired()
 
 
 def enqueue(task: Task, *args: object) -> None:

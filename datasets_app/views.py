@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from datasets_app import exporting, guards, selectors, services, wording
+from datasets_app import exporting, guards, selectors, wording
 from datasets_app.forms import (
     FILE_ACCEPT,
     ApiTokenForm,
@@ -32,6 +32,7 @@ from datasets_app.forms import (
 from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import limits_for_people
 from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
+from datasets_app.services import datasets, imports, sharing, tokens
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -73,8 +74,8 @@ def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def version_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
     try:
-        version = services.version_save(dataset=dataset, user=request.user)
-    except services.NothingToSave as exc:
+        version = datasets.version_save(dataset=dataset, user=request.user)
+    except datasets.NothingToSave as exc:
         messages.warning(request, str(exc))
     else:
         messages.success(request, f"Saved {dataset.name} as {version.label}.")
@@ -156,10 +157,10 @@ def import_check(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         errors = form.errors.get("file") or ["Choose a file."]
         return _render_import(request, dataset, None, mode, file_errors=errors)
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=request.user, dataset=dataset, uploaded_file=form.cleaned_data["file"], mode=mode
     )
-    services.upload_check_start(upload=upload)
+    imports.upload_check_start(upload=upload)
     return _render_import(request, dataset, upload, mode)
 
 
@@ -211,7 +212,7 @@ def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
         # The dataset changed since the dialog listed what Replace archives: nothing goes
         # that the person did not see listed, so show them the list again.
         return _render_import(request, dataset, upload, mode, import_error=REPLACE_LIST_CHANGED)
-    services.upload_import_start(upload=upload, mode=mode)
+    imports.upload_import_start(upload=upload, mode=mode)
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
         return _redirect(request, dataset.get_absolute_url())
@@ -234,7 +235,7 @@ def import_map(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     form = MappingForm.for_mapping((upload.result or {}).get("mapping") or {}, request.POST)
     if upload.state != Upload.State.CHECKED or not form.is_valid():
         return _render_import(request, dataset, upload, mode, mapping_form=form)
-    upload = services.upload_map(upload=upload, mapping=form.mapping())
+    upload = imports.upload_map(upload=upload, mapping=form.mapping())
     return _render_import(request, dataset, upload, mode)
 
 
@@ -242,7 +243,7 @@ def import_map(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
 def upload_problems(request: HtmxHttpRequest, key: str) -> HttpResponse:
     """Download the problems: the file's rows with a `problem` column, for a spreadsheet."""
     upload = _upload_for(request, key)
-    body = services.upload_problems_csv(upload=upload)
+    body = imports.upload_problems_csv(upload=upload)
     response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     name = upload.original_name.rsplit(".", 1)[0] or "file"
     # The name comes from the person's upload: Django's helper quotes or percent-encodes it,
@@ -291,24 +292,22 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
         return _render_new_dataset(request, form, upload)
     data = form.cleaned_data
     if upload is None and data.get("file"):
-        upload = services.upload_create(
-            owner=request.user, dataset=None, uploaded_file=data["file"]
-        )
-        services.upload_check_start(upload=upload)
+        upload = imports.upload_create(owner=request.user, dataset=None, uploaded_file=data["file"])
+        imports.upload_check_start(upload=upload)
     if upload is None:
-        dataset = services.dataset_create(
+        dataset = datasets.dataset_create(
             owner=request.user, name=data["name"], description=data.get("description", "")
         )
         messages.success(request, f"Created {dataset.name}.")
         return _redirect(request, dataset.get_absolute_url())
     try:
-        dataset = services.dataset_create_with_file(
+        dataset = imports.dataset_create_with_file(
             owner=request.user,
             upload=upload,
             name=data.get("name", ""),
             description=data.get("description", ""),
         )
-    except services.ImportRefused:
+    except imports.ImportRefused:
         return _render_new_dataset(request, form, upload)
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
@@ -356,10 +355,10 @@ def dataset_create_check(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         errors = form.errors.get("file") or ["Choose a file."]
         return render(request, "datasets_app/dataset_create.html#check", {"file_errors": errors})
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=request.user, dataset=None, uploaded_file=form.cleaned_data["file"]
     )
-    services.upload_check_start(upload=upload)
+    imports.upload_check_start(upload=upload)
     return _render_new_dataset(request, None, upload)
 
 
@@ -373,7 +372,7 @@ def dataset_create_map(request: HtmxHttpRequest, key: str) -> HttpResponse:
     form = MappingForm.for_mapping((upload.result or {}).get("mapping") or {}, request.POST)
     extra = {"mapping_form": form}
     if upload.state == Upload.State.CHECKED and form.is_valid():
-        upload = services.upload_map(upload=upload, mapping=form.mapping())
+        upload = imports.upload_map(upload=upload, mapping=form.mapping())
         extra = {}
     page_form = None if request.htmx else NewDatasetForm(request.POST)
     return _render_new_dataset(request, page_form, upload, **extra)
@@ -400,7 +399,7 @@ def dataset_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     )
     if request.method == "POST" and editor.is_valid():
         data = editor.form.cleaned_data
-        services.dataset_settings_update(
+        datasets.dataset_settings_update(
             dataset=dataset,
             name=data["name"],
             description=data["description"],
@@ -442,7 +441,7 @@ def _task_editor(request: HtmxHttpRequest, dataset: Dataset, task=None) -> TaskE
 
 def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
     if request.method == "POST" and editor.is_valid():
-        saved = services.task_save(dataset=dataset, task=task, spec=editor.spec)
+        saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
         messages.success(
             request,
             f"Saved {saved.task_id} as a draft. Save as "
@@ -479,10 +478,10 @@ def task_delete(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse
         context = {
             "dataset": dataset,
             "task": task,
-            "deletes": services.task_remove_deletes(task),
+            "deletes": datasets.task_remove_deletes(task),
         }
         return render(request, "datasets_app/task_delete.html", context)
-    services.task_remove(task=task)
+    datasets.task_remove(task=task)
     messages.success(request, f"Removed {task.task_id}.")
     return _redirect(request, dataset.get_absolute_url())
 
@@ -568,20 +567,20 @@ def help_files(request: HtmxHttpRequest) -> HttpResponse:
 def dataset_sharing(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Who the dataset is shared with; its owner adds and removes people by user name."""
     dataset = selectors.dataset_for(request.user, pk)
-    can_manage = services.can_manage_sharing(dataset, request.user)
+    can_manage = sharing.can_manage_sharing(dataset, request.user)
     if request.method == "POST":
         try:
             if request.POST.get("remove"):
-                services.dataset_unshare(
+                sharing.dataset_unshare(
                     dataset=dataset, by=request.user, user_id=int(request.POST["remove"])
                 )
                 messages.success(request, "Stopped sharing with them.")
             else:
-                person = services.dataset_share(
+                person = sharing.dataset_share(
                     dataset=dataset, by=request.user, username=request.POST.get("username", "")
                 )
                 messages.success(request, f"Shared with {person.get_username()}.")
-        except (services.ShareRefused, ValueError) as exc:
+        except (sharing.ShareRefused, ValueError) as exc:
             messages.error(request, str(exc))
         return _redirect(request, reverse("datasets_app:dataset_sharing", args=[dataset.pk]))
     context = {
@@ -600,7 +599,7 @@ def api_tokens(request: HtmxHttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST or None)
     context: dict = {"form": form}
     if request.method == "POST" and form.is_valid():
-        token, secret = services.api_token_create(
+        token, secret = tokens.api_token_create(
             user=request.user,
             name=form.cleaned_data["name"],
             expires_days=form.cleaned_data["expires_days"],
@@ -616,6 +615,6 @@ def api_tokens(request: HtmxHttpRequest) -> HttpResponse:
 @require_POST
 def api_token_revoke(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     token = get_object_or_404(selectors.api_tokens_of(request.user), pk=pk)
-    services.api_token_revoke(token=token)
+    tokens.api_token_revoke(token=token)
     messages.success(request, f"Revoked the token “{token.name}”. It no longer opens the API.")
     return _redirect(request, reverse("datasets_app:api_tokens"))

@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from datasets_app import services
 from datasets_app.models import Criterion, SiteSettings, Task, TaskState
+from datasets_app.services import datasets
 
 pytestmark = pytest.mark.django_db
 
@@ -16,11 +16,11 @@ def admin_client_(client, admin_user):
 
 
 def test_every_admin_page_loads(admin_client_, make_dataset, user):
-    from datasets_app import services
+    from datasets_app.services import datasets
 
     dataset = make_dataset(tasks=2)
-    version = services.version_save(dataset=dataset, user=user)
-    run = services.run_create(version=version, user=user, scores={"t1": 1})
+    version = datasets.version_save(dataset=dataset, user=user)
+    run = datasets.run_create(version=version, user=user, scores={"t1": 1})
     task = Task.objects.first()
     SiteSettings.load()
     urls = [
@@ -182,7 +182,7 @@ def test_a_datasets_admin_page_lists_its_tasks_with_state_and_links(
     admin_client_, make_dataset, user
 ):
     dataset = make_dataset(tasks=3)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     draft = Task.objects.create(dataset=dataset, task_id="t4", prompt="p", expected_text="e")
     page = admin_client_.get(
         reverse("admin:datasets_app_dataset_change", args=[dataset.pk])
@@ -197,7 +197,7 @@ def test_a_datasets_admin_page_lists_its_tasks_with_state_and_links(
 
 def test_bulk_actions_for_drafts(admin_client_, make_dataset, user):
     dataset = make_dataset(tasks=3)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     drafts = [
         Task.objects.create(dataset=dataset, task_id=f"d{i}", prompt="p", expected_text="e")
         for i in range(3)
@@ -237,8 +237,8 @@ def test_bulk_actions_for_drafts(admin_client_, make_dataset, user):
 
 def test_runs_are_seen_per_version_read_only_with_their_results(admin_client_, make_dataset, user):
     dataset = make_dataset(tasks=2)
-    version = services.version_save(dataset=dataset, user=user)
-    run = services.run_create(version=version, user=user, scores={"t1": 1.0, "t2": 0.5})
+    version = datasets.version_save(dataset=dataset, user=user)
+    run = datasets.run_create(version=version, user=user, scores={"t1": 1.0, "t2": 0.5})
     url = reverse("admin:datasets_app_version_change", args=[version.pk])
     page = admin_client_.get(url).content.decode()
     assert "runs of this version" in page.lower()

@@ -18,9 +18,10 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from datasets_app import services, tasks
+from datasets_app import tasks
 from datasets_app.importing import checker
 from datasets_app.models import TaskFile, Upload
+from datasets_app.services import imports
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def dataset_zip(tasks_files: dict[str, list[tuple[str, bytes]]]) -> bytes:
 
 
 def checked_upload(user, dataset, name: str, data: bytes) -> Upload:
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=user, dataset=dataset, uploaded_file=SimpleUploadedFile(name, data)
     )
     tasks.check_upload(upload.pk)
@@ -152,7 +153,7 @@ def watching_storage(settings):
 def test_an_import_streams_each_file_and_reports_files_stored(
     make_dataset, user, monkeypatch, watching_storage
 ):
-    monkeypatch.setattr(services, "PROGRESS_EVERY_SECONDS", 0)
+    monkeypatch.setattr(imports, "PROGRESS_EVERY_SECONDS", 0)
     dataset = make_dataset()
     four_mib = random.Random(6).randbytes(4 * 1024 * 1024)
     files = {**THREE, "big": [("big.bin", four_mib)]}
@@ -207,7 +208,7 @@ def test_a_rerun_after_a_killed_import_imports_once_and_the_leftovers_are_cleane
     # What a worker killed while storing files leaves: the upload still "importing", and a
     # file in its own run folder that no task points to.
     Upload.objects.filter(pk=upload.pk).update(state=Upload.State.IMPORTING)
-    dead = f"{services.task_files_folder(upload)}/deadrun/0/one.csv"
+    dead = f"{imports.task_files_folder(upload)}/deadrun/0/one.csv"
     default_storage.save(dead, io.BytesIO(b"half"))
 
     tasks.import_upload(upload.pk, "add")  # the redelivered message
@@ -218,7 +219,7 @@ def test_a_rerun_after_a_killed_import_imports_once_and_the_leftovers_are_cleane
     assert len(kept) == 3
 
     Upload.objects.update(expires_at=timezone.now())
-    assert services.uploads_delete_expired() == 1
+    assert imports.uploads_delete_expired() == 1
     assert not default_storage.exists(dead)
     assert all(default_storage.exists(name) for name in kept)
 
@@ -295,7 +296,7 @@ def test_a_check_past_its_soft_time_limit_is_a_problem_the_person_reads(
     def slow_check(*, upload):
         raise SoftTimeLimitExceeded  # what Celery raises in the task at the soft limit
 
-    monkeypatch.setattr(services, "upload_check", slow_check)
+    monkeypatch.setattr(imports, "upload_check", slow_check)
     upload = checked_upload(user, dataset, "huge.xlsx", b"PK\x03\x04")
 
     assert upload.state == Upload.State.CHECKED
@@ -312,7 +313,7 @@ def test_a_check_killed_at_its_hard_time_limit_is_the_same_problem(make_dataset,
     from celery.exceptions import TimeLimitExceeded
 
     dataset = make_dataset()
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=user, dataset=dataset, uploaded_file=SimpleUploadedFile("huge.xlsx", b"PK")
     )
 
@@ -335,11 +336,11 @@ def test_an_import_past_its_soft_time_limit_writes_nothing_and_says_so(
     def slow_write(**kwargs):
         raise SoftTimeLimitExceeded
 
-    monkeypatch.setattr(services, "_write_plan", slow_write)
+    monkeypatch.setattr(imports, "_write_plan", slow_write)
     upload = start_import(upload)
 
     assert upload.state == Upload.State.CHECKED
     assert upload.error.startswith("The import took too long (more than 15 minutes)")
     assert not dataset.tasks.exists()
     assert not TaskFile.objects.exists()
-    assert default_storage.listdir(services.task_files_folder(upload))[1] == []
+    assert default_storage.listdir(imports.task_files_folder(upload))[1] == []

@@ -10,8 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
-from datasets_app import services
 from datasets_app.models import Dataset, Upload
+from datasets_app.services import imports
 
 
 def _upload(user, dataset, prefix: str) -> Upload:
@@ -21,12 +21,12 @@ def _upload(user, dataset, prefix: str) -> Upload:
             for n in range(50)
         ]
     }
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=user,
         dataset=dataset,
         uploaded_file=SimpleUploadedFile(f"{prefix}.json", json.dumps(document).encode()),
     )
-    return services.upload_check(upload=upload)
+    return imports.upload_check(upload=upload)
 
 
 @pytest.mark.postgres
@@ -42,7 +42,7 @@ def test_two_imports_into_one_dataset_at_once_both_land_in_order(make_dataset, u
     def run(upload: Upload) -> None:
         try:
             barrier.wait()
-            services.import_run(upload=Upload.objects.get(pk=upload.pk), mode="add")
+            imports.import_run(upload=Upload.objects.get(pk=upload.pk), mode="add")
         except Exception as exc:
             errors.append(exc)
         finally:

@@ -11,9 +11,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import selectors, services
+from datasets_app import selectors
 from datasets_app.importing.spec import EXPECTED_ANSWER_CRITERION_ID
 from datasets_app.models import Dataset, Upload
+from datasets_app.services import datasets
 from tests.as_rendered import form_data
 from tests.datasets import import_file
 
@@ -85,7 +86,7 @@ def test_an_answers_file_added_to_a_rubric_dataset_is_graded_by_both(auth_client
 def test_criteria_for_every_task_added_in_settings_make_answer_tasks_rubrics(auth_client, user):
     dataset = Dataset.objects.create(owner=user, name="QA")
     import_file(auth_client, dataset, "answers.json", json.dumps(ANSWERS).encode())
-    version = services.version_save(dataset=dataset, user=user)
+    version = datasets.version_save(dataset=dataset, user=user)
     assert rows(dataset)["a1"] == ("expected answer", 0, 0.0)
 
     url = reverse("datasets_app:dataset_settings", args=[dataset.pk])
@@ -106,7 +107,7 @@ def test_a_file_s_criteria_for_every_task_make_the_dataset_s_answer_tasks_rubric
 ):
     dataset = Dataset.objects.create(owner=user, name="QA")
     import_file(auth_client, dataset, "answers.json", json.dumps(ANSWERS).encode())
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     auth_client.post(
         reverse("datasets_app:import_check", args=[dataset.pk]),
         {"file": SimpleUploadedFile("rubric.json", json.dumps(RUBRIC).encode())},

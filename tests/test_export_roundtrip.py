@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 
-from datasets_app import exporting, services
+from datasets_app import exporting
 from datasets_app.importing import (
     columns,
     csv_format,
@@ -28,6 +28,7 @@ from datasets_app.importing import (
 )
 from datasets_app.importing.spec import DatasetSpec
 from datasets_app.models import Dataset, Upload
+from datasets_app.services import datasets
 from tests.datasets import file_bytes, import_file, spec_zip
 from tests.importing.strategies import dataset_specs
 
@@ -175,7 +176,7 @@ def test_the_export_and_version_pages_do_not_build_the_exports(auth_client, user
             }
         ).encode(),
     )
-    version = services.version_save(dataset=dataset, user=user)
+    version = datasets.version_save(dataset=dataset, user=user)
 
     def refuse(*args, **kwargs):
         raise AssertionError("the page built an export")

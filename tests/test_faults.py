@@ -18,8 +18,8 @@ from django.core.files.storage import FileSystemStorage
 from django.db import connection, connections
 
 from contextevals.celery import app as celery_app
-from datasets_app import services
 from datasets_app.models import Task, TaskFile, Upload
+from datasets_app.services import imports
 from datasets_app.tasks import IMPORT_FAILED
 from tests.test_import_views import EXPECTED, check, commit
 
@@ -78,7 +78,7 @@ def test_a_dropped_database_connection_mid_import_writes_nothing_and_a_retry_imp
     dataset = make_dataset(tasks=1)
     check(auth_client, dataset, "set.zip", zip_with_files())
     upload = Upload.objects.get()
-    write_plan = services._write_plan
+    write_plan = imports._write_plan
     dropped = []
 
     def drop_connection_then_write(**kwargs):
@@ -94,7 +94,7 @@ def test_a_dropped_database_connection_mid_import_writes_nothing_and_a_retry_imp
         dropped.append(pid)
         return write_plan(**kwargs)
 
-    monkeypatch.setattr(services, "_write_plan", drop_connection_then_write)
+    monkeypatch.setattr(imports, "_write_plan", drop_connection_then_write)
     response = commit(auth_client, dataset, upload)
 
     assert dropped, "the fault was injected"
@@ -104,7 +104,7 @@ def test_a_dropped_database_connection_mid_import_writes_nothing_and_a_retry_imp
     assert not TaskFile.objects.exists()
     assert stored_task_files(settings) == []
 
-    monkeypatch.setattr(services, "_write_plan", write_plan)
+    monkeypatch.setattr(imports, "_write_plan", write_plan)
     response = commit(auth_client, dataset, upload)
     assert response["HX-Redirect"] == dataset.get_absolute_url()
     assert_imported_with_files(dataset)

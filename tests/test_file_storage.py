@@ -15,7 +15,6 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import services
 from datasets_app.importing.spec import (
     MAX_FILE_NAME_BYTES,
     MAX_ID_CHARS,
@@ -23,6 +22,7 @@ from datasets_app.importing.spec import (
     MAX_URL_CHARS,
 )
 from datasets_app.models import Task, TaskFile, Upload
+from datasets_app.services import datasets, imports
 from tests.test_background_imports import checked_upload, dataset_zip, start_import
 
 pytestmark = pytest.mark.django_db
@@ -81,18 +81,18 @@ def test_a_shared_file_removed_while_an_import_runs_stops_the_import(
     start_import(checked_upload(user, first, "set.zip", data))
     second = make_dataset(name="Second")
     upload = checked_upload(user, second, "set.zip", data)
-    store = services._store_files
+    store = imports._store_files
 
     def store_then_remove_the_draft(*args, **kwargs):
         placed = store(*args, **kwargs)
-        services.task_remove(task=first.tasks.get())  # the only other task holding the file
+        datasets.task_remove(task=first.tasks.get())  # the only other task holding the file
         return placed
 
-    monkeypatch.setattr(services, "_store_files", store_then_remove_the_draft)
+    monkeypatch.setattr(imports, "_store_files", store_then_remove_the_draft)
     upload = start_import(upload)
 
     assert upload.state == Upload.State.CHECKED
-    assert upload.error == services.FILES_REMOVED_MEANWHILE
+    assert upload.error == imports.FILES_REMOVED_MEANWHILE
     assert not second.tasks.exists()
     assert stored_files() == []  # the removed draft's file went with it; nothing was left
 
@@ -103,11 +103,11 @@ def test_removing_a_draft_keeps_a_file_another_task_holds(make_dataset, user):
     start_import(checked_upload(user, first, "set.zip", data))
     start_import(checked_upload(user, second, "set.zip", data))
 
-    services.task_remove(task=first.tasks.get())
+    datasets.task_remove(task=first.tasks.get())
 
     kept = second.tasks.get().files.get()
     assert default_storage.exists(kept.file.name)
-    services.task_remove(task=second.tasks.get())
+    datasets.task_remove(task=second.tasks.get())
     assert not default_storage.exists(kept.file.name)
 
 
@@ -123,12 +123,12 @@ def test_an_import_past_the_persons_quota_is_refused_and_stores_nothing(
     upload = start_import(checked_upload(user, dataset, "more.zip", dataset_zip(more)))
 
     assert upload.state == Upload.State.CHECKED
-    assert upload.error == services.OVER_QUOTA.format(
+    assert upload.error == imports.OVER_QUOTA.format(
         adding="2.0\xa0MB", used="2.0\xa0MB", quota="3.0\xa0MB"
     )
     assert not dataset.tasks.exists()
     assert stored_bytes() == 2 * MiB
-    assert services.storage_used(owner=user) == 2 * MiB + uploads_bytes(user)
+    assert imports.storage_used(owner=user) == 2 * MiB + uploads_bytes(user)
 
 
 def test_files_a_person_already_stores_do_not_count_again(make_dataset, user, settings):
@@ -139,7 +139,7 @@ def test_files_a_person_already_stores_do_not_count_again(make_dataset, user, se
     upload = start_import(checked_upload(user, make_dataset(name="Again"), "first.zip", data))
 
     assert upload.state == Upload.State.IMPORTED
-    assert services.storage_used(owner=user) == 2 * MiB + uploads_bytes(user)
+    assert imports.storage_used(owner=user) == 2 * MiB + uploads_bytes(user)
 
 
 def test_a_file_past_the_persons_quota_is_refused_before_it_is_kept(

@@ -7,8 +7,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import guards, services, tasks
+from datasets_app import guards, tasks
 from datasets_app.models import Dataset, Upload
+from datasets_app.services import imports
 from tests.conftest import FILES
 
 EXPECTED = (FILES / "json" / "expected_answers_template.json").read_bytes()
@@ -16,10 +17,10 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _checked(user, dataset=None, data: bytes = EXPECTED, name: str = "qa.json") -> Upload:
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=user, dataset=dataset, uploaded_file=SimpleUploadedFile(name, data)
     )
-    return services.upload_check_start(upload=upload)
+    return imports.upload_check_start(upload=upload)
 
 
 @pytest.mark.django_db
@@ -29,8 +30,8 @@ def test_an_upload_is_claimed_for_import_once(user, make_dataset, monkeypatch):
     queued: list[tuple] = []
     monkeypatch.setattr(tasks, "enqueue", lambda task, *args: queued.append((task, args)))
 
-    assert services.upload_import_start(upload=upload, mode="replace") is True
-    assert services.upload_import_start(upload=upload, mode="add") is False
+    assert imports.upload_import_start(upload=upload, mode="replace") is True
+    assert imports.upload_import_start(upload=upload, mode="add") is False
     assert queued == [(tasks.import_upload, (upload.pk, "replace"))]
     assert upload.state == Upload.State.IMPORTING and upload.mode == "replace"
 
@@ -38,10 +39,10 @@ def test_an_upload_is_claimed_for_import_once(user, make_dataset, monkeypatch):
 @pytest.mark.django_db
 def test_a_check_started_with_an_import_mode_imports_a_good_file(user, make_dataset):
     dataset = make_dataset()
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=user, dataset=dataset, uploaded_file=SimpleUploadedFile("qa.json", EXPECTED)
     )
-    upload = services.upload_check_start(upload=upload, import_mode="add")
+    upload = imports.upload_check_start(upload=upload, import_mode="add")
     upload.refresh_from_db()
     assert upload.state == Upload.State.IMPORTED
     assert dataset.tasks.count() == 2
@@ -50,10 +51,10 @@ def test_a_check_started_with_an_import_mode_imports_a_good_file(user, make_data
 @pytest.mark.django_db
 def test_a_check_started_with_an_import_mode_imports_nothing_from_a_bad_file(user, make_dataset):
     dataset = make_dataset()
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=user, dataset=dataset, uploaded_file=SimpleUploadedFile("bad.jsonl", b'{"id": 1}\n')
     )
-    upload = services.upload_check_start(upload=upload, import_mode="add")
+    upload = imports.upload_check_start(upload=upload, import_mode="add")
     assert upload.state == Upload.State.CHECKED and not upload.result["ok"]
     assert not dataset.tasks.exists()
 
@@ -61,20 +62,20 @@ def test_a_check_started_with_an_import_mode_imports_nothing_from_a_bad_file(use
 @pytest.mark.django_db
 def test_a_dataset_is_created_with_a_file_once(user):
     upload = _checked(user)
-    dataset = services.dataset_create_with_file(owner=user, upload=upload)
+    dataset = imports.dataset_create_with_file(owner=user, upload=upload)
     assert dataset.name == "Finance QA (expected answers)"
     assert dataset.tasks.count() == 2
-    with pytest.raises(services.ImportRefused):
-        services.dataset_create_with_file(owner=user, upload=upload)
+    with pytest.raises(imports.ImportRefused):
+        imports.dataset_create_with_file(owner=user, upload=upload)
     assert Dataset.objects.count() == 1
 
 
 @pytest.mark.django_db
 def test_a_dataset_is_not_created_with_someone_elses_file_or_a_bad_one(user, other_user):
-    with pytest.raises(services.ImportRefused):
-        services.dataset_create_with_file(owner=other_user, upload=_checked(user))
-    with pytest.raises(services.ImportRefused):
-        services.dataset_create_with_file(
+    with pytest.raises(imports.ImportRefused):
+        imports.dataset_create_with_file(owner=other_user, upload=_checked(user))
+    with pytest.raises(imports.ImportRefused):
+        imports.dataset_create_with_file(
             owner=user, upload=_checked(user, data=b'{"id": 1}\n', name="bad.jsonl")
         )
     assert not Dataset.objects.exists()

@@ -10,8 +10,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import selectors, services
+from datasets_app import selectors
+from datasets_app.importing import checker
 from datasets_app.models import Criterion, Task, TaskState, Upload
+from datasets_app.services import datasets, imports
 from tests.conftest import FILES
 
 pytestmark = pytest.mark.django_db
@@ -113,7 +115,7 @@ def test_the_problems_download_never_checks_the_file_in_the_web_request(
     def no_check(*args, **kwargs):
         raise AssertionError("the download checked the file again")
 
-    monkeypatch.setattr(services.checker, "check_file", no_check)
+    monkeypatch.setattr(checker, "check_file", no_check)
     response = auth_client.get(reverse("datasets_app:upload_problems", args=[upload.key]))
 
     lines = response.content.decode("utf-8-sig").splitlines()
@@ -136,7 +138,7 @@ def test_importing_adds_drafts_after_the_datasets_own_and_says_what_to_save(
     auth_client, make_dataset, user
 ):
     dataset = make_dataset(tasks=2)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     check(auth_client, dataset, "rubric.json", RUBRIC)
     response = commit(auth_client, dataset, Upload.objects.get())
     assert response.status_code == 200
@@ -158,8 +160,8 @@ def test_replace_archives_the_current_tasks_and_their_run_results_stay(
 ):
     dataset = make_dataset(tasks=2)
     Criterion.objects.create(dataset=dataset, criterion_id="old", text="Old shared", weight=1)
-    services.version_save(dataset=dataset, user=user)
-    run = services.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1, "t2": 0})
+    datasets.version_save(dataset=dataset, user=user)
+    run = datasets.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1, "t2": 0})
 
     page = check(auth_client, dataset, "qa.json", EXPECTED).content.decode()
     upload = Upload.objects.get()
@@ -220,7 +222,7 @@ def test_an_import_is_all_or_nothing(auth_client, make_dataset, monkeypatch):
     def explode(**kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(services, "_write_plan", explode)
+    monkeypatch.setattr(imports, "_write_plan", explode)
     response = commit(auth_client, dataset, Upload.objects.get())
     assert "The import failed and nothing was written" in response.content.decode()
     assert [t.task_id for t in dataset.tasks.all()] == ["t1"]
@@ -378,7 +380,7 @@ def test_new_dataset_with_a_file_uses_the_workers_and_shows_their_progress(
     page = auth_client.post(create, {"name": "", "upload": str(upload.key)}).content.decode()
     assert "Checking…" in page and not Dataset.objects.exists()
 
-    services.upload_check(upload=upload)  # the worker's check
+    imports.upload_check(upload=upload)  # the worker's check
     response = auth_client.post(create, {"name": "", "upload": str(upload.key)})
     dataset = Dataset.objects.get()
     assert response.url == dataset.get_absolute_url()
@@ -386,7 +388,7 @@ def test_new_dataset_with_a_file_uses_the_workers_and_shows_their_progress(
     page = auth_client.get(dataset.get_absolute_url()).content.decode()
     assert "Importing qa.json…" in page
 
-    services.import_run(upload=Upload.objects.get(), mode="add")  # the worker's import
+    imports.import_run(upload=Upload.objects.get(), mode="add")  # the worker's import
     banner = reverse("datasets_app:import_status", args=[dataset.pk, upload.key]) + "?banner=1"
     response = auth_client.get(banner, **HTMX)
     assert response["HX-Redirect"] == dataset.get_absolute_url()

@@ -22,8 +22,9 @@ from django.utils import timezone
 from moto import mock_aws
 from storages.backends.s3 import S3Storage
 
-from datasets_app import services, tasks
+from datasets_app import tasks
 from datasets_app.models import Task, TaskFile, Upload
+from datasets_app.services import imports
 
 pytestmark = pytest.mark.django_db
 
@@ -150,7 +151,7 @@ def test_a_zip_imports_into_the_bucket_and_the_task_page_streams_it_back(
     }
     assert keys(s3, "task-files/") == sorted(f.file.name for f in stored.values())
     for task_file, data in ((stored["input"], TABLE), (stored["expected"], SUMMARY)):
-        assert task_file.file.name.startswith(f"{services.task_files_folder(upload)}/")
+        assert task_file.file.name.startswith(f"{imports.task_files_folder(upload)}/")
         assert body(s3, task_file.file.name) == data
         assert task_file.size == len(data)
         assert task_file.sha256 == hashlib.sha256(data).hexdigest()
@@ -179,7 +180,7 @@ def test_a_failed_import_leaves_only_the_upload_in_the_bucket(
         stored_when_it_failed.extend(keys(s3, "task-files/"))
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(services, "_write_plan", fail_after_the_files_are_stored)
+    monkeypatch.setattr(imports, "_write_plan", fail_after_the_files_are_stored)
     upload = check_and_import(auth_client, dataset)
 
     assert len(stored_when_it_failed) == 2, "both files were in the bucket before it failed"
@@ -197,9 +198,9 @@ def test_the_expiry_clean_up_removes_an_expired_upload_and_its_dead_runs_from_th
     imported = check_and_import(auth_client, dataset)
     kept = sorted(TaskFile.objects.exclude(file="").values_list("file", flat=True))
     # What a worker killed mid-import leaves: a run folder no task file points to.
-    dead = f"{services.task_files_folder(imported)}/deadrun/0/table.csv"
+    dead = f"{imports.task_files_folder(imported)}/deadrun/0/table.csv"
     default_storage.save(dead, io.BytesIO(b"half"))
-    fresh = services.upload_create(
+    fresh = imports.upload_create(
         owner=user, dataset=dataset, uploaded_file=File(io.BytesIO(b"{}"), name="later.json")
     )
     Upload.objects.filter(pk=imported.pk).update(expires_at=timezone.now())

@@ -11,8 +11,9 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import services, views
+from datasets_app import views
 from datasets_app.models import Dataset, TaskState, Upload
+from datasets_app.services import datasets
 from tests.as_rendered import form_data
 from tests.datasets import import_file
 
@@ -35,7 +36,7 @@ def saved_and_draft(auth_client, user):
     """v1 holds `s1` and the criterion `shared`; a later import brought the draft `d1`."""
     dataset = Dataset.objects.create(owner=user, name="Support")
     import_file(auth_client, dataset, "v1.json", dataset_file("s1", criteria=("shared",)))
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     import_file(auth_client, dataset, "more.json", dataset_file("d1"))
     assert dict(dataset.tasks.values_list("task_id", "state")) == {
         "s1": TaskState.SAVED,

@@ -15,8 +15,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from datasets_app import services
 from datasets_app.models import Task, TaskFile, Upload
+from datasets_app.services import datasets
 from tests.conftest import FILES, REPO_ROOT
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ EXPECTED = (FILES / "json" / "expected_answers_template.json").read_bytes()
 def owned(client, user, make_dataset):
     """A dataset of Ada's with a saved version, a draft, a stored file and an upload."""
     dataset = make_dataset(tasks=2)
-    version = services.version_save(dataset=dataset, user=user)
+    version = datasets.version_save(dataset=dataset, user=user)
     task = dataset.tasks.first()
     task_file = TaskFile.objects.create(
         task=task, role="input", name="a.txt", file="task-files/x/a.txt", size=1

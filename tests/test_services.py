@@ -6,21 +6,21 @@ import pytest
 from django.db import connection
 from django.db.models.deletion import ProtectedError
 
-from datasets_app import services
 from datasets_app.models import Dataset, Task, TaskState, Version
+from datasets_app.services import datasets
 
 
 @pytest.mark.django_db
 def test_saving_numbers_versions_v1_v2_and_turns_drafts_into_saved_tasks(make_dataset, user):
     dataset = make_dataset(tasks=3)
-    v1 = services.version_save(dataset=dataset, user=user)
+    v1 = datasets.version_save(dataset=dataset, user=user)
     assert v1.number == 1
     assert set(dataset.tasks.values_list("state", flat=True)) == {TaskState.SAVED}
     assert [t["id"] for t in v1.snapshot["tasks"]] == ["t1", "t2", "t3"]
     assert v1.tasks.count() == 3
 
     Task.objects.create(dataset=dataset, task_id="t4", prompt="New", expected_text="x", position=3)
-    v2 = services.version_save(dataset=dataset, user=user)
+    v2 = datasets.version_save(dataset=dataset, user=user)
     assert v2.number == 2
     assert v2.tasks.count() == 4
     assert len(v1.snapshot["tasks"]) == 3, "a saved version never changes"
@@ -29,16 +29,16 @@ def test_saving_numbers_versions_v1_v2_and_turns_drafts_into_saved_tasks(make_da
 @pytest.mark.django_db
 def test_saving_without_drafts_is_refused(make_dataset, user):
     dataset = make_dataset(tasks=1)
-    services.version_save(dataset=dataset, user=user)
-    with pytest.raises(services.NothingToSave):
-        services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
+    with pytest.raises(datasets.NothingToSave):
+        datasets.version_save(dataset=dataset, user=user)
 
 
 @pytest.mark.django_db
 def test_an_archived_task_keeps_its_run_results_and_leaves_the_live_tasks(make_dataset, user):
     dataset = make_dataset(tasks=2)
-    services.version_save(dataset=dataset, user=user)
-    run = services.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1.0, "t2": 0.5})
+    datasets.version_save(dataset=dataset, user=user)
+    run = datasets.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1.0, "t2": 0.5})
     dataset.tasks.update(state=TaskState.ARCHIVED)
 
     assert dataset.tasks.live().count() == 0
@@ -50,11 +50,11 @@ def test_an_archived_task_keeps_its_run_results_and_leaves_the_live_tasks(make_d
 @pytest.mark.django_db
 def test_a_run_grades_the_latest_saved_version_never_drafts(make_dataset, user):
     dataset = make_dataset(tasks=1)
-    with pytest.raises(services.NothingToSave):
-        services.run_create_for_latest(dataset=dataset, user=user, scores={})
-    services.version_save(dataset=dataset, user=user)
+    with pytest.raises(datasets.NothingToSave):
+        datasets.run_create_for_latest(dataset=dataset, user=user, scores={})
+    datasets.version_save(dataset=dataset, user=user)
     Task.objects.create(dataset=dataset, task_id="draft", prompt="p", expected_text="x")
-    run = services.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1.0})
+    run = datasets.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1.0})
     assert run.version.number == 1
     assert list(run.version.tasks.values_list("task_id", flat=True)) == ["t1"]
 
@@ -72,8 +72,8 @@ def test_two_people_saving_at_once_never_share_a_version_number(make_dataset, us
         try:
             Task.objects.create(dataset=dataset, task_id=f"c{index}", prompt="p", expected_text="x")
             barrier.wait()
-            services.version_save(dataset=Dataset.objects.get(pk=dataset.pk), user=user)
-        except services.NothingToSave:
+            datasets.version_save(dataset=Dataset.objects.get(pk=dataset.pk), user=user)
+        except datasets.NothingToSave:
             pass  # another thread's save already took this one's draft: nothing left to save
         except Exception as exc:
             errors.append(exc)
@@ -94,5 +94,5 @@ def test_two_people_saving_at_once_never_share_a_version_number(make_dataset, us
 
 @pytest.mark.django_db
 def test_an_empty_dataset_has_nothing_to_save(make_dataset, user):
-    with pytest.raises(services.NothingToSave):
-        services.version_save(dataset=make_dataset(), user=user)
+    with pytest.raises(datasets.NothingToSave):
+        datasets.version_save(dataset=make_dataset(), user=user)

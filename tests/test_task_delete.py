@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from datasets_app import services
 from datasets_app.models import Task, TaskState
+from datasets_app.services import datasets
 from tests.as_rendered import forms_of
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +37,7 @@ def test_delete_on_a_draft_s_page_asks_before_anything_goes(auth_client, make_da
 
 def test_remove_on_a_saved_task_s_page_archives_it_at_once(auth_client, make_dataset, user):
     dataset = make_dataset(tasks=1)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     saved = dataset.tasks.get()
     delete_url = reverse("datasets_app:task_delete", args=[dataset.pk, saved.pk])
     page = auth_client.get(saved.get_absolute_url()).content.decode()

@@ -10,9 +10,9 @@ import zipfile
 import pytest
 from django.urls import reverse
 
-from datasets_app import services
 from datasets_app.importing import checker, document
 from datasets_app.models import Criterion, Task, TaskState
+from datasets_app.services import datasets
 
 pytestmark = pytest.mark.django_db
 
@@ -102,8 +102,8 @@ def test_editing_a_saved_task_makes_a_draft_and_the_version_keeps_the_old_one(
     auth_client, make_dataset, user
 ):
     dataset = make_dataset(tasks=2)
-    version = services.version_save(dataset=dataset, user=user)
-    run = services.run_create(version=version, user=user, scores={"t1": 1.0})
+    version = datasets.version_save(dataset=dataset, user=user)
+    run = datasets.run_create(version=version, user=user, scores={"t1": 1.0})
     saved = dataset.tasks.get(task_id="t1")
     url = reverse("datasets_app:task_edit", args=[dataset.pk, saved.pk])
     page = auth_client.get(url).content.decode()
@@ -124,7 +124,7 @@ def test_editing_a_saved_task_makes_a_draft_and_the_version_keeps_the_old_one(
 
 def test_deleting_a_draft_and_removing_a_saved_task(auth_client, make_dataset, user):
     dataset = make_dataset(tasks=2)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     draft = Task.objects.create(dataset=dataset, task_id="d", prompt="p", expected_text="x")
     auth_client.post(reverse("datasets_app:task_delete", args=[dataset.pk, draft.pk]))
     assert not Task.objects.filter(pk=draft.pk).exists()
@@ -137,7 +137,7 @@ def test_deleting_a_draft_and_removing_a_saved_task(auth_client, make_dataset, u
     assert saved.state == TaskState.ARCHIVED, "a task a version holds is archived, not deleted"
     page = auth_client.get(dataset.get_absolute_url()).content.decode()
     assert "Save as v2" in page, "removing a saved task is a change to save"
-    v2 = services.version_save(dataset=dataset, user=user)
+    v2 = datasets.version_save(dataset=dataset, user=user)
     assert list(v2.tasks.values_list("task_id", flat=True)) == ["t2"]
 
 
@@ -145,7 +145,7 @@ def test_the_settings_form_saves_verifiers_and_criteria_for_every_task(
     auth_client, make_dataset, user
 ):
     dataset = make_dataset(tasks=1)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     url = reverse("datasets_app:dataset_settings", args=[dataset.pk])
     assert "Criteria for every task" in auth_client.get(url).content.decode()
     response = auth_client.post(
@@ -194,7 +194,7 @@ def test_settings_refuse_a_bad_weight(auth_client, make_dataset):
 @pytest.mark.parametrize("fmt", ["json", "csv", "xlsx", "zip", "evalset"])
 def test_a_version_downloads_in_each_format_and_imports_back(auth_client, make_dataset, user, fmt):
     dataset = make_dataset(tasks=3)
-    version = services.version_save(dataset=dataset, user=user)
+    version = datasets.version_save(dataset=dataset, user=user)
     page = auth_client.get(version.get_absolute_url()).content.decode()
     assert "Finance QA v1" in page and "<code>t3</code>" in page
     response = auth_client.get(reverse("datasets_app:version_export", args=[dataset.pk, 1, fmt]))

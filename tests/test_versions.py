@@ -8,8 +8,9 @@ import pytest
 from django.urls import reverse
 
 from datasets_app import admin as datasets_admin
-from datasets_app import exporting, services
+from datasets_app import exporting
 from datasets_app.models import Task, TaskState
+from datasets_app.services import datasets
 from tests.as_rendered import form_data
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def v1(make_dataset, user):
     dataset = make_dataset(tasks=2)
-    version = services.version_save(dataset=dataset, user=user)
+    version = datasets.version_save(dataset=dataset, user=user)
     return dataset, version
 
 

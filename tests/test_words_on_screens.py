@@ -10,9 +10,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import selectors, services, wording
+from datasets_app import selectors, wording
 from datasets_app.importing import checker, columns
 from datasets_app.models import Criterion, Task, TaskFile, Upload
+from datasets_app.services import datasets
 from tests.test_import_views import HTMX, RUBRIC, check
 from tests.test_task_views import task_form
 
@@ -165,7 +166,7 @@ def rubric_dataset(make_dataset, user):
 
 def test_weights_print_the_same_everywhere(auth_client, make_dataset, user):
     dataset = rubric_dataset(make_dataset, user)
-    version = services.version_save(dataset=dataset, user=user)
+    version = datasets.version_save(dataset=dataset, user=user)
     task = dataset.tasks.get(task_id="t2")
     pages = {
         "dataset": auth_client.get(dataset.get_absolute_url()),
@@ -182,7 +183,7 @@ def test_weights_print_the_same_everywhere(auth_client, make_dataset, user):
 
 def test_the_version_page_counts_criteria_for_every_task(auth_client, make_dataset, user):
     dataset = rubric_dataset(make_dataset, user)
-    version = services.version_save(dataset=dataset, user=user)
+    version = datasets.version_save(dataset=dataset, user=user)
     page = auth_client.get(version.get_absolute_url()).content.decode()
     criteria = re.findall(r'data-label="Criteria" class="num">(\d+)<', page)
     dataset_page = auth_client.get(dataset.get_absolute_url()).content.decode()
@@ -320,7 +321,7 @@ def test_counts_on_the_dataset_and_version_pages_read_1000_as_1_comma_000(
         Task(dataset=dataset, task_id=f"t{i}", prompt="p", expected_text="e", position=i)
         for i in range(1_000)
     )
-    version = services.version_save(dataset=dataset, user=user)
+    version = datasets.version_save(dataset=dataset, user=user)
     for url in (dataset.get_absolute_url(), version.get_absolute_url()):
         page = auth_client.get(url).content.decode()
         assert '<span class="count">1,000</span>' in page, url

@@ -26,8 +26,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
 from contextevals.celery import app
-from datasets_app import services, tasks
+from datasets_app import tasks
 from datasets_app.models import TaskFile, Upload
+from datasets_app.services import imports
 from tests.conftest import REPO_ROOT
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
@@ -180,7 +181,7 @@ def zip_with_files(count: int) -> bytes:
 
 
 def check_on_worker(user, dataset, queue: str, log: Path) -> Upload:
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=user,
         dataset=dataset,
         uploaded_file=SimpleUploadedFile("set.zip", zip_with_files(FILES)),
@@ -232,7 +233,7 @@ def test_a_worker_killed_mid_import_changes_nothing_and_the_task_comes_back(
     assert upload_state(upload).state == Upload.State.IMPORTING
     assert [t.task_id for t in dataset.tasks.all()] == ["t1"]
     assert not TaskFile.objects.exists()
-    folder = services.task_files_folder(upload)
+    folder = imports.task_files_folder(upload)
     (dead_run,) = default_storage.listdir(folder)[0]
 
     # A new worker gets the message back (acks_late: it was never acknowledged).
@@ -246,7 +247,7 @@ def test_a_worker_killed_mid_import_changes_nothing_and_the_task_comes_back(
 
     # The hourly clean-up removes what the killed run stored, and nothing else.
     Upload.objects.filter(pk=upload.pk).update(expires_at=upload.created_at)
-    services.uploads_delete_expired()
+    imports.uploads_delete_expired()
     assert dead_run not in default_storage.listdir(folder)[0]
     assert all(default_storage.exists(f.file.name) for f in TaskFile.objects.all())
 
@@ -266,10 +267,10 @@ def test_an_import_past_its_time_limit_on_a_real_worker_writes_nothing_and_says_
     wait_for(lambda: upload_state(upload).state != Upload.State.IMPORTING, worker.log)
 
     assert upload.state == Upload.State.CHECKED
-    assert upload.error == services.IMPORT_TOO_SLOW.format(duration="1 second")
+    assert upload.error == imports.IMPORT_TOO_SLOW.format(duration="1 second")
     assert [t.task_id for t in dataset.tasks.all()] == ["t1"]
     assert not TaskFile.objects.exists()
-    assert files_under(services.task_files_folder(upload)) == []  # its files went with it
+    assert files_under(imports.task_files_folder(upload)) == []  # its files went with it
 
 
 def files_under(folder: str) -> list[str]:

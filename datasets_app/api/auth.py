@@ -16,9 +16,10 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import formats
 from ninja.security import HttpBearer
 
-from datasets_app import selectors, services
+from datasets_app import selectors
 from datasets_app.api.errors import ApiError, error_response
 from datasets_app.models import ApiToken
+from datasets_app.services import tokens
 
 REVOKED = "This API token was revoked. Make a new one on your API tokens page."
 EXPIRED = "This API token expired on {date}. Make a new one on your API tokens page."
@@ -45,7 +46,7 @@ class TokenAuth(HttpBearer):
         if refusal is not None:
             raise refusal
         assert found is not None  # for the type checker: _refusal refused None
-        services.api_token_used(token=found)
+        tokens.api_token_used(token=found)
         request.user = found.user
         return found.user
 

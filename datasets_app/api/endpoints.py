@@ -20,7 +20,7 @@ from django.urls import path, re_path
 from ninja import NinjaAPI, Query, Status, Swagger
 from pydantic import ValidationError as PydanticValidationError
 
-from datasets_app import exporting, guards, selectors, services
+from datasets_app import exporting, guards, selectors
 from datasets_app.api import errors
 from datasets_app.api.auth import TokenAuth, signed_in_or_token
 from datasets_app.api.errors import ApiError
@@ -40,6 +40,7 @@ from datasets_app.api.schemas import (
 from datasets_app.importing import checker
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.models import Dataset, Task, Upload, Version
+from datasets_app.services import datasets, imports
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
@@ -229,7 +230,7 @@ def dataset_list(request: HttpRequest):
 @api.post("/datasets", response={201: DatasetOut, **ERRORS}, tags=["datasets"])
 def dataset_create(request: HttpRequest, body: DatasetIn):
     """A new, empty dataset; import a file into it next."""
-    dataset = services.dataset_create(
+    dataset = datasets.dataset_create(
         owner=_person(request),
         name=body.name,
         description=body.description,
@@ -248,7 +249,7 @@ def dataset_read(request: HttpRequest, dataset_id: int):
 def dataset_update(request: HttpRequest, dataset_id: int, body: DatasetPatch):
     """Change its name, description or settings (only the fields sent)."""
     dataset = _dataset(request, dataset_id)
-    dataset = services.dataset_update(
+    dataset = datasets.dataset_update(
         dataset=dataset,
         name=dataset.name if body.name is None else body.name,
         description=dataset.description if body.description is None else body.description,
@@ -348,14 +349,14 @@ def import_create(request: HttpRequest, dataset_id: int):
         raise ApiError(400, "invalid", errors.INVALID, details) from exc
     mapping = _mapping(request)
     uploaded = _uploaded_file(request)
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=_person(request),
         dataset=dataset,
         uploaded_file=uploaded,
         mode=fields.mode,
         mapping=mapping,
     )
-    upload = services.upload_check_start(upload=upload, import_mode=fields.mode)
+    upload = imports.upload_check_start(upload=upload, import_mode=fields.mode)
     return Status(202, _import_out(upload))
 
 
@@ -399,8 +400,8 @@ def version_create(request: HttpRequest, dataset_id: int):
     since the latest one."""
     dataset = _dataset(request, dataset_id)
     try:
-        version = services.version_save(dataset=dataset, user=_person(request))
-    except services.NothingToSave as exc:
+        version = datasets.version_save(dataset=dataset, user=_person(request))
+    except datasets.NothingToSave as exc:
         raise ApiError(409, NOTHING_TO_SAVE, str(exc)) from exc
     return Status(201, _version_out(selectors.versions_of(dataset).get(pk=version.pk)))
 

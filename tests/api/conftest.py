@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from datasets_app import services
+from datasets_app.services import tokens
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +23,7 @@ def bearer(secret: str) -> Client:
 @pytest.fixture
 def token(user):
     """ada's token: (row, secret)."""
-    return services.api_token_create(user=user, name="CI")
+    return tokens.api_token_create(user=user, name="CI")
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def api(token) -> Client:
 
 @pytest.fixture
 def other_api(other_user) -> Client:
-    return bearer(services.api_token_create(user=other_user, name="bob's CI")[1])
+    return bearer(tokens.api_token_create(user=other_user, name="bob's CI")[1])
 
 
 def error_of(response) -> dict:

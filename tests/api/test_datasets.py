@@ -173,13 +173,13 @@ def test_a_staff_token_sees_others_datasets_only_with_the_admins_permission(
     """The pages' rule (issue 15): staff status alone is not enough."""
     from django.contrib.auth.models import Permission
 
-    from datasets_app import services
+    from datasets_app.services import tokens
     from tests.api.conftest import bearer
 
     theirs = make_dataset(owner=other_user)
     user.is_staff = True
     user.save()
-    api = bearer(services.api_token_create(user=user, name="staff")[1])
+    api = bearer(tokens.api_token_create(user=user, name="staff")[1])
     assert api.get(f"/api/v1/datasets/{theirs.pk}").status_code == 404
 
     user.user_permissions.add(Permission.objects.get(codename="change_dataset"))

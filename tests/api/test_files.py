@@ -11,10 +11,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from datasets_app import guards, services, tasks
+from datasets_app import guards, tasks
 from datasets_app.api import endpoints
 from datasets_app.api.schemas import CheckOut, ImportOut
-from datasets_app.models import Dataset, Task, Upload
+from datasets_app.models import Dataset, Task, TaskFile, Upload
+from datasets_app.services import imports
 from tests.api.conftest import error_of
 from tests.conftest import FILES
 
@@ -225,7 +226,7 @@ def test_add_refuses_ids_the_dataset_has_with_the_problem_on_its_line(api, make_
     dataset = make_dataset()
     api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)})
     body = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).json()
-    assert body["state"] == "failed" and body["error"] == services.UPLOAD_HAS_PROBLEMS
+    assert body["state"] == "failed" and body["error"] == imports.UPLOAD_HAS_PROBLEMS
     assert {p["field"] for p in body["problems"]} == {"id"}
     assert all(p["code"] for p in body["problems"])
     assert all(p["line"] for p in body["problems"])
@@ -252,7 +253,7 @@ def test_an_import_is_all_or_nothing(api, make_dataset, monkeypatch):
     def fail(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(services.TaskFile.objects, "bulk_create", fail)
+    monkeypatch.setattr(TaskFile.objects, "bulk_create", fail)
     body = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).json()
     assert body["state"] == "failed" and body["error"] == tasks.IMPORT_FAILED
     assert list(dataset.tasks.values_list("task_id", flat=True)) == ["t1"]

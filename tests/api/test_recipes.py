@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from datasets_app import services
 from datasets_app.models import Dataset
+from datasets_app.services import tokens
 from tests.conftest import FILES, REPO_ROOT
 from tests.test_worker import _redis_answers, shared_db  # noqa: F401 - a fixture
 
@@ -139,7 +139,7 @@ def run(command: list[str], live: Services, env: dict[str, str], cwd: Path):
 
 def test_the_docs_recipes_check_import_save_and_download_through_real_workers(live, user, tmp_path):
     dataset = Dataset.objects.create(owner=user, name="Nightly")
-    _row, token = services.api_token_create(user=user, name="CI")
+    _row, token = tokens.api_token_create(user=user, name="CI")
     env = {"CE_URL": live.url, "CE_TOKEN": token, "CE_DATASET": str(dataset.pk)}
     first = tmp_path / "qa.json"
     first.write_bytes((FILES / "json" / "expected_answers_template.json").read_bytes())

@@ -13,9 +13,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from datasets_app import services
 from datasets_app.api import auth
 from datasets_app.models import ApiToken
+from datasets_app.services import tokens
 from tests.api.conftest import bearer, error_of
 
 DATASETS = "/api/v1/datasets"
@@ -55,7 +55,7 @@ def test_a_token_does_not_open_the_pages(api, make_dataset):
 @pytest.mark.django_db
 def test_a_revoked_token_is_a_401_that_says_so(token):
     row, secret = token
-    services.api_token_revoke(token=row)
+    tokens.api_token_revoke(token=row)
     error = error_of(response := bearer(secret).get(DATASETS))
     assert response.status_code == 401
     assert error["code"] == "token_revoked" and error["message"] == auth.REVOKED
@@ -63,7 +63,7 @@ def test_a_revoked_token_is_a_401_that_says_so(token):
 
 @pytest.mark.django_db
 def test_an_expired_token_is_a_401_that_says_so(user):
-    row, secret = services.api_token_create(user=user, name="old", expires_days=1)
+    row, secret = tokens.api_token_create(user=user, name="old", expires_days=1)
     ApiToken.objects.filter(pk=row.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     response = bearer(secret).get(DATASETS)
     assert response.status_code == 401
@@ -125,7 +125,7 @@ def test_the_tokens_page_needs_a_name(auth_client):
 
 @pytest.mark.django_db
 def test_a_person_revokes_their_own_token_and_no_one_elses(auth_client, token, other_user):
-    theirs, _ = services.api_token_create(user=other_user, name="bob's")
+    theirs, _ = tokens.api_token_create(user=other_user, name="bob's")
     revoke = reverse("datasets_app:api_token_revoke", args=[theirs.pk])
     assert auth_client.post(revoke).status_code == 404
     theirs.refresh_from_db()
@@ -141,7 +141,7 @@ def test_a_person_revokes_their_own_token_and_no_one_elses(auth_client, token, o
 
 @pytest.mark.django_db
 def test_the_tokens_page_lists_only_the_persons_own(auth_client, other_user):
-    services.api_token_create(user=other_user, name="bob's secret pipeline")
+    tokens.api_token_create(user=other_user, name="bob's secret pipeline")
     page = auth_client.get(reverse("datasets_app:api_tokens")).content.decode()
     assert "bob's secret pipeline" not in page and "You have no API tokens yet." in page
 

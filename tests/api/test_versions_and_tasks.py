@@ -12,9 +12,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import exporting, services
+from datasets_app import exporting
 from datasets_app.api.schemas import TaskOut, VersionOut
 from datasets_app.models import Task, TaskFile, TaskState, Version
+from datasets_app.services import datasets
 from tests.api.conftest import error_of
 
 pytestmark = pytest.mark.django_db
@@ -35,15 +36,15 @@ def test_save_the_drafts_as_the_next_version_then_409_when_nothing_changed(api, 
     again = api.post(versions_of(dataset))
     assert again.status_code == 409
     error = error_of(again)
-    assert error["code"] == "nothing_to_save" and error["message"] == services.NOTHING_TO_SAVE
+    assert error["code"] == "nothing_to_save" and error["message"] == datasets.NOTHING_TO_SAVE
     assert Version.objects.count() == 1
 
 
 def test_versions_are_listed_newest_first(api, make_dataset, user):
     dataset = make_dataset(tasks=1)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     Task.objects.create(dataset=dataset, task_id="new", prompt="p", expected_text="x", position=5)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     body = api.get(versions_of(dataset)).json()
     assert [(v["number"], v["label"], v["task_count"], v["created_by"]) for v in body] == [
         (2, "v2", 2, "ada"),
@@ -56,7 +57,7 @@ def test_a_version_downloads_in_every_format_as_the_page_serves_it(
     api, auth_client, make_dataset, user, fmt
 ):
     dataset = make_dataset(tasks=2)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     response = api.get(f"{versions_of(dataset)}/1/export?format={fmt}")
     assert response.status_code == 200
     expected = exporting.export_format(fmt)
@@ -81,7 +82,7 @@ def contents(fmt: str, data: bytes) -> object:
 
 def test_export_defaults_to_json_and_refuses_an_unknown_format(api, make_dataset, user):
     dataset = make_dataset(tasks=1)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     response = api.get(f"{versions_of(dataset)}/1/export")
     assert json.loads(b"".join(response.streaming_content))["tasks"][0]["id"] == "t1"
     bad = api.get(f"{versions_of(dataset)}/1/export?format=pdf")
@@ -93,7 +94,7 @@ def test_export_defaults_to_json_and_refuses_an_unknown_format(api, make_dataset
 
 def test_others_versions_are_a_404(api, make_dataset, other_user):
     theirs = make_dataset(owner=other_user, tasks=1)
-    services.version_save(dataset=theirs, user=other_user)
+    datasets.version_save(dataset=theirs, user=other_user)
     for response in (
         api.get(versions_of(theirs)),
         api.post(versions_of(theirs)),
@@ -112,7 +113,7 @@ def tasks_of(dataset, query: str = "") -> str:
 
 def test_tasks_filter_by_state_and_version(api, make_dataset, user):
     dataset = make_dataset(tasks=2)
-    services.version_save(dataset=dataset, user=user)
+    datasets.version_save(dataset=dataset, user=user)
     Task.objects.create(dataset=dataset, task_id="t3", prompt="p", expected_text="x", position=3)
 
     def ids(query: str) -> list[str]:

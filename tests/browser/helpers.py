@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from datasets_app import services
 from datasets_app.models import Dataset, TaskFile
+from datasets_app.services import datasets, imports
 from tests.conftest import FILES
 
 AXE = "/static/vendor/axe-core/axe.min.js"
@@ -77,18 +77,18 @@ def clipped(page) -> list[str]:
 def dataset_with_everything(owner, *, name: str = "Finance QA") -> Dataset:
     """A saved dataset with criteria for every task, a draft, weights with decimals and
     files of both kinds: what the screens have to lay out."""
-    dataset = services.dataset_create(owner=owner, name=name, description="Support answers.")
+    dataset = datasets.dataset_create(owner=owner, name=name, description="Support answers.")
     data = (FILES / "json" / "rubric_template.json").read_bytes()
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=owner, dataset=dataset, uploaded_file=SimpleUploadedFile("rubric.json", data)
     )
-    services.upload_check(upload=upload)
-    services.import_run(upload=upload, mode="add")
+    imports.upload_check(upload=upload)
+    imports.import_run(upload=upload, mode="add")
     task = dataset.tasks.get()
     task.criteria.filter(criterion_id="apology").update(weight=3.5)
     for role, file_name in (("expected", "answer-key.pdf"), ("input", "order-4417.pdf")):
         TaskFile.objects.create(
             task=task, role=role, name=file_name, url=f"https://files.example/{file_name}"
         )
-    services.version_save(dataset=dataset, user=owner)
+    datasets.version_save(dataset=dataset, user=owner)
     return dataset

@@ -14,8 +14,8 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
-from datasets_app import services
 from datasets_app.models import Dataset, Task, TaskState
+from datasets_app.services import datasets, imports
 from tests.datasets import dataset_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -42,21 +42,21 @@ def imported(owner, document=DOCUMENT) -> Dataset:
     with zipfile.ZipFile(out, "w") as zf:
         zf.writestr("dataset.json", json.dumps(document))
         zf.writestr("files/order.txt", b"Order 4417, $120.")
-    dataset = services.dataset_create(owner=owner, name=document["name"])
-    upload = services.upload_create(
+    dataset = datasets.dataset_create(owner=owner, name=document["name"])
+    upload = imports.upload_create(
         owner=owner,
         dataset=dataset,
         uploaded_file=SimpleUploadedFile("support.zip", out.getvalue()),
     )
-    services.upload_check(upload=upload)
-    services.import_run(upload=upload, mode="add")
+    imports.upload_check(upload=upload)
+    imports.import_run(upload=upload, mode="add")
     return dataset
 
 
 def test_saving_a_task_untouched_in_a_browser_changes_nothing(logged_in, live_server):
     page = logged_in
     dataset = imported(get_user_model().objects.get(username="grace"))
-    services.version_save(dataset=dataset, user=None)
+    datasets.version_save(dataset=dataset, user=None)
     before = dataset_state(dataset)
     task = dataset.tasks.get()
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/tasks/{task.pk}/edit/")
@@ -100,7 +100,7 @@ def test_replace_lists_drafts_and_saved_tasks_before_import(
     page = logged_in
     owner = get_user_model().objects.get(username="grace")
     dataset = imported(owner)
-    services.version_save(dataset=dataset, user=owner)
+    datasets.version_save(dataset=dataset, user=owner)
     Task.objects.create(dataset=dataset, task_id="late-draft", prompt="p", expected_text="x")
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"tasks": [{"id": "new", "prompt": "p", "expected": "x"}]}))

@@ -216,14 +216,14 @@ def test_nothing_is_clipped_on_small_screens(logged_in, live_server, screenshot,
 
 @pytest.mark.parametrize("width", [1280, 375])
 def test_the_admin_for_reviewing_drafts(page, live_server, django_user_model, screenshot, width):
-    from datasets_app import services
     from datasets_app.models import Criterion, Task
+    from datasets_app.services import datasets
 
     django_user_model.objects.create_superuser(username="root", password="pw-root-12345")
     owner = django_user_model.objects.get(username="root")
     dataset = dataset_with_everything(owner)
     version = dataset.versions.get()
-    services.run_create(version=version, user=owner, scores={"delayed-shipment": 0.5})
+    datasets.run_create(version=version, user=owner, scores={"delayed-shipment": 0.5})
     draft = Task.objects.create(
         dataset=dataset, task_id="draft-1", prompt="A draft to review", expected_text="x"
     )

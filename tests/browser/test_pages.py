@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from datasets_app import services
 from datasets_app.importing import checker
 from datasets_app.models import Dataset
+from datasets_app.services import datasets, imports
 from tests.conftest import FILES
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -16,14 +16,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def imported_dataset(owner) -> Dataset:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    dataset = services.dataset_create(owner=owner, name="Finance QA")
+    dataset = datasets.dataset_create(owner=owner, name="Finance QA")
     data = (FILES / "json" / "rubric_template.json").read_bytes()
-    upload = services.upload_create(
+    upload = imports.upload_create(
         owner=owner, dataset=dataset, uploaded_file=SimpleUploadedFile("rubric.json", data)
     )
-    services.upload_check(upload=upload)
-    services.import_run(upload=upload, mode="add")
-    services.version_save(dataset=dataset, user=owner)
+    imports.upload_check(upload=upload)
+    imports.import_run(upload=upload, mode="add")
+    datasets.version_save(dataset=dataset, user=owner)
     assert checker  # the checker module is what the upload went through
     return dataset
 

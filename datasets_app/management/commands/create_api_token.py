@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from datasets_app import services
+from datasets_app.services import tokens
 
 NO_SUCH_USER = "There is no user named {value!r}."
 DAYS_POSITIVE = "--expires-days must be a whole number of days, 1 or more."
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         if days is not None and days < 1:
             raise CommandError(DAYS_POSITIVE)
         try:
-            token, secret = services.api_token_create(
+            token, secret = tokens.api_token_create(
                 user=user, name=options["name"], expires_days=days
             )
         except ValidationError as exc:

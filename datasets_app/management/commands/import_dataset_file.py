@@ -21,10 +21,11 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from datasets_app import selectors, services, tasks
+from datasets_app import selectors, tasks
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.management.report import write_check
 from datasets_app.models import Dataset, ImportMode, Upload
+from datasets_app.services import imports
 
 EXIT_PROBLEMS = 1
 EXIT_UNREADABLE = 2
@@ -89,7 +90,7 @@ class Command(BaseCommand):
         mode = ImportMode.ADD if options["new"] else options["mode"]
         try:
             with path.open("rb") as source:
-                upload = services.upload_create(
+                upload = imports.upload_create(
                     owner=owner,
                     dataset=dataset,
                     uploaded_file=File(source, name=path.name),
@@ -101,7 +102,7 @@ class Command(BaseCommand):
                 f"Cannot read {path}: {exc.strerror or exc}", returncode=EXIT_UNREADABLE
             ) from exc
 
-        services.upload_check_start(upload=upload)
+        imports.upload_check_start(upload=upload)
         upload = self._wait(upload, Upload.State.CHECKING, "Checking…", "tasks")
         if upload.state == Upload.State.FAILED:
             self.stderr.write(upload.error)
@@ -110,11 +111,11 @@ class Command(BaseCommand):
             raise SystemExit(EXIT_PROBLEMS)
 
         if options["new"]:
-            dataset = services.dataset_create_with_file(
+            dataset = imports.dataset_create_with_file(
                 owner=owner, upload=upload, name=options["dataset"]
             )
         else:
-            services.upload_import_start(upload=upload, mode=mode)
+            imports.upload_import_start(upload=upload, mode=mode)
         upload = self._wait(upload, Upload.State.IMPORTING, "Importing…", "files stored")
         if upload.state != Upload.State.IMPORTED:
             self.stderr.write(upload.error or tasks.IMPORT_FAILED)

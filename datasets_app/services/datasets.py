@@ -1,0 +1,313 @@
+"""A dataset's own life: creating and editing it, its tasks and settings, saving it as a
+version, and recording runs of a version."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import F, Max, QuerySet
+from django.utils import timezone
+
+from datasets_app import selectors
+from datasets_app.importing import json_format
+from datasets_app.importing.spec import (
+    DEFAULT_EXPECTED_ANSWER_VERIFIER,
+    EXPECTED_ANSWER_CRITERION_ID,
+    CriterionSpec,
+    TaskSpec,
+    Verifier,
+    graded_as_rubric,
+)
+from datasets_app.models import (
+    Criterion,
+    Dataset,
+    Run,
+    RunResult,
+    Task,
+    TaskFile,
+    TaskState,
+    Version,
+)
+
+
+class NothingToSave(Exception):
+    """Saving a version needs a change since the last one (a draft, a removed task, edited
+    settings or criteria for every task)."""
+
+
+NOTHING_TO_SAVE = "Nothing has changed since the latest version, so there is nothing to save."
+
+
+def dataset_create(
+    *,
+    owner: User,
+    name: str,
+    description: str = "",
+    settings: dict[str, Any] | None = None,
+) -> Dataset:
+    dataset = Dataset(owner=owner, name=name, description=description, settings=settings or {})
+    dataset.full_clean()
+    dataset.save()
+    return dataset
+
+
+def dataset_update(
+    *,
+    dataset: Dataset,
+    name: str,
+    description: str,
+    settings: dict[str, Any],
+) -> Dataset:
+    dataset.name = name
+    dataset.description = description
+    dataset.settings = settings
+    dataset.full_clean()
+    dataset.save()
+    return dataset
+
+
+@transaction.atomic
+def version_save(*, dataset: Dataset, user: User | None) -> Version:
+    """Freeze the dataset's live tasks as its next version; its drafts become saved.
+
+    The dataset row is locked first, so two people saving at once get v2 and v3, never two
+    v2s; the unique constraint on (dataset, number) backs that up in the database.
+    """
+    dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
+    if not selectors.unsaved_changes(dataset):
+        raise NothingToSave(NOTHING_TO_SAVE)
+    live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
+    last = dataset.versions.aggregate(n=Max("number"))["n"] or 0
+    version = Version.objects.create(
+        dataset=dataset,
+        number=last + 1,
+        snapshot=json_format.to_document(selectors.dataset_spec(dataset=dataset, tasks=live)),
+        created_by=user,
+    )
+    version.tasks.set(live)
+    Task.objects.filter(pk__in=[t.pk for t in live if t.state == TaskState.DRAFT]).update(
+        state=TaskState.SAVED
+    )
+    return version
+
+
+@transaction.atomic
+def run_create(
+    *, version: Version, user: User | None, name: str = "", scores: dict[str, float]
+) -> Run:
+    """Record a run of `version` with a score per task id (grading happens elsewhere)."""
+    run = Run.objects.create(version=version, name=name, created_by=user)
+    tasks = {t.task_id: t for t in version.tasks.all()}
+    RunResult.objects.bulk_create(
+        RunResult(run=run, task=tasks[task_id], score=score) for task_id, score in scores.items()
+    )
+    return run
+
+
+@transaction.atomic
+def run_create_for_latest(
+    *, dataset: Dataset, user: User | None, name: str = "", scores: dict[str, float]
+) -> Run:
+    """A run grades the dataset's latest saved version, never its drafts."""
+    version = selectors.latest_version(dataset)
+    if version is None:
+        raise NothingToSave("Save the dataset as v1 before running it.")
+    return run_create(version=version, user=user, name=name, scores=scores)
+
+
+# --- Editing tasks and settings by hand -----------------------------------------------------
+
+
+def task_unchanged(task: Task, spec: TaskSpec) -> bool:
+    """Whether `spec` says what the task already holds (the task form carries no files and
+    no retrieval evidence, so those are the task's own)."""
+    current = selectors.task_spec(task)
+    return (
+        replace(
+            spec,
+            input_files=current.input_files,
+            expected_files=current.expected_files,
+            evidence=current.evidence,
+        )
+        == current
+    )
+
+
+def task_keep_saved_copy(*, task: Task) -> Task:
+    """Before a saved task changes: an archived copy of it takes its place in the versions
+    and runs that hold it, so that they keep what they graded, and the task becomes a draft
+    (so the dataset offers its next Save as vN). Returns the copy.
+
+    The one way a saved task is changed, by the task form and the admin alike.
+    """
+    copy = Task.objects.get(pk=task.pk)
+    criteria, files = list(copy.criteria.all()), list(copy.files.all())
+    copy.pk = None
+    copy.state = TaskState.ARCHIVED
+    copy.save()
+    for row in (*criteria, *files):
+        row.pk = None
+        row.task = copy  # type: ignore[attr-defined]  # both kinds of row have a task
+    Criterion.objects.bulk_create(criteria)
+    TaskFile.objects.bulk_create(files)
+    Version.tasks.through.objects.filter(task_id=task.pk).update(task_id=copy.pk)
+    RunResult.objects.filter(task_id=task.pk).update(task_id=copy.pk)
+    Task.objects.filter(pk=task.pk).update(state=TaskState.DRAFT, updated_at=timezone.now())
+    task.state = TaskState.DRAFT
+    return copy
+
+
+@transaction.atomic
+def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
+    """Create a task or save an edit of one, as a draft; saving it unchanged changes nothing.
+
+    Editing a saved task does not touch what was saved: an archived copy keeps its place in
+    the versions and runs that hold it (`task_keep_saved_copy`), and the task becomes a draft.
+    """
+    dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
+    if task is None:
+        position = (dataset.tasks.live().aggregate(n=Max("position"))["n"] or -1) + 1
+        draft = Task(dataset=dataset, position=position)
+    else:
+        draft = Task.objects.prefetch_related("criteria", "files").get(pk=task.pk)
+        if task_unchanged(draft, spec):
+            return draft
+        if draft.state == TaskState.SAVED:
+            task_keep_saved_copy(task=draft)
+        draft.criteria.all().delete()
+    draft.task_id = spec.id
+    draft.name = spec.name
+    draft.prompt = spec.prompt
+    draft.expected_text = spec.expected_text or ""
+    draft.expected_verifier = spec.expected_verifier.to_json() if spec.expected_verifier else None
+    draft.state = TaskState.DRAFT
+    draft.full_clean(validate_constraints=False)
+    draft.save()
+    Criterion.objects.bulk_create(
+        criterion_row(dataset, draft, position=position, spec=criterion)
+        for position, criterion in enumerate(spec.criteria)
+    )
+    return draft
+
+
+def task_remove_deletes(task: Task) -> bool:
+    """Whether removing the task deletes it for good (a draft no version or run holds) rather
+    than archiving it; the page asks first when it does."""
+    return (
+        task.state == TaskState.DRAFT and not task.versions.exists() and not task.results.exists()
+    )
+
+
+def tasks_mark_reviewed(*, tasks: QuerySet[Task], user: User) -> int:
+    """An administrator has looked at these drafts; returns how many were marked.
+
+    `update()` leaves `updated_at` alone, so a task counts as reviewed until it next changes.
+    """
+    return tasks.filter(state=TaskState.DRAFT).update(reviewed_at=timezone.now(), reviewed_by=user)
+
+
+@transaction.atomic
+def task_remove(*, task: Task) -> None:
+    """Take a task out of the dataset: a draft no version holds is deleted, any other task
+    archived (versions and run results keep it)."""
+    if task_remove_deletes(task):
+        names = set(task.files.exclude(file="").values_list("file", flat=True))
+        # The rows go first: an import that shares one of these files holds its rows locked
+        # until it commits, so the check below, once it runs, sees that import's tasks.
+        task.delete()
+
+        def delete_unheld() -> None:
+            held = set(TaskFile.objects.filter(file__in=names).values_list("file", flat=True))
+            for name in names - held:
+                default_storage.delete(name)
+
+        transaction.on_commit(delete_unheld)
+    else:
+        task.state = TaskState.ARCHIVED
+        task.save(update_fields=["state", "updated_at"])
+
+
+@transaction.atomic
+def dataset_settings_update(
+    *,
+    dataset: Dataset,
+    name: str,
+    description: str,
+    settings: dict[str, Any],
+    criteria: list[CriterionSpec],
+) -> Dataset:
+    """Save the settings form: name, description, verifier defaults, criteria for every task.
+
+    Saved unchanged, it changes nothing (the criteria keep their rows).
+    """
+    current = [selectors.criterion_spec(c) for c in selectors.dataset_criteria(dataset)]
+    if (name, description, settings, list(criteria)) == (
+        dataset.name,
+        dataset.description,
+        dataset.settings or {},
+        current,
+    ):
+        return dataset
+    dataset_update(dataset=dataset, name=name, description=description, settings=settings)
+    dataset.criteria.filter(task__isnull=True, archived=False).update(archived=True)
+    Criterion.objects.bulk_create(
+        criterion_row(dataset, None, position=position, spec=criterion)
+        for position, criterion in enumerate(criteria)
+    )
+    tasks_grade_as_rubrics(dataset=dataset)
+    return dataset
+
+
+# --- Criteria: the rule that makes answer tasks rubrics, and a criterion's row --------------
+
+
+def expected_answer_verifier(settings: dict[str, Any]) -> Verifier:
+    """The verifier that grades answer tasks under these dataset settings (the default
+    when they name none); Add asks it of the settings the dataset will have."""
+    verifier = Verifier.from_json(
+        settings.get("expectedAnswerVerifier") or DEFAULT_EXPECTED_ANSWER_VERIFIER
+    )
+    assert verifier is not None
+    return verifier
+
+
+def tasks_grade_as_rubrics(*, dataset: Dataset) -> None:
+    """After the dataset's criteria for every task changed (its settings form, or an Add):
+    each live task the rule now makes a rubric gets "Matches the expected answer" first among
+    its criteria (a saved one leaves its copy to its versions first, and becomes a draft)."""
+    if not selectors.dataset_criteria(dataset).exists():
+        return
+    verifier = expected_answer_verifier(dataset.settings or {})
+    tasks = (
+        dataset.tasks.live()
+        .exclude(expected_text="")
+        .exclude(criteria__criterion_id=EXPECTED_ANSWER_CRITERION_ID)
+        .prefetch_related("criteria", "files")
+    )
+    for task in tasks:
+        graded = graded_as_rubric(
+            selectors.task_spec(task), shared_criteria=True, expected_answer_verifier=verifier
+        )
+        if task.state == TaskState.SAVED:
+            task_keep_saved_copy(task=task)
+        task.criteria.update(position=F("position") + 1)
+        criterion_row(dataset, task, position=0, spec=graded.criteria[0]).save()
+
+
+def criterion_row(
+    dataset: Dataset, task: Task | None, *, position: int, spec: CriterionSpec
+) -> Criterion:
+    """The unsaved row of a criterion: `task` None for one of the criteria for every task."""
+    return Criterion(
+        dataset=dataset,
+        task=task,
+        criterion_id=spec.id,
+        text=spec.criterion,
+        weight=spec.weight,
+        verifier=spec.verifier.to_json() if spec.verifier else None,
+        position=position,
+    )
