@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import operator
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -128,6 +129,10 @@ def _read_bytes(path: str | Path) -> tuple[bytes, str]:
     except OSError as exc:
         raise EvalSetError.at(path.name, f"cannot read the file ({exc.strerror or exc})") from exc
 
+
+# The json module's C scanner (not in typeshed): the JSON value at an index and where it
+# ends; StopIteration when there is none there.
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 _WHITESPACE = re.compile(r"\s*")
 
@@ -426,12 +431,16 @@ def _parse_item(obj: dict[str, Any], where: _Where) -> EvalItem:
     )
 
 
+# Spreadsheet users write "Multi-hop" as often as "multi_hop".
+_QTYPE_SEPARATORS = re.compile(r"[\s-]+")
+_QTYPES = {qtype.value: qtype for qtype in QuestionType}
+
+
 def _parse_qtype(value: Any, what: str, where: _Where) -> QuestionType:
     if isinstance(value, str):
-        # Spreadsheet users write "Multi-hop" as often as "multi_hop".
-        normalised = re.sub(r"[\s-]+", "_", value.strip().lower())
-        if normalised in QuestionType._value2member_map_:
-            return QuestionType(normalised)
+        qtype = _QTYPES.get(_QTYPE_SEPARATORS.sub("_", value.strip().lower()))
+        if qtype is not None:
+            return qtype
     raise where.error(
         f"{what}: unknown question type {value!r}; expected one of: "
         + ", ".join(t.value for t in QuestionType)
@@ -523,7 +532,6 @@ CSV_COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
 # Delimiters a spreadsheet may export with: a comma, or a semicolon where the comma is the
 # decimal separator, or a tab.
 _QUESTION_COLUMNS = frozenset(CSV_COLUMN_ALIASES["question"])
-_CSV_FREE_TEXT = frozenset({"question", "quote", "answer"})
 
 
 def write_csv(evalset: EvalSet, path: str | Path) -> Path:
@@ -603,60 +611,68 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
     try:
         delimiter = textfile.pick_delimiter(text, wanted=_QUESTION_COLUMNS)
         rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-        columns, index_of = _csv_columns(next(rows), name)
-        items: list[EvalItem] = []
-        first_row: dict[str, int] = {}
-        rows_without_question = quotes_without_source = 0
-        unreadable_meta: list[str] = []
-        for cells in rows:
-            row = rows.line_num  # physical line where the record ends; 1 is the header
-            where = _Where(name, row=row)
-            if not any(cell.strip() for cell in cells):
-                continue
-            if any(cell.strip() for cell in cells[len(columns) :]):
-                # More cells than column names usually means an unquoted comma shifted the row.
-                raise where.error(
-                    f"{len(cells)} cells but the header has {len(columns)} columns"
-                    " (is a comma inside a cell missing its quotes?)"
-                )
-
-            def cell(field: str, cells: list[str] = cells) -> str:
-                index = index_of[field]
-                text = cells[index] if index is not None and index < len(cells) else ""
-                # Free text keeps its spaces and newlines (a quote is matched against the
-                # document as written); names and numbers do not.
-                return text if field in _CSV_FREE_TEXT else text.strip()
-
-            question = cell("question")
-            if not question.strip():
-                rows_without_question += 1
-                continue
-            item_id = cell("id") or f"q{len(items) + 1}"
-            if item_id in first_row:
-                raise where.error(f"id {item_id!r} is already used on row {first_row[item_id]}")
-            first_row[item_id] = row
-            source_id, quote = cell("source_id"), cell("quote")
-            anchors: tuple[GoldAnchor, ...] = ()
-            if source_id and quote.strip():
-                anchors = _csv_anchors(source_id, quote, cell, where)
-            elif quote.strip():
-                quotes_without_source += 1
-            meta_cell = cell("meta")
-            meta = _csv_meta(meta_cell, item_id, unreadable_meta) if meta_cell else {}
-            qtype = cell("qtype")
-            items.append(
-                EvalItem(
-                    id=item_id,
-                    question=question,
-                    anchors=anchors,
-                    qtype=_parse_qtype(qtype, "qtype", where) if qtype else QuestionType.FACTOID,
-                    answer=cell("answer") if cell("answer").strip() else None,
-                    meta=meta,
-                )
-            )
+        items, evalset_meta = _csv_items(rows, name)
     except csv.Error as exc:
         row = rows.line_num if rows is not None else 1
         raise EvalSetError.at(name, f"unreadable CSV ({exc})", row=row) from exc
+    return EvalSet(
+        id=evalset_id or Path(name).stem, source="csv", meta=evalset_meta, items=tuple(items)
+    )
+
+
+def _csv_items(rows: Any, name: str) -> tuple[list[EvalItem], dict[str, Any]]:
+    """The items of a CSV's rows (`rows`, a csv.reader), and what was skipped, as meta.
+
+    A row becomes its item with no intermediate per row: one C call (`pick`) takes every
+    field's cell at once, and a helper is called only for a cell that holds something to
+    convert (an anchor, a question type, a meta cell).
+    """
+    width, pick = _csv_fields(next(rows), name)
+    where = _Where(name, row=1)  # moved along, rather than one made per row
+    # Every row is padded to `width` + 1 cells: a field whose column the header lacks reads
+    # the last, empty, one, as does a field a short row stops before.
+    padding = [""] * (width + 1)
+    items: list[EvalItem] = []
+    first_row: dict[str, int] = {}
+    rows_without_question = quotes_without_source = 0
+    unreadable_meta: list[str] = []
+    for cells in rows:
+        row = where.row = rows.line_num  # physical line where the record ends; 1 is the header
+        if len(cells) > width:
+            _csv_check_extra_cells(cells, width, where)
+            del cells[width:]
+        cells += padding[len(cells) :]
+        # Free text (question, quote, answer) keeps its spaces and newlines: a quote is
+        # matched against the document as written. Names and numbers are stripped.
+        item_id, question, source, quote, grade, page, occurrence, qtype, answer, meta = pick(cells)
+        if not question.strip():
+            if "".join(cells).strip():  # a row of blank cells is no row at all
+                rows_without_question += 1
+            continue
+        item_id = item_id.strip() or f"q{len(items) + 1}"
+        if item_id in first_row:
+            raise where.error(f"id {item_id!r} is already used on row {first_row[item_id]}")
+        first_row[item_id] = row
+        anchors: tuple[GoldAnchor, ...] = ()
+        if quote.strip():
+            if source := source.strip():
+                anchors = (_csv_anchor(source, quote, grade, page, occurrence, where),)
+            else:
+                quotes_without_source += 1
+        qtype, meta = qtype.strip(), meta.strip()
+        # Positional, in the order of EvalItem's fields (id, question, gold, anchors, qtype,
+        # answer, meta): a call with keywords costs a third more, and this is one per row.
+        items.append(
+            EvalItem(
+                item_id,
+                question,
+                (),
+                anchors,
+                _parse_qtype(qtype, "qtype", where) if qtype else QuestionType.FACTOID,
+                answer if answer.strip() else None,
+                _csv_meta(meta, item_id, unreadable_meta) if meta else {},
+            )
+        )
     evalset_meta: dict[str, Any] = {}
     if rows_without_question:
         evalset_meta["rows_skipped"] = {SKIP_ROW_NO_QUESTION: rows_without_question}
@@ -664,13 +680,15 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
         evalset_meta["quotes_skipped"] = {SKIP_QUOTE_NO_SOURCE: quotes_without_source}
     if unreadable_meta:
         evalset_meta["meta_cells_ignored"] = unreadable_meta
-    return EvalSet(
-        id=evalset_id or Path(name).stem, source="csv", meta=evalset_meta, items=tuple(items)
-    )
+    return items, evalset_meta
 
 
-def _csv_columns(header: list[str], name: str) -> tuple[list[str], dict[str, int | None]]:
-    """The header's column names, and the index of each field's column (None if absent)."""
+def _csv_fields(header: list[str], name: str) -> tuple[int, Callable[[list[str]], Any]]:
+    """The header's width, and what picks a padded row's cells in `CSV_COLUMNS` order.
+
+    A field whose column is absent picks index `width`, the empty cell every row is padded
+    with.
+    """
     columns = [cell.strip() for cell in header]
     by_name: dict[str, int] = {}
     for index, column in enumerate(columns):
@@ -688,25 +706,35 @@ def _csv_columns(header: list[str], name: str) -> tuple[list[str], dict[str, int
             ),
             file=name,
         )
-    return columns, index_of
+    width = len(columns)
+    picks = [width if index_of[field] is None else index_of[field] for field in CSV_COLUMNS]
+    return width, operator.itemgetter(*picks)
 
 
-def _csv_anchors(
-    source_id: str, quote: str, cell: Callable[[str], str], where: _Where
-) -> tuple[GoldAnchor, ...]:
+def _csv_check_extra_cells(cells: list[str], width: int, where: _Where) -> None:
+    """Refuse a row whose cells past the header's `width` hold anything but white space."""
+    if "".join(cells[width:]).strip():
+        # More cells than column names usually means an unquoted comma shifted the row.
+        raise where.error(
+            f"{len(cells)} cells but the header has {width} columns"
+            " (is a comma inside a cell missing its quotes?)"
+        )
+
+
+def _csv_anchor(
+    source_id: str, quote: str, grade: str, page: str, occurrence: str, where: _Where
+) -> GoldAnchor:
     """A row's anchor, from its source and quote and the cells that place the quote."""
-    page, grade, occurrence = cell("page"), cell("grade"), cell("occurrence")
+    grade, page, occurrence = grade.strip(), page.strip(), occurrence.strip()
     occurrence_number = _csv_int(occurrence, "occurrence", where) if occurrence else 0
     if occurrence_number < 0:
         raise where.error(f"occurrence must be 0 or more, got {occurrence!r}")
-    return (
-        GoldAnchor(
-            source_id=source_id,
-            quote=quote,
-            grade=_csv_int(grade, "grade", where) if grade else 2,
-            page_hint=_csv_int(page, "page", where) if page else None,
-            occurrence=occurrence_number,
-        ),
+    return GoldAnchor(  # positional, as EvalItem is in _csv_items: one per row
+        source_id,
+        quote,
+        _csv_int(grade, "grade", where) if grade else 2,
+        _csv_int(page, "page", where) if page else None,
+        occurrence_number,
     )
 
 
@@ -716,10 +744,12 @@ def _csv_meta(text: str, item_id: str, unreadable: list[str]) -> dict[str, Any]:
     A note typed into the meta cell must not take down a file of good questions.
     """
     try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError):
-        parsed = None
-    if isinstance(parsed, dict):
+        parsed, end = _scan_json(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        parsed, end = None, 0
+    # The cell is stripped, so a JSON object that ends where the cell does is all there is:
+    # what json.loads would accept, without its three Python-level calls around the scanner.
+    if isinstance(parsed, dict) and end == len(text):
         return parsed
     unreadable.append(item_id)
     return {}

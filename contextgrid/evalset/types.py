@@ -166,8 +166,10 @@ class EvalItem:
     meta: dict[str, Any] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
-        _tuple(self, "gold")
-        _tuple(self, "anchors")
+        # One check for the usual case, both tuples: readers build an item per row.
+        if type(self.gold) is not tuple or type(self.anchors) is not tuple:
+            _tuple(self, "gold")
+            _tuple(self, "anchors")
 
     @property
     def is_answerable(self) -> bool:
