@@ -793,47 +793,65 @@ def _looks_numeric(raw: str) -> bool:
     return True
 
 
-def _parse_qrels(text: str, name: str) -> Iterator[tuple[int, str, str, int | float]]:
-    """(line, query id, corpus id, score) for each judgement in a qrels file.
+def _parse_qrels(text: str, name: str) -> Iterator[tuple[str, str, int | float]]:
+    """(query id, corpus id, score) for each judgement in a qrels file.
 
     Layouts: ``query-id corpus-id score`` or ``query-id x corpus-id score`` (TREC's
     ``qid 0 docid rel``, or a corpus id written twice), tab-separated, or separated by runs of
     spaces when the file has no tab at all. The header line is optional.
     """
     by_tabs = "\t" in text
-    width: int | None = None
+    where = _Where(name, line=1)  # moved along, rather than one made per line
+    width = 0  # columns, set by the first judgement; until then every line is looked at
+    corpus_column = 1
     first = True
+    # A score is parsed once per file: a qrels file repeats a handful of grades.
+    scores: dict[str, int | float] = {}
     for line_number, line in enumerate(_LINE_BREAK.split(text), start=1):
         if not line.strip():
             continue
-        where = _Where(name, line=line_number)
+        where.line = line_number
         fields = line.split("\t") if by_tabs else line.split()
-        if width is None and len(fields) not in (3, 4):
-            raise where.error(
-                "expected 3 columns (query-id, corpus-id, score) or 4 (query-id, "
-                f"iteration, corpus-id, score), found {len(fields)}"
-            )
-        if first:
-            first = False
-            if not _looks_numeric(fields[-1]):
-                continue  # a header such as "query-id	corpus-id	score"
-        if width is None:
-            width = len(fields)
-        elif len(fields) != width:
-            raise where.error(f"{len(fields)} columns, but earlier lines have {width}")
-        query_id, corpus_id = fields[0], fields[2 if width == 4 else 1]
-        for label, value in (("query id", query_id), ("corpus id", corpus_id)):
-            if not value:
-                raise where.error(f"the {label} is empty")
-            if value != value.strip():
-                # Seen in a hand-edited file: "1\t 0 31715818\t1" and "1012 0 \t9745001\t1",
-                # TREC's space-separated columns glued into a tab-separated one. Stripping
-                # would make "0 31715818" a corpus id, which matches no document.
+        if len(fields) != width:
+            if width:
+                raise where.error(f"{len(fields)} columns, but earlier lines have {width}")
+            if len(fields) not in (3, 4):
                 raise where.error(
-                    f"the {label} {value!r} has spaces around it; the file seems to mix "
-                    "tab- and space-separated columns"
+                    "expected 3 columns (query-id, corpus-id, score) or 4 (query-id, "
+                    f"iteration, corpus-id, score), found {len(fields)}"
                 )
-        yield line_number, query_id, corpus_id, _parse_score(fields[-1], where)
+            if first:
+                first = False
+                if not _looks_numeric(fields[-1]):
+                    continue  # a header such as "query-id	corpus-id	score"
+            width = len(fields)
+            corpus_column = 2 if width == 4 else 1
+        query_id, corpus_id = fields[0], fields[corpus_column]
+        if (
+            not (query_id and corpus_id)
+            or query_id != query_id.strip()
+            or corpus_id != corpus_id.strip()
+        ):
+            _refuse_qrels_ids(query_id, corpus_id, where)
+        score = scores.get(fields[-1])
+        if score is None:
+            score = scores[fields[-1]] = _parse_score(fields[-1], where)
+        yield query_id, corpus_id, score
+
+
+def _refuse_qrels_ids(query_id: str, corpus_id: str, where: _Where) -> None:
+    """Raise for the first of the two ids that is empty or has spaces around it."""
+    for label, value in (("query id", query_id), ("corpus id", corpus_id)):
+        if not value:
+            raise where.error(f"the {label} is empty")
+        if value != value.strip():
+            # Seen in a hand-edited file: "1\t 0 31715818\t1" and "1012 0 \t9745001\t1",
+            # TREC's space-separated columns glued into a tab-separated one. Stripping
+            # would make "0 31715818" a corpus id, which matches no document.
+            raise where.error(
+                f"the {label} {value!r} has spaces around it; the file seems to mix "
+                "tab- and space-separated columns"
+            )
 
 
 def parse_beir(
@@ -901,19 +919,25 @@ def _gold_documents(
     text: str, name: str, queries: Mapping[str, object]
 ) -> tuple[dict[str, list[tuple[str, int | float]]], dict[str, int]]:
     """The relevant documents of each query from a qrels file, and the judgements skipped."""
-    gold: dict[str, list[tuple[str, int | float]]] = {}
-    seen: set[tuple[str, str]] = set()
+    # Each query's judgements by corpus id, in file order: a repeated judgement is a key
+    # already there, with no (query, corpus) pair built and hashed for every line.
+    judged: dict[str, dict[str, int | float]] = {}
     skipped: dict[str, int] = {}
-    for _line, query_id, corpus_id, score in _parse_qrels(text, name):
-        if query_id not in queries:
-            skipped[SKIP_QUERY_NOT_IN_QUERIES] = skipped.get(SKIP_QUERY_NOT_IN_QUERIES, 0) + 1
-            continue
-        if (query_id, corpus_id) in seen:
+    for query_id, corpus_id, score in _parse_qrels(text, name):
+        judgements = judged.get(query_id)
+        if judgements is None:
+            if query_id not in queries:
+                skipped[SKIP_QUERY_NOT_IN_QUERIES] = skipped.get(SKIP_QUERY_NOT_IN_QUERIES, 0) + 1
+                continue
+            judgements = judged[query_id] = {}
+        if corpus_id in judgements:
             skipped[SKIP_REPEATED_JUDGEMENT] = skipped.get(SKIP_REPEATED_JUDGEMENT, 0) + 1
             continue
-        seen.add((query_id, corpus_id))
-        if score > 0:
-            gold.setdefault(query_id, []).append((corpus_id, score))
+        judgements[corpus_id] = score
+    gold: dict[str, list[tuple[str, int | float]]] = {}
+    for query_id, judgements in judged.items():
+        if documents := [(doc, score) for doc, score in judgements.items() if score > 0]:
+            gold[query_id] = documents
     return gold, skipped
 
 
