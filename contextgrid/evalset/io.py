@@ -623,7 +623,7 @@ def parse_csv_text(text: Text, *, name: str, evalset_id: str | None = None) -> E
 def _csv_items(rows: Any, name: str) -> tuple[list[EvalItem], dict[str, Any]]:
     """The items of a CSV's rows (`rows`, a csv.reader), and what was skipped, as meta.
 
-    A row becomes its item with no intermediate per row: one C call (`pick`) takes every
+    A row becomes its item with no Python call per cell: one C call (`pick`) takes every
     field's cell at once, and a helper is called only for a cell that holds something to
     convert (an anchor, a question type, a meta cell).
     """
