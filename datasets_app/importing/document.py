@@ -21,9 +21,10 @@ Decisions the page leaves open:
   (a reader may pass its own `field_label`, e.g. a CSV column name).
 - A task's criteria and the criteria for every task are unique within their own list; a
   task may reuse an id of a criterion for every task.
-- Criteria and verifiers validate straight into `CriterionSpec` and `Verifier` (in
-  pydantic-core), and each list's length is checked before its items, so hostile input
-  costs one error, not millions (at most `MAX_PROBLEMS` are reported, then a count).
+- Tasks, criteria and verifiers validate straight into `TaskSpec`, `CriterionSpec` and
+  `Verifier` (in pydantic-core), and each list's length is checked before its items, so
+  hostile input costs one error, not millions (at most `MAX_PROBLEMS` are reported, then a
+  count).
 """
 
 from __future__ import annotations
@@ -39,11 +40,10 @@ from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 from itertools import chain
 from operator import attrgetter
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import (
-    BeforeValidator,
     ConfigDict,
     Field,
     GetPydanticSchema,
@@ -229,9 +229,11 @@ PYTHON_CHECKS_OFF = Rule(
 
 # --- Structure, types and the rules about one value, checked by pydantic-core in one pass.
 #
-# Tasks, settings and files validate into plain dicts (TypedDicts); criteria and verifiers,
-# the bulk of a large file, validate straight into the plan's `CriterionSpec` and `Verifier`
-# in pydantic-core, so the valid path builds no intermediate copy of them in Python.
+# Settings, expected answers written as objects and files validate into plain dicts
+# (TypedDicts); tasks, criteria and verifiers, the bulk of a large file, validate straight
+# into the plan's `TaskSpec`, `CriterionSpec` and `Verifier` in pydantic-core, so the valid
+# path builds no intermediate copy of them in Python (a task is only finished, in place,
+# by `_Validator.task`).
 
 
 def _weight_from_other(value: Any) -> float:
@@ -344,6 +346,83 @@ def _file_shorthand(value: Any) -> Any:
     return value
 
 
+# The two ways `expected` may be written, as pydantic's errors name them (the error
+# mapping below reads these names in an error's location).
+_EXPECTED_AS_OBJECT = "ExpectedDoc"
+_EXPECTED_AS_TEXT = frozenset({"str", "constrained-str"})
+
+
+def _task_schema(extra: ExtraBehavior) -> cs.CoreSchema:
+    """A task, validated straight into the plan's `TaskSpec` (keys as the file writes them).
+
+    What only the whole file can say is left for `_Validator.task` to finish, as the file
+    wrote it: an id or name not given (None), `expected` as written (None, its text, or
+    {"text", "verifier"} in `expected_text`; `expected_verifier` is None), the criteria and
+    files as lists (or None), evidence null as None.
+    """
+    expected = cs.union_schema(
+        [
+            (
+                cs.typed_dict_schema(
+                    {
+                        # Missing or null text is the rules' to report.
+                        "text": cs.typed_dict_field(
+                            cs.nullable_schema(_NON_BLANK_TEXT), required=False
+                        ),
+                        "verifier": cs.typed_dict_field(_verifier_schema(extra), required=False),
+                    },
+                    extra_behavior=extra,
+                ),
+                _EXPECTED_AS_OBJECT,
+            ),
+            # A bare string is the expected text.
+            (_NON_BLANK_TEXT, "constrained-str"),
+        ]
+    )
+    attached = cs.no_info_before_validator_function(
+        _file_shorthand,
+        cs.typed_dict_schema(
+            {
+                "path": cs.typed_dict_field(cs.nullable_schema(cs.str_schema()), required=False),
+                "url": cs.typed_dict_field(
+                    cs.nullable_schema(cs.str_schema(max_length=MAX_URL_CHARS)), required=False
+                ),
+                # Checked by the rules (`file`), which also check names made from a path or url.
+                "name": cs.typed_dict_field(cs.nullable_schema(cs.str_schema()), required=False),
+            },
+            extra_behavior=extra,
+        ),
+    )
+    files = _optional(cs.list_schema(attached, max_length=MAX_FILES_PER_KIND), default=())
+    fields = [
+        cs.dataclass_field("id", _ID),
+        cs.dataclass_field("name", _optional(cs.str_schema(max_length=MAX_TASK_NAME_CHARS))),
+        cs.dataclass_field("prompt", _NON_BLANK_TEXT),
+        cs.dataclass_field("expected_text", _optional(expected), validation_alias="expected"),
+        # Not a key of the file: filled from `expected` by the rules.
+        cs.dataclass_field(
+            "expected_verifier", cs.with_default_schema(cs.none_schema(), default=None), init=False
+        ),
+        cs.dataclass_field("criteria", _criteria_schema(extra)),
+        cs.dataclass_field("input_files", files, validation_alias="inputFiles"),
+        cs.dataclass_field("expected_files", files, validation_alias="expectedFiles"),
+        cs.dataclass_field(
+            "evidence",
+            cs.with_default_schema(
+                cs.nullable_schema(cs.dict_schema(cs.str_schema(), cs.any_schema())),
+                default_factory=dict,
+            ),
+        ),
+    ]
+    return cs.dataclass_schema(
+        TaskSpec,
+        cs.dataclass_args_schema("TaskSpec", fields, extra_behavior=extra),
+        [field.name for field in dataclass_fields(TaskSpec)],
+        frozen=True,
+        slots=True,
+    )
+
+
 @functools.lru_cache(maxsize=8)
 def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
     """The document's shape; `forbid` reports unknown keys (as warnings), `ignore` drops them.
@@ -354,42 +433,11 @@ def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
     config = ConfigDict(extra=extra)
     verifier = GetPydanticSchema(lambda source, handler: _verifier_schema(extra))
     criteria = GetPydanticSchema(lambda source, handler: _criteria_schema(extra))
-    identifier = GetPydanticSchema(lambda source, handler: _ID)
-    non_blank = GetPydanticSchema(lambda source, handler: _NON_BLANK_TEXT)
-
-    @pydantic_with_config(config)
-    class ExpectedDoc(TypedDict, total=False):
-        # Missing or null text is the rules' to report: `"expected": {}` is no answer at all.
-        text: Annotated[str, non_blank] | None
-        verifier: Annotated[Verifier | None, verifier]
-
-    @pydantic_with_config(config)
-    class FileDoc(TypedDict, total=False):
-        path: str | None
-        url: Annotated[str, Field(max_length=MAX_URL_CHARS)] | None
-        # Checked by the rules (`file`), which also check the names made from a path or url.
-        name: str | None
-
-    files = (
-        Annotated[
-            list[Annotated[FileDoc, BeforeValidator(_file_shorthand)]],
-            Field(max_length=MAX_FILES_PER_KIND),
-        ]
-        | None
+    tasks = GetPydanticSchema(
+        lambda source, handler: cs.nullable_schema(
+            cs.list_schema(_task_schema(extra), max_length=max_tasks)
+        )
     )
-
-    @pydantic_with_config(config)
-    class TaskDoc(TypedDict, total=False):
-        id: Annotated[str | None, identifier]
-        name: Annotated[str, Field(max_length=MAX_TASK_NAME_CHARS)] | None
-        prompt: Required[Annotated[str, non_blank]]
-        # A bare string is the expected text (turned into {"text": ...} by the rules);
-        # a union rather than a before-validator keeps Python out of the hot path.
-        expected: ExpectedDoc | Annotated[str, non_blank] | None
-        criteria: Annotated[list[CriterionSpec] | None, criteria]
-        inputFiles: files
-        expectedFiles: files
-        evidence: dict[str, Any] | None
 
     @pydantic_with_config(config)
     class SettingsDoc(TypedDict, total=False):
@@ -404,7 +452,7 @@ def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
         description: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None
         settings: SettingsDoc | None
         criteria: Annotated[list[CriterionSpec] | None, criteria]
-        tasks: Annotated[list[TaskDoc], Field(max_length=max_tasks)] | None
+        tasks: Annotated[list[TaskSpec] | None, tasks]
 
     return TypeAdapter(DatasetDoc)
 
@@ -607,10 +655,11 @@ class _Findings:
         file_name: str,
         locate: Locate,
         field_label: Callable[[DocPath], str],
-        tasks: Any = None,
+        given_id: Callable[[int], Any] | None = None,
     ) -> tuple[list[Problem], list[Problem]]:
-        """Located problems and warnings; `tasks` (the document's list of tasks) names the
-        task each one is in, so that a screen can say "task 2 (id b)"."""
+        """Located problems and warnings; `given_id(index)` (the id a task of the file is
+        given, as written, or None) names the task each one is in, so that a screen can
+        say "task 2 (id b)"."""
         findings = self.problems + self.warnings
         if not findings:
             return [], []
@@ -627,7 +676,7 @@ class _Findings:
                 field=field_label(finding.path) or None,
                 **finding.params,
             )
-            task = _task_id_at(tasks, finding.path)
+            task = _task_id_at(given_id, finding.path)
             return problem if task is None else replace(problem, task=task)
 
         problems = [located(finding) for finding in sorted(self.problems, key=_in_document_order)]
@@ -643,17 +692,26 @@ def _where(finding: _Finding) -> DocPath:
     return finding.path[:-1] if finding.missing else finding.path
 
 
-def _task_id_at(tasks: Any, path: DocPath) -> str | None:
+def _task_id_at(given_id: Callable[[int], Any] | None, path: DocPath) -> str | None:
     """The id the file gives the task a path is in, if it gives one."""
-    if len(path) < 2 or path[0] != "tasks" or not isinstance(path[1], int):
+    if given_id is None or len(path) < 2 or path[0] != "tasks" or not isinstance(path[1], int):
         return None
-    if not isinstance(tasks, list) or not 0 <= path[1] < len(tasks):
-        return None
-    task = tasks[path[1]]
-    task_id = task.get("id") if isinstance(task, dict) else None
+    task_id = given_id(path[1])
     if isinstance(task_id, bool) or not isinstance(task_id, str | int):
         return None
     return str(task_id)
+
+
+def _id_in_document(tasks: Any) -> Callable[[int], Any]:
+    """`Findings.resolve`'s `given_id` for a document's list of tasks."""
+
+    def given_id(index: int) -> Any:
+        if not isinstance(tasks, list) or not 0 <= index < len(tasks):
+            return None
+        task = tasks[index]
+        return task.get("id") if isinstance(task, dict) else None
+
+    return given_id
 
 
 # --- The rules across values.
@@ -678,6 +736,12 @@ _CODE_OF = attrgetter("code")
 
 # The criterion ids of a task without criteria.
 _NO_IDS: frozenset[str | None] = frozenset()
+
+# Sets a field of a task pydantic-core built: `TaskSpec` is frozen for everyone who reads
+# the plan, and pydantic-core sets its fields one by one in the same way; the validator
+# finishes each task (as a frozen dataclass's own __post_init__ would) before the plan
+# leaves it.
+_finish = object.__setattr__
 
 
 def _blank(value: str | None) -> bool:
@@ -710,6 +774,9 @@ class _Validator:
         self._clean_verifiers: set[Verifier | None] = {None}
         # Runs of criterion ids already seen given, unique and not blank.
         self._clean_ids: dict[tuple[str | None, ...], frozenset[str]] = {}
+        # The ids the file gave tasks that get `task-<position>` instead (None or blank).
+        self._given_ids: dict[int, str | None] = {}
+        self._tasks: tuple[TaskSpec, ...] = ()
 
     def dataset(self, data: dict[str, Any]) -> DatasetSpec:
         fmt = data.get("format")
@@ -734,15 +801,14 @@ class _Validator:
 
         criteria, _ = self.criteria(data.get("criteria"), ("criteria",), None)
 
-        task_docs = data.get("tasks")
-        if not task_docs:
-            self.findings.problem(NO_TASKS, ("tasks",), missing=task_docs is None)
-            task_docs = []
-        tasks = tuple(
-            self.task(doc, index, bool(criteria), expected_answer_verifier)
-            for index, doc in enumerate(task_docs)
-        )
-        self.duplicates(tasks, task_docs)
+        given_tasks: list[TaskSpec] | None = data.get("tasks")
+        if not given_tasks:
+            self.findings.problem(NO_TASKS, ("tasks",), missing=given_tasks is None)
+            given_tasks = []
+        for index, task in enumerate(given_tasks):
+            self.task(task, index, bool(criteria), expected_answer_verifier)
+        tasks = self._tasks = tuple(given_tasks)
+        self.duplicates(tasks)
         spec = DatasetSpec(
             name=data.get("name") or "",
             description=data.get("description") or "",
@@ -782,7 +848,14 @@ class _Validator:
         if text > MAX_TEXT_CHARS_PER_FILE:
             self.findings.problem(TOO_MUCH_TEXT, (), count=text, limit=MAX_TEXT_CHARS_PER_FILE)
 
-    def duplicates(self, tasks: tuple[TaskSpec, ...], docs: list[dict[str, Any]]) -> None:
+    def given_id(self, index: int) -> str | None:
+        """The id the file gives task `index` (None when it gives none), even once the task
+        has its own; `Findings.resolve`'s `given_id`."""
+        if index in self._given_ids:
+            return self._given_ids[index]
+        return self._tasks[index].id if 0 <= index < len(self._tasks) else None
+
+    def duplicates(self, tasks: tuple[TaskSpec, ...]) -> None:
         """A repeated task id is a problem; a repeated prompt only a warning."""
         if len({task.id for task in tasks}) != len(tasks):
             first: dict[str, int] = {}
@@ -793,7 +866,7 @@ class _Validator:
                 path: DocPath = ("tasks", index)
                 self.findings.problem(
                     DUPLICATE_TASK_ID,
-                    (*path, "id") if docs[index].get("id") is not None else path,
+                    (*path, "id") if self.given_id(index) is not None else path,
                     task=_shown(task.id),
                     first=first[task.id] + 1,
                 )
@@ -812,24 +885,30 @@ class _Validator:
 
     def task(
         self,
-        doc: dict[str, Any],
+        task: TaskSpec,
         index: int,
         file_has_criteria: bool,
         expected_answer_verifier: Verifier,
-    ) -> TaskSpec:
+    ) -> None:
+        """Finish a task pydantic-core built (`_task_schema`) with what needs the file."""
         # The hot loop of a large file: messages and paths are built only for a problem,
-        # and the usual task (an answer as text or {"text": ...}, criteria whose ids and
-        # verifiers need no second look, no files) calls nothing it does not need.
-        get = doc.get
-        task_id = get("id")
+        # and the usual task (an id, a name, an answer as text or {"text": ...}, criteria
+        # whose ids and verifiers need no second look, no files) calls nothing it does not
+        # need and sets only its criteria (and answer, given as an object).
+        task_id = task.id
         if not task_id or task_id.isspace():
+            self._given_ids[index] = task_id
             task_id = f"task-{index + 1}"
-        expected = get("expected")
-        if expected is None or isinstance(expected, str):
-            expected_text, expected_verifier = expected, None
-        else:
-            expected_text, expected_verifier = self.expected(expected, index, task_id)
-        given = get("criteria")
+            _finish(task, "id", task_id)
+        if not task.name:
+            _finish(task, "name", task_id)
+        # As the file wrote it: None, the text, or {"text": ..., "verifier": ...}.
+        expected: Any = task.expected_text
+        if expected is not None and type(expected) is not str:
+            text, verifier = self.expected(expected, index, task_id)
+            _finish(task, "expected_text", text)
+            _finish(task, "expected_verifier", verifier)
+        given: list[CriterionSpec] | None = task.criteria  # type: ignore[assignment]
         ids: Collection[str | None]
         if given:
             criteria, ids = self.criteria(given, ("tasks", index, "criteria"), task_id)
@@ -839,25 +918,24 @@ class _Validator:
             self.findings.problem(NOTHING_TO_GRADE, ("tasks", index), task=_shown(task_id))
         # Given both ways of grading, the task lands as a rubric with the expected answer
         # as one of its criteria (unless it is there already, as in an exported file).
-        if lands_as_rubric(expected_text, ids, shared_criteria=file_has_criteria):
-            criteria = (
-                self.expected_criterion(expected_verifier or expected_answer_verifier),
-                *criteria,
-            )
-        input_files = get("inputFiles")
-        expected_files = get("expectedFiles")
-        evidence = get("evidence")
-        return TaskSpec(
-            task_id,
-            get("name") or task_id,
-            doc["prompt"],
-            expected_text,
-            expected_verifier,
-            criteria,
-            self.files(input_files, ("tasks", index, "inputFiles")) if input_files else (),
-            self.files(expected_files, ("tasks", index, "expectedFiles")) if expected_files else (),
-            self.evidence(evidence, ("tasks", index, "evidence"), task_id) if evidence else {},
-        )
+        if lands_as_rubric(task.expected_text, ids, shared_criteria=file_has_criteria):
+            verifier = task.expected_verifier or expected_answer_verifier
+            criteria = (self.expected_criterion(verifier), *criteria)
+        _finish(task, "criteria", criteria)
+        # Absent files are () already; null, [] or a list of files are not.
+        files: Any = task.input_files
+        if type(files) is not tuple:
+            path: DocPath = ("tasks", index, "inputFiles")
+            _finish(task, "input_files", self.files(files, path) if files else ())
+        files = task.expected_files
+        if type(files) is not tuple:
+            path = ("tasks", index, "expectedFiles")
+            _finish(task, "expected_files", self.files(files, path) if files else ())
+        evidence: dict[str, Any] | None = task.evidence
+        if evidence:
+            self.evidence(evidence, ("tasks", index, "evidence"), task_id)
+        elif evidence is None:
+            _finish(task, "evidence", {})
 
     def expected(
         self, expected: dict[str, Any], index: int, task_id: str
@@ -891,13 +969,12 @@ class _Validator:
         self._last_expected = (verifier, criterion)
         return criterion
 
-    def evidence(self, evidence: dict[str, Any], path: DocPath, task_id: str) -> dict[str, Any]:
+    def evidence(self, evidence: dict[str, Any], path: DocPath, task_id: str) -> None:
         """Free-form evidence, which must still be JSON (no NaN or Infinity in it)."""
         try:
             json.dumps(evidence, allow_nan=False)
         except ValueError:
             self.findings.problem(NON_FINITE_EVIDENCE, path, task=_shown(task_id))
-        return evidence
 
     def criteria(
         self, criteria: list[CriterionSpec] | None, path: DocPath, task_id: str | None
@@ -1100,10 +1177,6 @@ def _code_problem(code: str) -> tuple[Rule, dict[str, Any]] | None:
 
 
 # --- From pydantic's errors to problems.
-
-# The two ways `expected` may be written, as pydantic's errors name them.
-_EXPECTED_AS_OBJECT = "ExpectedDoc"
-_EXPECTED_AS_TEXT = frozenset({"str", "constrained-str"})
 
 
 def _at(document: Any, path: DocPath) -> Any:
@@ -1391,7 +1464,7 @@ def validate_document(
                     if not any(_follows_from(finding, path) for path in wrong)
                 ]
     tasks = document.get("tasks") if isinstance(document, dict) else None
-    problems, warnings = findings.resolve(file_name, locate, field_label, tasks)
+    problems, warnings = findings.resolve(file_name, locate, field_label, _id_in_document(tasks))
     return (None if problems else plan), problems, warnings
 
 
@@ -1429,8 +1502,9 @@ def validate_json_text(
             return None
         return errors
     findings = _Findings()
-    plan = _Validator(findings, options, zip_members).dataset(data)
-    problems, warnings = findings.resolve(file_name, locate, field_path, data.get("tasks"))
+    validator = _Validator(findings, options, zip_members)
+    plan = validator.dataset(data)
+    problems, warnings = findings.resolve(file_name, locate, field_path, validator.given_id)
     return (None if problems else plan), problems, warnings
 
 
