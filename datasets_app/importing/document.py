@@ -323,7 +323,7 @@ def _verifier_schema(extra: ExtraBehavior) -> cs.CoreSchema:
     )
 
 
-def _criteria_schema(extra: ExtraBehavior) -> cs.CoreSchema:
+def _criteria_schema(extra: ExtraBehavior, default: Any = None) -> cs.CoreSchema:
     fields = [
         cs.dataclass_field("id", _ID),
         cs.dataclass_field("criterion", _NON_BLANK_TEXT),
@@ -337,7 +337,7 @@ def _criteria_schema(extra: ExtraBehavior) -> cs.CoreSchema:
         frozen=True,
         slots=True,
     )
-    return _optional(cs.list_schema(criterion, max_length=MAX_CRITERIA_PER_LIST))
+    return _optional(cs.list_schema(criterion, max_length=MAX_CRITERIA_PER_LIST), default)
 
 
 def _file_shorthand(value: Any) -> Any:
@@ -357,8 +357,9 @@ def _task_schema(extra: ExtraBehavior) -> cs.CoreSchema:
 
     What only the whole file can say is left for `_Validator.task` to finish, as the file
     wrote it: an id or name not given (None), `expected` as written (None, its text, or
-    {"text", "verifier"} in `expected_text`; `expected_verifier` is None), the criteria and
-    files as lists (or None), evidence null as None.
+    {"text", "verifier"} in `expected_text`; `expected_verifier` is None), criteria and
+    files given as lists (or null as None; absent, they are () already), evidence null as
+    None.
     """
     expected = cs.union_schema(
         [
@@ -403,7 +404,7 @@ def _task_schema(extra: ExtraBehavior) -> cs.CoreSchema:
         cs.dataclass_field(
             "expected_verifier", cs.with_default_schema(cs.none_schema(), default=None), init=False
         ),
-        cs.dataclass_field("criteria", _criteria_schema(extra)),
+        cs.dataclass_field("criteria", _criteria_schema(extra, default=())),
         cs.dataclass_field("input_files", files, validation_alias="inputFiles"),
         cs.dataclass_field("expected_files", files, validation_alias="expectedFiles"),
         cs.dataclass_field(
@@ -857,7 +858,7 @@ class _Validator:
 
     def duplicates(self, tasks: tuple[TaskSpec, ...]) -> None:
         """A repeated task id is a problem; a repeated prompt only a warning."""
-        if len({task.id for task in tasks}) != len(tasks):
+        if len(set(map(_ID_OF, tasks))) != len(tasks):
             first: dict[str, int] = {}
             for index, task in enumerate(tasks):
                 if task.id not in first:
@@ -870,7 +871,7 @@ class _Validator:
                     task=_shown(task.id),
                     first=first[task.id] + 1,
                 )
-        if len({task.prompt for task in tasks}) != len(tasks):
+        if len(set(map(_PROMPT_OF, tasks))) != len(tasks):
             first_id: dict[str, str] = {}
             for index, task in enumerate(tasks):
                 if task.prompt not in first_id:
@@ -904,11 +905,14 @@ class _Validator:
             _finish(task, "name", task_id)
         # As the file wrote it: None, the text, or {"text": ..., "verifier": ...}.
         expected: Any = task.expected_text
-        if expected is not None and type(expected) is not str:
-            text, verifier = self.expected(expected, index, task_id)
+        text, verifier = expected, None
+        if type(expected) is dict:
+            text, verifier = expected.get("text"), expected["verifier"]
+            if verifier is not None or text is None:
+                verifier = self.answer(text, verifier, index, task_id)
+                _finish(task, "expected_verifier", verifier)
             _finish(task, "expected_text", text)
-            _finish(task, "expected_verifier", verifier)
-        given: list[CriterionSpec] | None = task.criteria  # type: ignore[assignment]
+        given: Any = task.criteria
         ids: Collection[str | None]
         if given:
             criteria, ids = self.criteria(given, ("tasks", index, "criteria"), task_id)
@@ -918,10 +922,11 @@ class _Validator:
             self.findings.problem(NOTHING_TO_GRADE, ("tasks", index), task=_shown(task_id))
         # Given both ways of grading, the task lands as a rubric with the expected answer
         # as one of its criteria (unless it is there already, as in an exported file).
-        if lands_as_rubric(task.expected_text, ids, shared_criteria=file_has_criteria):
-            verifier = task.expected_verifier or expected_answer_verifier
-            criteria = (self.expected_criterion(verifier), *criteria)
-        _finish(task, "criteria", criteria)
+        if lands_as_rubric(text, ids, shared_criteria=file_has_criteria):
+            criterion = self.expected_criterion(verifier or expected_answer_verifier)
+            criteria = (criterion, *criteria)
+        if criteria is not given:
+            _finish(task, "criteria", criteria)
         # Absent files are () already; null, [] or a list of files are not.
         files: Any = task.input_files
         if type(files) is not tuple:
@@ -937,26 +942,22 @@ class _Validator:
         elif evidence is None:
             _finish(task, "evidence", {})
 
-    def expected(
-        self, expected: dict[str, Any], index: int, task_id: str
-    ) -> tuple[str | None, Verifier | None]:
-        """A task's expected text and verifier from {"text": ..., "verifier": ...}; an
-        answer given without text is a problem."""
-        text = expected.get("text")
-        verifier = expected.get("verifier")
-        if verifier is None and text is not None:
-            return text, None
+    def answer(
+        self, text: str | None, verifier: Verifier | None, index: int, task_id: str
+    ) -> Verifier | None:
+        """The verifier of an answer given as {"text": ..., "verifier": ...}, once checked;
+        an answer given without text is a problem."""
         path: DocPath = ("tasks", index, "expected")
-        verifier = self.verifier(
+        checked = self.verifier(
             verifier,
             (*path, "verifier"),
             lambda: f"The expected answer of task {_shown(task_id)}",
         )
-        if text is None and expected:
+        if text is None:
             self.findings.problem(
                 MISSING_EXPECTED_TEXT, (*path, "text"), missing=True, task=_shown(task_id)
             )
-        return text, verifier
+        return checked
 
     def expected_criterion(self, verifier: Verifier) -> CriterionSpec:
         # Criteria are immutable, so the tasks graded the same way share one.
