@@ -22,10 +22,11 @@ The layout, in short:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import count
 from operator import itemgetter, methodcaller
-from typing import Any
+from typing import Any, overload
 
 from datasets_app.importing import aliases
 from datasets_app.importing.spec import (
@@ -201,26 +202,61 @@ def unneutralize_formula(value: str) -> str:
     return value
 
 
+# A row of a sheet: the number a person sees beside it, and its cells.
+Row = tuple[int, Sequence[str]]
+
+
+class NumberedRows(Sequence[Row]):
+    """Records that follow one another from row `first`, numbered as they are read: a sheet
+    without blank rows holds no (number, cells) pair until one is asked for."""
+
+    __slots__ = ("first", "records")
+
+    def __init__(self, records: Sequence[Sequence[str]], first: int) -> None:
+        self.records = records
+        self.first = first
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Iterator[Row]:
+        return zip(count(self.first), self.records)
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Row]: ...
+    def __getitem__(self, index: int | slice) -> Row | list[Row]:
+        numbers = range(self.first, self.first + len(self.records))
+        if isinstance(index, slice):
+            return list(zip(numbers[index], self.records[index], strict=True))
+        return numbers[index], self.records[index]
+
+
 @dataclass
 class Table:
     """A spreadsheet as read: the header, and each data row with the number a person sees."""
 
     header: list[str]
     header_row: int
-    rows: list[tuple[int, list[str]]]
+    rows: Sequence[Row]
     # Whether some cell holds a NUL byte (only a column that is not imported may).
     has_nul: bool = False
 
 
-@dataclass
 class _Task:
-    row: int
-    explicit_id: str | None
-    values: dict[str, str]
-    rows_of: dict[str, int]
-    # The task's criteria, and the row each came from (two lists: no tuple per row).
-    criteria: list[dict[str, Any]] = field(default_factory=list)
-    criterion_rows: list[int] = field(default_factory=list)
+    """A task as its rows are read: its cells, the row each came from, its criteria."""
+
+    __slots__ = ("criteria", "criterion_rows", "explicit_id", "row", "rows_of", "values")
+
+    def __init__(self, row: int, explicit_id: str | None, values: dict[str, str]) -> None:
+        self.row = row
+        self.explicit_id = explicit_id
+        self.values = values
+        self.rows_of = dict.fromkeys(values, row)
+        # The task's criteria, and the row each came from (two lists: no tuple per row).
+        self.criteria: list[dict[str, Any]] = []
+        self.criterion_rows: list[int] = []
 
     def add(self, row: int, criterion: dict[str, Any]) -> None:
         self.criteria.append(criterion)
@@ -249,14 +285,21 @@ def document_from_table(table: Table, *, file_name: str, dataset_name: str) -> B
     Rule checks (required values, weights, verifier kinds, limits) are the shared
     validator's; this only reports what is wrong with the sheet's shape.
     """
-    builder = _Builder(table, file_name=file_name, dataset_name=dataset_name)
-    document = builder.build()
+    builder = _Builder(
+        table.header, table.header_row, file_name=file_name, dataset_name=dataset_name
+    )
+    # The builder keeps the row numbers `locate` needs, not the rows: a sheet's cells are
+    # let go of as soon as the document holds them.
+    document = builder.build(table.rows)
     return Built(document, builder.locate, builder.label, builder.problems, builder.warnings)
 
 
 class _Builder:
-    def __init__(self, table: Table, *, file_name: str, dataset_name: str) -> None:
-        self.table = table
+    def __init__(
+        self, header: list[str], header_row: int, *, file_name: str, dataset_name: str
+    ) -> None:
+        self.header = header
+        self.header_row = header_row
         self.file_name = file_name
         self.dataset_name = dataset_name
         self.problems: list[Problem] = []
@@ -287,7 +330,7 @@ class _Builder:
     # -- columns ---------------------------------------------------------------------------
 
     def map_columns(self) -> dict[str, int] | None:
-        header = self.table.header
+        header = self.header
         found = [name.strip() for name in header if name.strip()]
         positions: dict[str, list[int]] = {}
         ignored: list[str] = []
@@ -303,7 +346,7 @@ class _Builder:
             if len(indexes) > 1:
                 self.problem(
                     DUPLICATE_COLUMN,
-                    row=self.table.header_row,
+                    row=self.header_row,
                     columns=", ".join(header[i].strip() for i in indexes),
                     meaning=key,
                 )
@@ -329,9 +372,7 @@ class _Builder:
             return None
         if ignored:
             self.warnings.append(
-                IGNORED_COLUMNS.at(
-                    self.file_name, row=self.table.header_row, columns=", ".join(ignored)
-                )
+                IGNORED_COLUMNS.at(self.file_name, row=self.header_row, columns=", ".join(ignored))
             )
         return {key: indexes[0] for key, indexes in positions.items()}
 
@@ -344,69 +385,60 @@ class _Builder:
             return field_path(path)
         return self._header_for(key)
 
-    def build(self) -> dict[str, Any] | None:
+    def build(self, rows: Iterable[Row]) -> dict[str, Any] | None:
         columns = self.map_columns()
         if columns is None:
             return None
-        return self.build_rows(columns)
+        return self.build_rows(rows, columns)
 
-    def build_rows(self, columns: dict[str, int]) -> dict[str, Any] | None:
+    def build_rows(self, rows: Iterable[Row], columns: dict[str, int]) -> dict[str, Any] | None:
         """The document (or the problems with the sheet's shape), row by row.
 
-        Each row's mapped cells are read with one `itemgetter` call; a row whose task
-        cells are all empty (a task's later rows, in a rubric) skips reading them.
+        The usual row of a rubric (its task's id again, task cells empty, one criterion)
+        is read with two `itemgetter` calls and one dict copy, and lands on its task; any
+        other row is placed by `_place`.
         """
-        header = self.table.header
+        header = self.header
         width = len(header)
         nameless = [i for i, name in enumerate(header) if not name.strip()]
-        expected_column = header[columns["expected"]].strip() if "expected" in columns else ""
-        promptfoo = expected_column.startswith("__")
-        found_text = ", ".join(name.strip() for name in header if name.strip())
-
         global_criteria: list[tuple[int, dict[str, str]]] = []
         tasks: list[_Task] = []
         has_task_ids = self.has_task_ids = "task_id" in columns
         # Header order, which `_merge` reports conflicts in.
         task_keys = [key for key in columns if key in TASK_KEYS]
-        criterion_keys = [key for key in columns if key in CRITERION_KEYS]
-        read_task = _CellReader(task_keys)
-        read_criterion = _CriterionReader(criterion_keys)
-        task_cells_of = _tuple_getter([columns[key] for key in task_keys])
-        criterion_cells_of = _tuple_getter([columns[key] for key in criterion_keys])
+        read_task = _CellReader(task_keys, [columns[key] for key in task_keys])
+        read_criterion = _CriterionReader(columns)
+        task_cells_of = read_task.cells_of
+        promptfoo = _PromptfooCheck(header, columns)
         id_at = columns.get("task_id", 0)
         # A task's rows repeat its id cell: each run of them is read once.
         id_cell, id_value = "", None
-        for row_number, cells in self.table.rows:
+        current: _Task | None = None
+        for row_number, cells in rows:
             if len(cells) != width or nameless:
                 shaped = self._shaped(cells, row_number, width, nameless)
                 if shaped is None:
                     continue
                 cells = shaped
-            task_cells = task_cells_of(cells)
-            values = read_task(task_cells) if any(task_cells) else {}
-            if promptfoo and _is_promptfoo_assertion(values.get("expected", "")):
-                self.problem(
-                    PROMPTFOO_ASSERTION,
-                    row=row_number,
-                    field=expected_column,
-                    column=expected_column,
-                    value=_shorten(values["expected"]),
-                    found=found_text,
-                )
-                continue
             if has_task_ids and cells[id_at] != id_cell:
                 id_cell = cells[id_at]
                 id_value = _cell_value(id_cell, text=False)
-            criterion = read_criterion(criterion_cells_of(cells))
-            if criterion and not values and id_value is not None and tasks:
-                current = tasks[-1]
-                if current.explicit_id == id_value:
+            criterion = read_criterion(cells)
+            task_cells = task_cells_of(cells)
+            if not any(task_cells):
+                if criterion and current is not None and current.explicit_id == id_value:
                     # The usual later row of a task: one more criterion.
                     current.criteria.append(criterion)
                     current.criterion_rows.append(row_number)
                     continue
+                values = _NO_VALUES
+            else:
+                values = read_task(task_cells)
+                if promptfoo.refuses(self, values, row_number):
+                    continue
             if id_value is not None or values or criterion:
                 self._place(row_number, id_value, values, criterion, tasks, global_criteria)
+                current = tasks[-1] if tasks else None
 
         if not tasks and not global_criteria and not self.problems:
             self.problem(NO_ROWS, row=None)
@@ -415,14 +447,14 @@ class _Builder:
         return self._document(global_criteria, tasks)
 
     def _shaped(
-        self, cells: list[str], row_number: int, width: int, nameless: list[int]
-    ) -> list[str] | None:
+        self, cells: Sequence[str], row_number: int, width: int, nameless: list[int]
+    ) -> Sequence[str] | None:
         """The row's cells padded to the header's width; None (and a problem) when a cell
         stands where no column is: a quote or a delimiter out of place."""
         if len(cells) > width and any(map(str.strip, cells[width:])):
             self.problem(EXTRA_CELLS, row=row_number, cells=len(cells), header=width)
             return None
-        cells = (cells + [""] * width)[:width]
+        cells = [*cells, *[""] * (width - len(cells))][:width]
         stray = next((i for i in nameless if cells[i].strip()), None)
         if stray is not None:
             self.problem(
@@ -460,9 +492,9 @@ class _Builder:
         else:
             starts_task = False
         if starts_task:
-            task = _Task(row_number, task_id, {}, {})
+            # A task's first row: its cells are the task's (a copy only of the shared empty).
+            task = _Task(row_number, task_id, values if values else {})
             tasks.append(task)
-            self._merge(task, values, row_number)
             if criterion:
                 task.add(row_number, criterion)
             return
@@ -503,7 +535,7 @@ class _Builder:
         return added
 
     def _header_for(self, key: str) -> str:
-        for name in self.table.header:
+        for name in self.header:
             if field_for_header(name) == key:
                 return name.strip()
         return COLUMNS_BY_KEY[key].spellings[0]
@@ -709,16 +741,15 @@ class _CellReader:
     """Reads a row's cells for some fields: {field: value} for the non-blank ones.
 
     Text fields keep the cell exactly; the others (ids, kinds, numbers, file lists) are
-    stripped; a formula `'` the writer added comes off. All-empty cells (a task's later
-    rows in a rubric) are answered without looking at each.
+    stripped; a formula `'` the writer added comes off. `cells_of` picks the fields' cells
+    out of a row in one call.
     """
 
-    def __init__(self, keys: list[str]) -> None:
+    def __init__(self, keys: list[str], indexes: list[int]) -> None:
         self.fields = [(key, COLUMNS_BY_KEY[key].text) for key in keys]
+        self.cells_of = _tuple_getter(indexes)
 
     def __call__(self, cells: tuple[str, ...]) -> dict[str, str]:
-        if not any(cells):
-            return {}
         values: dict[str, str] = {}
         for (key, text), cell in zip(self.fields, cells, strict=True):
             if cell and not cell.isspace():
@@ -730,6 +761,9 @@ class _CellReader:
 
 _HAS_ID = methodcaller("__contains__", "id")
 
+# The task cells of a row that has none (a task's later rows): never changed.
+_NO_VALUES: dict[str, str] = {}
+
 
 class _CriterionReader:
     """Reads a row's criterion cells straight into a criterion of the document ({} if none).
@@ -738,45 +772,66 @@ class _CriterionReader:
     once the task's own ids are all known.
     """
 
-    def __init__(self, keys: list[str]) -> None:
-        self.text_at = keys.index("criterion") if "criterion" in keys else None
+    def __init__(self, columns: dict[str, int]) -> None:
+        self.text_at = columns.get("criterion")
         # Ids (c1, c2, ... on every task), weights and verifiers repeat from row to row:
         # each distinct run of those cells is read once, into a template that a row copies
         # and puts its own text in.
-        self.keys = [key for key in keys if key != "criterion"]
-        self.repeated = _tuple_getter([keys.index(key) for key in self.keys])
-        self.reader = _CellReader(self.keys)
-        self.templates: dict[tuple[str, ...], dict[str, Any]] = {}
+        keys = [key for key in columns if key in CRITERION_KEYS and key != "criterion"]
+        self.repeated = _tuple_getter([columns[key] for key in keys])
+        self.reader = _CellReader(keys, [])
+        self.templates: dict[tuple[str, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
 
-    def __call__(self, cells: tuple[str, ...]) -> dict[str, Any]:
+    def __call__(self, cells: Sequence[str]) -> dict[str, Any]:
         repeated = self.repeated(cells)
-        template = self.templates.get(repeated)
-        if template is None:
-            template = self.templates[repeated] = self._template(repeated)
-        criterion = template.copy()
-        if self.text_at is not None:
-            text = cells[self.text_at]
-            if text and not text.isspace():
-                criterion["criterion"] = unneutralize_formula(text) if text[0] == "'" else text
-            else:
-                del criterion["criterion"]
+        templates = self.templates.get(repeated)
+        if templates is None:
+            templates = self.templates[repeated] = self._templates(repeated)
+        text = cells[self.text_at] if self.text_at is not None else ""
+        if not text or text.isspace():
+            return templates[1].copy()
+        criterion = templates[0].copy()
+        criterion["criterion"] = unneutralize_formula(text) if text[0] == "'" else text
         return criterion
 
-    def _template(self, cells: tuple[str, ...]) -> dict[str, Any]:
-        """The criterion for the repeated cells, its keys in the document's order (with a
-        place for the text, which each row fills or drops)."""
+    def _templates(self, cells: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The criterion for the repeated cells, with a place for the text (its keys in the
+        document's order) and without it."""
         values = self.reader(cells)
-        template: dict[str, Any] = {}
+        with_text: dict[str, Any] = {}
         if "criterion_id" in values:
-            template["id"] = values["criterion_id"]
-        if self.text_at is not None:
-            template["criterion"] = None
+            with_text["id"] = values["criterion_id"]
+        with_text["criterion"] = None
         if "weight" in values:
-            template["weight"] = _number(values["weight"])
+            with_text["weight"] = _number(values["weight"])
         verifier = _verifier(values, "verifier")
         if verifier is not None:
-            template["verifier"] = verifier
-        return template
+            with_text["verifier"] = verifier
+        without_text = {key: value for key, value in with_text.items() if key != "criterion"}
+        return with_text, without_text
+
+
+class _PromptfooCheck:
+    """promptfoo's CSV `__expected` column holds assertions: a row whose cell is one other
+    than an equality is refused on its row (see `shapes` for the ones that are read)."""
+
+    def __init__(self, header: list[str], columns: dict[str, int]) -> None:
+        self.column = header[columns["expected"]].strip() if "expected" in columns else ""
+        self.active = self.column.startswith("__")
+        self.found = ", ".join(name.strip() for name in header if name.strip())
+
+    def refuses(self, builder: _Builder, values: dict[str, str], row_number: int) -> bool:
+        if not (self.active and _is_promptfoo_assertion(values.get("expected", ""))):
+            return False
+        builder.problem(
+            PROMPTFOO_ASSERTION,
+            row=row_number,
+            field=self.column,
+            column=self.column,
+            value=_shorten(values["expected"]),
+            found=self.found,
+        )
+        return True
 
 
 def _tuple_getter(indexes: list[int]) -> Callable[[Sequence[str]], tuple[str, ...]]:

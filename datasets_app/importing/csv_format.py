@@ -15,14 +15,16 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import count
 from operator import itemgetter
 from pathlib import PurePath
 
 from contextgrid import textfile
 from datasets_app.importing import shapes
 from datasets_app.importing.columns import (
+    NumberedRows,
+    Row,
     Table,
     neutralize_formula,
     rows_from_spec,
@@ -77,7 +79,7 @@ class DecodedCsv:
     detected: str
     problems: list[Problem]
     # Every record, blank ones too, so that index + 1 is the row a spreadsheet shows.
-    records: list[list[str]]
+    records: list[tuple[str, ...]]
 
 
 def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
@@ -152,11 +154,13 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
         )
         if part
     )
-    records: list[list[str]] = []
+    # Each record a tuple: a tuple of strings is one object the garbage collector stops
+    # following after its first look, where a list would be followed for the whole check.
+    records: list[tuple[str, ...]] = []
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         # extend keeps the records read before an error, which numbers the bad row.
-        records.extend(reader)
+        records.extend(map(tuple, reader))
     except csv.Error as exc:
         row = len(records) + 1
         if "field larger than field limit" in str(exc):
@@ -167,15 +171,16 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
 
     # Wholly blank records are skipped but keep their number. (Cells keep their formula
     # `'`: `columns` takes it off the cells it reads.)
-    if all(records) and all(map(str.strip, map(itemgetter(0), records))):
+    rows: Sequence[Row]
+    if records and all(records) and all(map(str.strip, map(itemgetter(0), records))):
         # Every record starts with a value (as a task_id column makes it): none is blank.
-        rows = list(zip(count(1), records))
+        header_row, header, rows = 1, records[0], NumberedRows(records[1:], 2)
     else:
-        rows = [(n, record) for n, record in enumerate(records, 1) if "".join(record).strip()]
-    if not rows:
-        return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
-    header_row, header = rows[0]
-    table = Table(header=header, header_row=header_row, rows=rows[1:], has_nul=nul != -1)
+        numbered = [(n, record) for n, record in enumerate(records, 1) if "".join(record).strip()]
+        if not numbered:
+            return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
+        (header_row, header), rows = numbered[0], numbered[1:]
+    table = Table(header=list(header), header_row=header_row, rows=rows, has_nul=nul != -1)
     return DecodedCsv(table, detected, [], records)
 
 

@@ -11,7 +11,7 @@ problem.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from datasets_app.importing import csv_format, xlsx_format
 from datasets_app.importing.columns import unneutralize_formula
@@ -48,7 +48,7 @@ def _sheet_rows(file_format: str, data: bytes, file_name: str) -> list[list[str]
     )
     if table is None:
         return None
-    rows: list[list[str]] = [[] for _ in range(table.header_row - 1)]
+    rows: list[Sequence[str]] = [[] for _ in range(table.header_row - 1)]
     rows.append(table.header)
     for number, cells in table.rows:
         rows.extend([] for _ in range(number - len(rows) - 1))

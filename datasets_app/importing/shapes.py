@@ -42,7 +42,7 @@ from typing import Any
 
 from datasets_app.importing.aliases import FIELD_KEYS, FIELDS_BY_KEY, field_for, normalize
 from datasets_app.importing.columns import Built as Built_
-from datasets_app.importing.columns import Table, document_from_table, field_for_header
+from datasets_app.importing.columns import Row, Table, document_from_table, field_for_header
 from datasets_app.importing.document import TOO_MANY_TASKS
 from datasets_app.importing.spec import (
     MAX_TASKS,
@@ -1562,21 +1562,21 @@ class ShapedTable:
     """A spreadsheet's rows made ready for `columns`: header renamed, rows rewritten."""
 
     header: list[str] | None
-    rows: list[tuple[int, list[str]]]
+    rows: Sequence[Row]
     shape: str = ""
     mapping: FieldMap | None = None
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
 
 
-def _pandas_index(header: Sequence[str], rows: Sequence[tuple[int, list[str]]]) -> bool:
+def _pandas_index(header: Sequence[str], rows: Sequence[Row]) -> bool:
     if not header or header[0].strip() not in ("", "Unnamed: 0") or len(header) < 2:
         return False
     firsts = [cells[0].strip() if cells else "" for _, cells in rows]
     return bool(firsts) and firsts == [str(n) for n in range(len(firsts))]
 
 
-def _one_cell_header(header: Sequence[str], rows: Sequence[tuple[int, list[str]]]) -> bool:
+def _one_cell_header(header: Sequence[str], rows: Sequence[Row]) -> bool:
     named = [cell for cell in header if cell.strip()]
     return (
         len(named) == 1
@@ -1586,8 +1586,8 @@ def _one_cell_header(header: Sequence[str], rows: Sequence[tuple[int, list[str]]
 
 
 def _promptfoo_columns(
-    header: list[str], rows: list[tuple[int, list[str]]], file_name: str
-) -> tuple[list[str], list[tuple[int, list[str]]], list[Problem]]:
+    header: list[str], rows: Sequence[Row], file_name: str
+) -> tuple[list[str], Sequence[Row], list[Problem]]:
     """`__expected`, `__expected1`, … cells as expected-answer and criterion columns.
 
     `equals:` (or no prefix) is an expected answer checked by exact match; `grade:` and
@@ -1601,7 +1601,7 @@ def _promptfoo_columns(
     if not has_id:
         new_header.append("task_id")
     problems: list[Problem] = []
-    new_rows: list[tuple[int, list[str]]] = []
+    new_rows: list[Row] = []
     for number, (row, cells) in enumerate(rows, start=1):
         base = [cells[i] if i < len(cells) else "" for i in kept]
         expected, verifier, criteria = "", "", []
@@ -1637,7 +1637,7 @@ def _promptfoo_columns(
     return new_header, new_rows, problems
 
 
-def _table_records(header: Sequence[str], rows: Sequence[tuple[int, list[str]]]) -> list[Record]:
+def _table_records(header: Sequence[str], rows: Sequence[Row]) -> list[Record]:
     names = [name.strip() for name in header]
     return [
         Record({n: c for n, c in zip(names, cells, strict=False) if n}, row=row)
@@ -1688,7 +1688,7 @@ def _reads_as_it_is(shaped: ShapedTable, reads: Callable[[str], str | None]) -> 
 
 def shape_table(
     header: list[str],
-    rows: list[tuple[int, list[str]]],
+    rows: Sequence[Row],
     *,
     file_name: str,
     given: Mapping[str, str] | None = None,
@@ -1770,8 +1770,8 @@ def shape_table(
 
 
 def _composed_prompt(
-    header: list[str], rows: list[tuple[int, list[str]]], parts: Sequence[str]
-) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    header: list[str], rows: Sequence[Row], parts: Sequence[str]
+) -> tuple[list[str], Sequence[Row]]:
     """The sheet with the prompt's parts made into one `prompt` column (`compose_prompt`)."""
     names = [name.strip() for name in header]
     used = {names.index(part) for part in parts if part in names}
@@ -1786,10 +1786,10 @@ def _composed_prompt(
 
 def _renamed(
     header: list[str],
-    rows: list[tuple[int, list[str]]],
+    rows: Sequence[Row],
     fields: Mapping[str, str],
     reads: Callable[[str], str | None],
-) -> tuple[list[str], list[tuple[int, list[str]]], list[str]]:
+) -> tuple[list[str], Sequence[Row], list[str]]:
     """The header with each mapped column under our name; columns that `columns` would
     read as a mapped field (but are not the mapped one) left out, and named."""
     chosen = {source: key for key, source in fields.items()}
