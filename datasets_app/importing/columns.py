@@ -407,7 +407,8 @@ class _Builder:
         # Header order, which `_merge` reports conflicts in.
         task_keys = [key for key in columns if key in TASK_KEYS]
         read_task = _CellReader(task_keys, [columns[key] for key in task_keys])
-        read_criterion = _CriterionReader(columns)
+        criterion_reader = _CriterionReader(columns)
+        read_criterion = criterion_reader.read
         task_cells_of = read_task.cells_of
         promptfoo = _PromptfooCheck(header, columns)
         id_at = columns.get("task_id", 0)
@@ -444,7 +445,7 @@ class _Builder:
             self.problem(NO_ROWS, row=None)
         if self.problems and not tasks:
             return None
-        return self._document(global_criteria, tasks)
+        return self._document(global_criteria, tasks, criterion_reader.ids_left_out)
 
     def _shaped(
         self, cells: Sequence[str], row_number: int, width: int, nameless: list[int]
@@ -543,13 +544,17 @@ class _Builder:
     # -- the document ----------------------------------------------------------------------
 
     def _document(
-        self, global_criteria: list[tuple[int, dict[str, str]]], tasks: list[_Task]
+        self,
+        global_criteria: list[tuple[int, dict[str, str]]],
+        tasks: list[_Task],
+        ids_left_out: bool,
     ) -> dict[str, Any]:
+        """The document; `ids_left_out` says whether some criterion has an id to be given."""
         document_criteria = [criterion for _, criterion in global_criteria]
         criteria_ids = _IdMaker("c", [c["id"] for c in document_criteria if "id" in c])
         criteria_ids.fill(document_criteria)
         task_ids = _IdMaker("task-", [t.explicit_id for t in tasks if t.explicit_id])
-        document_tasks = [self._task(task, task_ids, criteria_ids) for task in tasks]
+        document_tasks = [self._task(task, task_ids, criteria_ids, ids_left_out) for task in tasks]
         self._rows = (global_criteria, tasks)
         return {
             "name": self.dataset_name,
@@ -572,9 +577,11 @@ class _Builder:
             for number, row in enumerate(task.criterion_rows):
                 self.places[("tasks", index, "criteria", number)] = row
 
-    def _task(self, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker) -> dict[str, Any]:
+    def _task(
+        self, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker, ids_left_out: bool
+    ) -> dict[str, Any]:
         criteria = task.criteria
-        if not all(map(_HAS_ID, criteria)):
+        if ids_left_out and not all(map(_HAS_ID, criteria)):
             own_ids = _IdMaker("c", [c["id"] for c in criteria if "id" in c], taken=global_ids.used)
             own_ids.fill(criteria)
         return _task_document(task.explicit_id or task_ids.next(), task.values, criteria)
@@ -781,8 +788,11 @@ class _CriterionReader:
         self.repeated = _tuple_getter([columns[key] for key in keys])
         self.reader = _CellReader(keys, [])
         self.templates: dict[tuple[str, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
+        # Whether some row left its criterion's id out (so that some task has ids to fill).
+        self.ids_left_out = False
 
-    def __call__(self, cells: Sequence[str]) -> dict[str, Any]:
+    def read(self, cells: Sequence[str]) -> dict[str, Any]:
+        """The row's criterion."""
         repeated = self.repeated(cells)
         templates = self.templates.get(repeated)
         if templates is None:
@@ -801,6 +811,8 @@ class _CriterionReader:
         with_text: dict[str, Any] = {}
         if "criterion_id" in values:
             with_text["id"] = values["criterion_id"]
+        else:
+            self.ids_left_out = True
         with_text["criterion"] = None
         if "weight" in values:
             with_text["weight"] = _number(values["weight"])
