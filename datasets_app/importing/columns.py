@@ -406,10 +406,11 @@ class _Builder:
         has_task_ids = self.has_task_ids = "task_id" in columns
         # Header order, which `_merge` reports conflicts in.
         task_keys = [key for key in columns if key in TASK_KEYS]
-        read_task = _CellReader(task_keys, [columns[key] for key in task_keys])
+        task_reader = _CellReader(task_keys, [columns[key] for key in task_keys])
+        read_task = task_reader.read
         criterion_reader = _CriterionReader(columns)
         read_criterion = criterion_reader.read
-        task_cells_of = read_task.cells_of
+        task_cells_of = task_reader.cells_of
         promptfoo = _PromptfooCheck(header, columns)
         id_at = columns.get("task_id", 0)
         # A task's rows repeat its id cell: each run of them is read once.
@@ -435,7 +436,7 @@ class _Builder:
                 values = _NO_VALUES
             else:
                 values = read_task(task_cells)
-                if promptfoo.refuses(self, values, row_number):
+                if promptfoo.active and promptfoo.refuses(self, values, row_number):
                     continue
             if id_value is not None or values or criterion:
                 self._place(row_number, id_value, values, criterion, tasks, global_criteria)
@@ -756,7 +757,8 @@ class _CellReader:
         self.fields = [(key, COLUMNS_BY_KEY[key].text) for key in keys]
         self.cells_of = _tuple_getter(indexes)
 
-    def __call__(self, cells: tuple[str, ...]) -> dict[str, str]:
+    def read(self, cells: tuple[str, ...]) -> dict[str, str]:
+        """{field: value} for the fields' non-blank cells (picked out by `cells_of`)."""
         values: dict[str, str] = {}
         for (key, text), cell in zip(self.fields, cells, strict=True):
             if cell and not cell.isspace():
@@ -807,7 +809,7 @@ class _CriterionReader:
     def _templates(self, cells: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The criterion for the repeated cells, with a place for the text (its keys in the
         document's order) and without it."""
-        values = self.reader(cells)
+        values = self.reader.read(cells)
         with_text: dict[str, Any] = {}
         if "criterion_id" in values:
             with_text["id"] = values["criterion_id"]
@@ -833,7 +835,9 @@ class _PromptfooCheck:
         self.found = ", ".join(name.strip() for name in header if name.strip())
 
     def refuses(self, builder: _Builder, values: dict[str, str], row_number: int) -> bool:
-        if not (self.active and _is_promptfoo_assertion(values.get("expected", ""))):
+        """Whether the row is refused (and the problem said), once `active` says the file
+        has such a column."""
+        if not _is_promptfoo_assertion(values.get("expected", "")):
             return False
         builder.problem(
             PROMPTFOO_ASSERTION,
