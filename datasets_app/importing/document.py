@@ -767,9 +767,9 @@ class _Validator:
         self.zip_members = zip_members
         # A file repeats the same code many times: parse each one once.
         self._code_problems: dict[str, tuple[Rule, dict[str, Any]] | None] = {}
-        self._expected_criteria: dict[Verifier, CriterionSpec] = {}
+        self._expected_criteria: dict[Verifier, tuple[CriterionSpec]] = {}
         # Most tasks share one expected-answer verifier (the file's): skip hashing it.
-        self._last_expected: tuple[Verifier, CriterionSpec] | None = None
+        self._last_expected: tuple[Verifier, tuple[CriterionSpec]] | None = None
         # Verifiers already checked without a finding (None: no verifier, nothing to check);
         # a criteria list whose verifiers are all among them needs no look one by one.
         self._clean_verifiers: set[Verifier | None] = {None}
@@ -806,8 +806,9 @@ class _Validator:
         if not given_tasks:
             self.findings.problem(NO_TASKS, ("tasks",), missing=given_tasks is None)
             given_tasks = []
+        file_has_criteria = bool(criteria)
         for index, task in enumerate(given_tasks):
-            self.task(task, index, bool(criteria), expected_answer_verifier)
+            self.task(task, index, file_has_criteria, expected_answer_verifier)
         tasks = self._tasks = tuple(given_tasks)
         self.duplicates(tasks)
         spec = DatasetSpec(
@@ -923,8 +924,8 @@ class _Validator:
         # Given both ways of grading, the task lands as a rubric with the expected answer
         # as one of its criteria (unless it is there already, as in an exported file).
         if lands_as_rubric(text, ids, shared_criteria=file_has_criteria):
-            criterion = self.expected_criterion(verifier or expected_answer_verifier)
-            criteria = (criterion, *criteria)
+            alone = self.expected_criterion(verifier or expected_answer_verifier)
+            criteria = alone + criteria if criteria else alone
         if criteria is not given:
             _finish(task, "criteria", criteria)
         # Absent files are () already; null, [] or a list of files are not.
@@ -959,16 +960,18 @@ class _Validator:
             )
         return checked
 
-    def expected_criterion(self, verifier: Verifier) -> CriterionSpec:
-        # Criteria are immutable, so the tasks graded the same way share one.
+    def expected_criterion(self, verifier: Verifier) -> tuple[CriterionSpec]:
+        """The "Matches the expected answer" criterion graded by `verifier`, in a tuple."""
+        # Criteria and tuples are immutable, so the tasks graded the same way share one
+        # criterion, and those with no criteria of their own one tuple of it too.
         last = self._last_expected
         if last is not None and last[0] is verifier:
             return last[1]
-        criterion = self._expected_criteria.get(verifier)
-        if criterion is None:
-            criterion = self._expected_criteria[verifier] = expected_answer_criterion(verifier)
-        self._last_expected = (verifier, criterion)
-        return criterion
+        alone = self._expected_criteria.get(verifier)
+        if alone is None:
+            alone = self._expected_criteria[verifier] = (expected_answer_criterion(verifier),)
+        self._last_expected = (verifier, alone)
+        return alone
 
     def evidence(self, evidence: dict[str, Any], path: DocPath, task_id: str) -> None:
         """Free-form evidence, which must still be JSON (no NaN or Infinity in it)."""
