@@ -29,6 +29,7 @@ from operator import itemgetter, methodcaller
 from typing import Any, overload
 
 from datasets_app.importing import aliases
+from datasets_app.importing.document import schema_verifier
 from datasets_app.importing.spec import (
     CriterionSpec,
     DatasetSpec,
@@ -820,7 +821,7 @@ class _CriterionReader:
             with_text["weight"] = _number(values["weight"])
         verifier = _verifier(values, "verifier")
         if verifier is not None:
-            with_text["verifier"] = verifier
+            with_text["verifier"] = schema_verifier(verifier)
         without_text = {key: value for key, value in with_text.items() if key != "criterion"}
         return with_text, without_text
 

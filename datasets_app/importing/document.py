@@ -51,7 +51,7 @@ from pydantic import (
     ValidationError,
 )
 from pydantic import with_config as pydantic_with_config
-from pydantic_core import ErrorDetails
+from pydantic_core import ErrorDetails, SchemaValidator
 from pydantic_core import core_schema as cs
 from typing_extensions import TypedDict
 
@@ -321,6 +321,23 @@ def _verifier_schema(extra: ExtraBehavior) -> cs.CoreSchema:
             slots=True,
         )
     )
+
+
+@functools.cache
+def _verifier_validator() -> SchemaValidator:
+    return SchemaValidator(_verifier_schema("ignore"))
+
+
+def schema_verifier(value: dict[str, Any]) -> Verifier | dict[str, Any]:
+    """A verifier as the document's schema reads it, for a reader whose rows repeat the same
+    verifier cells (a spreadsheet's): validated once, the rows share one `Verifier`, which the
+    schema then takes as it is. One the schema refuses stays as written, so that it is
+    reported on every row that holds it, in that row's place."""
+    try:
+        validated: Verifier | None = _verifier_validator().validate_python(value)
+    except ValidationError:
+        return value
+    return value if validated is None else validated
 
 
 def _criteria_schema(extra: ExtraBehavior, default: Any = None) -> cs.CoreSchema:

@@ -270,6 +270,37 @@ def test_validator_problems_land_on_the_row_and_column_of_the_value():
     assert (document.UNKNOWN_VERIFIER_KIND.code, 4, "verifier") in found
 
 
+def test_verifier_cells_repeated_on_many_rows_are_each_reported_or_each_kept():
+    data = (
+        b"task_id,prompt,criterion,verifier,verifier_output_type\n"
+        b"t1,P,a,llm_judge,boolean\nt1,,b,magic,\nt1,,c,llm_judge,boolean\n"
+        b"t2,Q,d,magic,\nt2,,e,llm_judge,boolean\n"
+    )
+
+    _, problems, _ = check_csv(data)
+
+    assert [(p.code, p.row) for p in problems] == [
+        (document.UNKNOWN_VERIFIER_KIND.code, 3),
+        (document.UNKNOWN_VERIFIER_KIND.code, 5),
+    ]
+
+    plan, problems, _ = check_csv(data.replace(b"magic,", b"exact_match,"))
+
+    assert problems == []
+    graded = [
+        (c.criterion, c.verifier.kind, c.verifier.output_type)
+        for t in plan.tasks
+        for c in t.criteria
+    ]
+    assert graded == [
+        ("a", "llm_judge", "boolean"),
+        ("b", "exact_match", None),
+        ("c", "llm_judge", "boolean"),
+        ("d", "exact_match", None),
+        ("e", "llm_judge", "boolean"),
+    ]
+
+
 def test_a_missing_expected_answer_lands_on_the_task_row():
     _, problems, _ = check_csv(b"prompt,answer\nQ1,A\nQ2,\n")
 
