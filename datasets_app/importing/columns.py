@@ -248,20 +248,21 @@ class Table:
 class _Task:
     """A task as its rows are read: its cells, the row each came from, its criteria."""
 
-    __slots__ = ("criteria", "criterion_rows", "explicit_id", "row", "rows_of", "values")
+    __slots__ = ("added_rows", "criteria", "criterion_rows", "explicit_id", "row", "values")
 
     def __init__(self, row: int, explicit_id: str | None, values: dict[str, str]) -> None:
         self.row = row
         self.explicit_id = explicit_id
         self.values = values
-        self.rows_of = dict.fromkeys(values, row)
+        # The row of each cell a later row added (None until one does); the rest are on `row`.
+        self.added_rows: dict[str, int] | None = None
         # The task's criteria, and the row each came from (two lists: no tuple per row).
         self.criteria: list[dict[str, Any]] = []
         self.criterion_rows: list[int] = []
 
-    def add(self, row: int, criterion: dict[str, Any]) -> None:
-        self.criteria.append(criterion)
-        self.criterion_rows.append(row)
+    def row_of(self, key: str) -> int:
+        """The row the task's `key` cell came from."""
+        return self.added_rows.get(key, self.row) if self.added_rows else self.row
 
 
 @dataclass
@@ -499,7 +500,8 @@ class _Builder:
             task = _Task(row_number, task_id, values if values else {})
             tasks.append(task)
             if criterion:
-                task.add(row_number, criterion)
+                task.criteria.append(criterion)
+                task.criterion_rows.append(row_number)
             return
         if current is None:
             if values or not criterion:
@@ -515,7 +517,8 @@ class _Builder:
                 first_row=current.row,
             )
         if criterion:
-            current.add(row_number, criterion)
+            current.criteria.append(criterion)
+            current.criterion_rows.append(row_number)
 
     def _merge(self, task: _Task, values: dict[str, str], row_number: int) -> bool:
         """Copy a row's task fields onto its task; False when the row added nothing."""
@@ -523,7 +526,9 @@ class _Builder:
         for key, value in values.items():
             if key not in task.values:
                 task.values[key] = value
-                task.rows_of[key] = row_number
+                if task.added_rows is None:
+                    task.added_rows = {}
+                task.added_rows[key] = row_number
                 added = True
             elif task.values[key] != value:
                 self.problem(
@@ -532,7 +537,7 @@ class _Builder:
                     field=self._header_for(key),
                     task=task.explicit_id or f"on row {task.row}",
                     column=self._header_for(key),
-                    first_row=task.rows_of[key],
+                    first_row=task.row_of(key),
                 )
                 added = True
         return added
@@ -556,7 +561,14 @@ class _Builder:
         criteria_ids = _IdMaker("c", [c["id"] for c in document_criteria if "id" in c])
         criteria_ids.fill(document_criteria)
         task_ids = _IdMaker("task-", [t.explicit_id for t in tasks if t.explicit_id])
-        document_tasks = [self._task(task, task_ids, criteria_ids, ids_left_out) for task in tasks]
+        if ids_left_out:
+            for task in tasks:
+                self._fill_ids(task.criteria, criteria_ids)
+        next_id = task_ids.next
+        document_tasks = [
+            _task_document(task.explicit_id or next_id(), task.values, task.criteria)
+            for task in tasks
+        ]
         self._rows = (global_criteria, tasks)
         return {
             "name": self.dataset_name,
@@ -573,20 +585,19 @@ class _Builder:
             self.places[("criteria", index)] = row
         for index, task in enumerate(tasks):
             self.places[("tasks", index)] = task.row
-            for key, row in task.rows_of.items():
+            for key in task.values:
                 for path in _TASK_PATHS[key]:
-                    self.places[("tasks", index, *path)] = row
+                    self.places[("tasks", index, *path)] = task.row_of(key)
             for number, row in enumerate(task.criterion_rows):
                 self.places[("tasks", index, "criteria", number)] = row
 
-    def _task(
-        self, task: _Task, task_ids: _IdMaker, global_ids: _IdMaker, ids_left_out: bool
-    ) -> dict[str, Any]:
-        criteria = task.criteria
-        if ids_left_out and not all(map(_HAS_ID, criteria)):
+    @staticmethod
+    def _fill_ids(criteria: list[dict[str, Any]], global_ids: _IdMaker) -> None:
+        """Number a task's criteria that have no id, skipping its own ids and those of the
+        criteria for every task."""
+        if not all(map(_HAS_ID, criteria)):
             own_ids = _IdMaker("c", [c["id"] for c in criteria if "id" in c], taken=global_ids.used)
             own_ids.fill(criteria)
-        return _task_document(task.explicit_id or task_ids.next(), task.values, criteria)
 
 
 def _task_document(
@@ -599,13 +610,14 @@ def _task_document(
         document["name"] = name
     if "prompt" in values:
         document["prompt"] = values["prompt"]
-    expected: dict[str, Any] = {}
-    if "expected" in values:
-        expected["text"] = values["expected"]
-    verifier = _verifier(values, "expected_verifier")
-    if verifier is not None:
-        expected["verifier"] = verifier
-    if expected:
+    graded = not _EXPECTED_VERIFIER_KEYS.isdisjoint(values)
+    if graded or "expected" in values:
+        expected: dict[str, Any] = {}
+        if "expected" in values:
+            expected["text"] = values["expected"]
+        verifier = _verifier(values, "expected_verifier") if graded else None
+        if verifier is not None:
+            expected["verifier"] = verifier
         document["expected"] = expected
     if criteria:
         document["criteria"] = criteria
@@ -710,6 +722,9 @@ _VERIFIER_KEYS = {
     prefix: frozenset(column for column, _ in columns)
     for prefix, columns in _VERIFIER_COLUMNS.items()
 }
+
+
+_EXPECTED_VERIFIER_KEYS = _VERIFIER_KEYS["expected_verifier"]
 
 
 def _verifier(values: dict[str, str], prefix: str) -> dict[str, Any] | None:
