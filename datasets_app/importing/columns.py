@@ -418,6 +418,10 @@ class _Builder:
         # A task's rows repeat its id cell: each run of them is read once.
         id_cell, id_value = "", None
         current: _Task | None = None
+        # The task a row without task cells adds to: `current`, when the row has its id (or
+        # neither has one).
+        continued: _Task | None = None
+        no_task_cells = ("",) * len(task_keys)
         for row_number, cells in rows:
             if len(cells) != width or nameless:
                 shaped = self._shaped(cells, row_number, width, nameless)
@@ -427,13 +431,14 @@ class _Builder:
             if has_task_ids and cells[id_at] != id_cell:
                 id_cell = cells[id_at]
                 id_value = _cell_value(id_cell, text=False)
+                continued = current if current and current.explicit_id == id_value else None
             criterion = read_criterion(cells)
             task_cells = task_cells_of(cells)
-            if not any(task_cells):
-                if criterion and current is not None and current.explicit_id == id_value:
+            if task_cells == no_task_cells:
+                if continued is not None and criterion:
                     # The usual later row of a task: one more criterion.
-                    current.criteria.append(criterion)
-                    current.criterion_rows.append(row_number)
+                    continued.criteria.append(criterion)
+                    continued.criterion_rows.append(row_number)
                     continue
                 values = _NO_VALUES
             else:
@@ -443,6 +448,7 @@ class _Builder:
             if id_value is not None or values or criterion:
                 self._place(row_number, id_value, values, criterion, tasks, global_criteria)
                 current = tasks[-1] if tasks else None
+                continued = current if current and current.explicit_id == id_value else None
 
         if not tasks and not global_criteria and not self.problems:
             self.problem(NO_ROWS, row=None)
