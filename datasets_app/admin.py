@@ -183,8 +183,8 @@ class DatasetFilter(admin.SimpleListFilter):
     lookup = "dataset"
 
     def lookups(self, request, model_admin):
-        datasets = Dataset.objects.select_related("owner").order_by("name", "pk")
-        return [(str(d.pk), f"{d.name} ({d.owner.get_username()}, #{d.pk})") for d in datasets]
+        every = Dataset.objects.select_related("owner").order_by("name", "pk")
+        return [(str(d.pk), f"{d.name} ({d.owner.get_username()}, #{d.pk})") for d in every]
 
     def queryset(self, request, queryset):
         if self.value():
@@ -329,8 +329,8 @@ class TaskAdmin(admin.ModelAdmin):
 
     @admin.action(description="Save their datasets as the next version", permissions=["change"])
     def save_datasets_as_next_version(self, request: HttpRequest, queryset: QuerySet[Task]):
-        datasets = Dataset.objects.filter(pk__in=queryset.values("dataset")).order_by("name")
-        save_as_next_version(self, request, datasets)
+        chosen = Dataset.objects.filter(pk__in=queryset.values("dataset")).order_by("name")
+        save_as_next_version(self, request, chosen)
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         # The copy for the versions, the task and its criteria and files: all or nothing.

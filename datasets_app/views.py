@@ -50,8 +50,8 @@ def _redirect(request: HtmxHttpRequest, url: str) -> HttpResponse:
 
 
 def dataset_list(request: HtmxHttpRequest) -> HttpResponse:
-    datasets = selectors.datasets_for(request.user).select_related("owner")
-    return render(request, "datasets_app/dataset_list.html", {"datasets": datasets})
+    visible = selectors.datasets_for(request.user).select_related("owner")
+    return render(request, "datasets_app/dataset_list.html", {"datasets": visible})
 
 
 def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
