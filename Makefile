@@ -8,6 +8,11 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # PostgreSQL run of the suite: DATABASE_URL if set, else the local server when it answers.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+# make test runs the suite on every core (pytest-xdist; -n auto is 2 on a 2-core CI machine).
+# A file's tests stay on one worker, in their order: module fixtures such as the deploy tests'
+# production server are built once (--dist load built them on both workers and took longer).
+# One test at a time: `make test XDIST="-n 0"`.
+XDIST ?= -n auto --dist loadfile
 
 .PHONY: run test bench lint load worker install browser clean api-schema
 
@@ -47,10 +52,10 @@ lint: install
 # checker to it), so the PostgreSQL run leaves their tests out rather than repeat them.
 test: install browser lint
 	$(PY) manage.py makemigrations --check --dry-run
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST)
 	@if [ -n "$$DATABASE_URL" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
 	  echo "--- The suite again, on PostgreSQL (browser tests, the checker and contextgrid ran once above) ---"; \
-	  DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -m "not browser" \
+	  DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest $(XDIST) -m "not browser" \
 	    --ignore=tests/importing --ignore=tests/contextgrid; \
 	else echo "--- PostgreSQL did not answer on 127.0.0.1:5432: skipped the PostgreSQL run ---"; fi
 
