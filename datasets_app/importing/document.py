@@ -354,7 +354,10 @@ def _criteria_schema(extra: ExtraBehavior, default: Any = None) -> cs.CoreSchema
         frozen=True,
         slots=True,
     )
-    return _optional(cs.list_schema(criterion, max_length=MAX_CRITERIA_PER_LIST), default)
+    # A tuple, as the plan holds it (a list's length is checked before its items; a tuple's
+    # is not, so the list is made a tuple after).
+    criteria = cs.list_schema(criterion, max_length=MAX_CRITERIA_PER_LIST)
+    return _optional(cs.no_info_after_validator_function(tuple, criteria), default)
 
 
 def _file_shorthand(value: Any) -> Any:
@@ -469,7 +472,7 @@ def _models(extra: ExtraBehavior, max_tasks: int) -> TypeAdapter[Any]:
         name: str | None
         description: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None
         settings: SettingsDoc | None
-        criteria: Annotated[list[CriterionSpec] | None, criteria]
+        criteria: Annotated[tuple[CriterionSpec, ...] | None, criteria]
         tasks: Annotated[list[TaskSpec] | None, tasks]
 
     return TypeAdapter(DatasetDoc)
@@ -998,7 +1001,7 @@ class _Validator:
             self.findings.problem(NON_FINITE_EVIDENCE, path, task=_shown(task_id))
 
     def criteria(
-        self, criteria: list[CriterionSpec] | None, path: DocPath, task_id: str | None
+        self, criteria: tuple[CriterionSpec, ...] | None, path: DocPath, task_id: str | None
     ) -> tuple[tuple[CriterionSpec, ...], Collection[str | None]]:
         """A task's criteria (or, with no task_id, the file's for every task) and their ids."""
         if not criteria:
@@ -1014,13 +1017,13 @@ class _Validator:
             else:
                 ids = None
         if ids is not None and self._clean_verifiers.issuperset(map(_VERIFIER_OF, criteria)):
-            return tuple(criteria), ids
+            return criteria, ids
         where = "the criteria for every task" if task_id is None else f"task {_shown(task_id)}"
         checked = self._criteria_one_by_one(criteria, path, where)
         return tuple(checked), {criterion.id for criterion in checked}
 
     def _criteria_one_by_one(
-        self, criteria: list[CriterionSpec], path: DocPath, where: str
+        self, criteria: tuple[CriterionSpec, ...], path: DocPath, where: str
     ) -> list[CriterionSpec]:
         seen: set[str] = set()
         checked = []
