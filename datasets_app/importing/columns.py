@@ -260,6 +260,10 @@ class _Task:
         self.criteria: list[dict[str, Any]] = []
         self.criterion_rows: list[int] = []
 
+    def add(self, row: int, criterion: dict[str, Any]) -> None:
+        self.criteria.append(criterion)
+        self.criterion_rows.append(row)
+
     def row_of(self, key: str) -> int:
         """The row the task's `key` cell came from."""
         return self.added_rows.get(key, self.row) if self.added_rows else self.row
@@ -436,7 +440,8 @@ class _Builder:
             task_cells = task_cells_of(cells)
             if task_cells == no_task_cells:
                 if continued is not None and criterion:
-                    # The usual later row of a task: one more criterion.
+                    # The usual later row of a task: one more criterion (appended here,
+                    # not through `add`, as this runs once per row).
                     continued.criteria.append(criterion)
                     continued.criterion_rows.append(row_number)
                     continue
@@ -506,8 +511,7 @@ class _Builder:
             task = _Task(row_number, task_id, values if values else {})
             tasks.append(task)
             if criterion:
-                task.criteria.append(criterion)
-                task.criterion_rows.append(row_number)
+                task.add(row_number, criterion)
             return
         if current is None:
             if values or not criterion:
@@ -523,8 +527,7 @@ class _Builder:
                 first_row=current.row,
             )
         if criterion:
-            current.criteria.append(criterion)
-            current.criterion_rows.append(row_number)
+            current.add(row_number, criterion)
 
     def _merge(self, task: _Task, values: dict[str, str], row_number: int) -> bool:
         """Copy a row's task fields onto its task; False when the row added nothing."""

@@ -377,9 +377,9 @@ def _task_schema(extra: ExtraBehavior) -> cs.CoreSchema:
 
     What only the whole file can say is left for `_Validator.task` to finish, as the file
     wrote it: an id or name not given (None), `expected` as written (None, its text, or
-    {"text", "verifier"} in `expected_text`; `expected_verifier` is None), criteria and
-    files given as lists (or null as None; absent, they are () already), evidence null as
-    None.
+    {"text", "verifier"} in `expected_text`; `expected_verifier` is None), files given as
+    lists (or null as None; absent, they are () already), evidence null as None. Criteria
+    come as the plan's tuple already.
     """
     expected = cs.union_schema(
         [
