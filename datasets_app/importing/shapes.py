@@ -30,6 +30,9 @@ Decisions the issue left open (also in docs/field-names.md):
 - A SQuAD question is asked with its passage: the prompt is the context, a blank line and
   the question. A question SQuAD 2.0 marks unanswerable has nothing to grade by and is
   left out, with a warning that counts them.
+- A tool's shape outranks the names: the results of Azure's RAG chat evaluator keep the
+  app's own `answer` beside the ground `truth`, and only `truth` grades. A spreadsheet whose
+  header `columns` would read (`answer` as the expected answer) is renamed as the shape says.
 """
 
 from __future__ import annotations
@@ -880,6 +883,11 @@ SHAPES: tuple[Shape, ...] = (
             "expected": "ground_truth" if "ground_truth" in keys else "ground_truths",
         },
     ),
+    # Azure's RAG chat evaluator writes its ground truth as `truth`, and its results keep
+    # the app's own `answer` beside it: the shape, not the names, says which one grades.
+    _keys_shape(
+        "Azure AI RAG chat evaluator (question + truth)", prompt="question", expected="truth"
+    ),
     _keys_shape(
         "Alpaca (instruction + input + output)", prompt="instruction + input", expected="output"
     ),
@@ -1681,9 +1689,22 @@ def _reads_as_it_is(shaped: ShapedTable, reads: Callable[[str], str | None]) -> 
     records = _table_records(header, shaped.rows[:1])
     first = records[0].values if records else {}
     matched = next((s for s in SHAPES if s.matches(names, first)), None)
+    if matched and _reads_otherwise(matched.fields(names, first), reads):
+        # The tool's shape, not the names, says which column grades (Azure's `truth`
+        # beside the app's own `answer`): the sheet is renamed as the shape says.
+        return False
     if matched and not shaped.shape:
         shaped.shape = matched.name
     return True
+
+
+def _reads_otherwise(fields: Mapping[str, str], reads: Callable[[str], str | None]) -> bool:
+    """Whether a shape's prompt or expected answer is a column `columns` reads otherwise."""
+    return any(
+        reads(source) != key
+        for key, source in fields.items()
+        if key in ("prompt", "expected") and " + " not in source
+    )
 
 
 def shape_table(

@@ -76,6 +76,16 @@ IMPORTED = [
         "JSON Lines, prompt + completion",
     ),
     ("qnamaker/fitcbot_qna.excerpt.tsv", 12, "tab-delimited"),
+    (
+        "azure_ai_rag_chat_evaluator/qa.excerpt.jsonl",
+        8,
+        "Azure AI RAG chat evaluator (question + truth)",
+    ),
+    (
+        "azure_ai_rag_chat_evaluator/baseline_eval_results.excerpt.jsonl",
+        2,
+        "Azure AI RAG chat evaluator (question + truth)",
+    ),
 ]
 
 
@@ -465,3 +475,33 @@ def test_a_qna_maker_tsv_reads_its_capitalised_question_and_answer_columns():
         (question, answer) for question, answer, _source in rows[1:]
     ]
     assert [w.message for w in result.warnings] == ["These columns are not imported: Source."]
+
+
+def test_azure_rag_evaluator_questions_are_graded_by_their_truth_not_by_the_apps_answer():
+    # A results file keeps the app's `answer` beside the ground `truth`: only the truth grades.
+    relative = "azure_ai_rag_chat_evaluator/baseline_eval_results.excerpt.jsonl"
+    result = check(relative)
+
+    records = _lines(relative)
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (r["question"], r["truth"]) for r in records
+    ]
+    assert result.plan.tasks[0].expected_text.startswith("Choosing the right provider is an")
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(
+            kind="keys",
+            names="answer, context, latency, gpt_groundedness, gpt_relevance, answer_length",
+        )
+    ]
+
+
+def test_azure_rag_evaluator_question_and_truth_import_without_asking():
+    result = check("azure_ai_rag_chat_evaluator/qa.excerpt.jsonl")
+
+    first = _lines("azure_ai_rag_chat_evaluator/qa.excerpt.jsonl")[0]
+    assert result.mapping.how == "recognised"
+    task = result.plan.tasks[0]
+    assert task.prompt == (
+        "What is balance billing and how does the Northwind Standard plan protect against it?"
+    )
+    assert task.expected_text == first["truth"]

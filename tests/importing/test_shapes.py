@@ -647,3 +647,14 @@ def test_a_value_of_a_column_as_a_list_is_placed_on_its_line():
 
     assert "one list per column" in result.detected
     assert [(p.code, p.line) for p in result.problems] == [("missing_expected_text", 4)]
+
+
+def test_a_sheet_whose_names_read_as_ours_is_still_graded_as_its_tools_shape_says():
+    # Azure's RAG chat evaluator results: `answer` is what the app said, `truth` grades it.
+    result = check("results.csv", "question,truth,answer\nWhat is 2+2?,4,5\n")
+
+    assert result.problems == ()
+    assert result.plan.tasks[0].expected_text == "4"
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="columns", names="answer")
+    ]
