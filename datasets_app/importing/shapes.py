@@ -33,6 +33,15 @@ Decisions the issue left open (also in docs/field-names.md):
 - A tool's shape outranks the names: the results of Azure's RAG chat evaluator keep the
   app's own `answer` beside the ground `truth`, and only `truth` grades. A spreadsheet whose
   header `columns` would read (`answer` as the expected answer) is renamed as the shape says.
+- A Prometheus score rubric (BiGGen-Bench's `score_rubric`: `criteria` and
+  `score1_description` … `score5_description`) is one criterion, its `criteria`, checked
+  by an llm_judge with outputType float whose instructions hold what each score means and
+  the reference answer: the judge scores on the rubric's own scale and gives
+  (score - lowest) / (highest - lowest), so 1–5 becomes 0–1 and nothing of the scale is
+  lost. Splitting the levels into five pass/fail criteria would grade a different thing.
+  The reference answer is the answer Prometheus says scores 5, an example for the judge,
+  so it is not the task's expected answer (that would add "Matches the expected answer").
+  A `system_prompt` comes first in the prompt, as a chat prompt's system turn.
 """
 
 from __future__ import annotations
@@ -127,6 +136,20 @@ LABELS: dict[str, str] = {
     "weight": "weight",
 }
 
+# A score rubric (Prometheus, BiGGen-Bench) as the instructions of the llm_judge that
+# scores its one criterion. `{{criterion}}`, `{{prompt}}` and `{{output}}` are the judge's.
+SCORE_RUBRIC_INTRO = (
+    "Grade the response by the score rubric below: give it the score from {low} to {high} "
+    "whose description fits it best."
+)
+SCORE_RUBRIC_REFERENCE = "A reference answer that scores {high}:"
+SCORE_RUBRIC_SCALE = (
+    "Give the score as a number from 0 to 1: (score - {low}) / {span}, so {low} is 0 and "
+    "{high} is 1."
+)
+SCORE_RUBRIC_PLACEHOLDERS = (
+    "\n\nCriterion: {{criterion}}\n\nTask: {{prompt}}\n\nResponse: {{output}}"
+)
 # A HealthBench penalty (negative points) as a criterion the answer passes by not doing it.
 PENALTY_PREFIX = "Avoids: "
 # Several accepted answers as one expected answer.
@@ -392,11 +415,17 @@ def text_value(value: Any, key: str, source: str) -> str | None:
     raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(value), label=LABELS[key])
 
 
-def criteria_value(value: Any, weight: Any, source: str) -> list[dict[str, Any]]:
-    """A record's criteria: a text, or a list of texts or `{criterion, points|weight}`."""
+def criteria_value(
+    value: Any, weight: Any, source: str, *, reference: str | None = None
+) -> list[dict[str, Any]]:
+    """A record's criteria: a text, a list of texts or `{criterion, points|weight}`, or a
+    score rubric (`score_rubric_criterion`, with the record's `reference` answer)."""
     items = value if isinstance(value, list) else [value]
     criteria = []
     for item in items:
+        if score_levels(item):
+            criteria.append(score_rubric_criterion(item, reference))
+            continue
         if isinstance(item, str):
             if item.strip():
                 criteria.append(
@@ -417,6 +446,46 @@ def criteria_value(value: Any, weight: Any, source: str) -> list[dict[str, Any]]
             criterion["id"] = item["id"]
         criteria.append(criterion)
     return criteria
+
+
+_SCORE_DESCRIPTION = re.compile(r"^score(\d+)_description$")
+
+
+def score_levels(value: Any) -> list[tuple[int, str]]:
+    """A score rubric's levels, lowest first: Prometheus' `{"criteria": ...,
+    "score1_description": ..., "score5_description": ...}`. Empty for anything else."""
+    if not isinstance(value, dict) or not isinstance(value.get("criteria"), str):
+        return []
+    levels = []
+    for key, description in value.items():
+        found = _SCORE_DESCRIPTION.match(key)
+        if found and isinstance(description, str):
+            levels.append((int(found.group(1)), description))
+    return sorted(levels) if len(levels) >= 2 else []
+
+
+def score_rubric_criterion(rubric: Mapping[str, Any], reference: str | None) -> dict[str, Any]:
+    """A score rubric as one criterion an llm_judge scores on the rubric's own scale.
+
+    The judge reads what each score means and the reference answer (which Prometheus
+    gives as the answer that earns the top score: an example, not the answer to match),
+    and returns the score as a number from 0 to 1, lowest score 0, top score 1.
+    """
+    levels = score_levels(rubric)
+    low, high = levels[0][0], levels[-1][0]
+    lines = [SCORE_RUBRIC_INTRO.format(low=low, high=high)]
+    lines += [f"Score {score}: {description}" for score, description in levels]
+    if reference and reference.strip():
+        lines += ["", SCORE_RUBRIC_REFERENCE.format(high=high), reference]
+    lines += ["", SCORE_RUBRIC_SCALE.format(low=low, high=high, span=high - low)]
+    return {
+        "criterion": rubric["criteria"],
+        "verifier": {
+            "kind": "llm_judge",
+            "outputType": "float",
+            "instructions": "\n".join(lines) + SCORE_RUBRIC_PLACEHOLDERS,
+        },
+    }
 
 
 # --- Records --------------------------------------------------------------------------------
@@ -474,7 +543,7 @@ def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in record.items():
         value = _as_messages(value)
-        if isinstance(value, dict) and value and key not in _WHOLE_KEYS:
+        if isinstance(value, dict) and value and key not in _WHOLE_KEYS and not score_levels(value):
             for child, inner in value.items():
                 flat[f"{key}.{child}"] = inner
         else:
@@ -731,6 +800,8 @@ class Shape:
     fields: Callable[[set[str], dict[str, Any]], dict[str, str]] = lambda keys, first: {}
 
 
+# A record's system prompt, which a shape names as the first part of the prompt.
+SYSTEM_PROMPT_KEYS = frozenset({"system_prompt"})
 # Multiple choice: the options a question offers, as a list or as one column per letter.
 CHOICE_KEYS = ("choices", "options")
 LETTERS = "ABCDEFGH"
@@ -765,11 +836,16 @@ def _option_label(index: int) -> str:
 
 def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
     """The prompt from its parts: blocks separated by a blank line; a question's options
-    (a `choices` list, or columns A, B, C, …) one per line, lettered."""
+    (a `choices` list, or columns A, B, C, …) one per line, lettered; a system prompt
+    before the rest as a chat prompt's system turn (`System: …`, then `Question: …`)."""
     blocks: list[str] = []
     options: list[str] = []
+    system = ""
     for part in parts:
         value = values.get(part)
+        if part in SYSTEM_PROMPT_KEYS:
+            system = text_value(value, "prompt", part) or ""
+            continue
         choices = _choice_list(value) if part in CHOICE_KEYS else None
         if choices is not None:
             options += [f"{_option_label(i)}. {_scalar_text(c)}" for i, c in enumerate(choices)]
@@ -783,7 +859,12 @@ def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
             blocks.append(text)
     if options:
         blocks.append("\n".join(options))
-    return "\n\n".join(blocks)
+    prompt = "\n\n".join(blocks)
+    if system.strip() and prompt:
+        return chat_prompt(
+            [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        )
+    return prompt
 
 
 def _keys_shape(name: str, **fields: str) -> Shape:
@@ -839,6 +920,25 @@ def _conversation_key(keys: set[str], first: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _score_rubric_key(keys: set[str], first: Mapping[str, Any]) -> str | None:
+    """The key holding a score rubric (`score_levels`), as BiGGen-Bench's `score_rubric`."""
+    return next((key for key in sorted(keys) if score_levels(first.get(key))), None)
+
+
+def _score_rubric_fields(keys: set[str], first: dict[str, Any]) -> dict[str, str]:
+    """The rubric and the reference answer make the criterion (the reference is what the
+    judge compares with, not an expected answer of its own); the system prompt comes
+    before the prompt the names give."""
+    rubric = _score_rubric_key(keys, first) or ""
+    named = _alias_fields(sorted(keys - {rubric}), ())
+    reference = named.get("expected")
+    fields = {"criterion": f"{rubric} + {reference}" if reference else rubric}
+    if "prompt" in named:
+        system = sorted(SYSTEM_PROMPT_KEYS & keys)
+        fields["prompt"] = " + ".join([*system, named["prompt"]])
+    return fields
+
+
 SHAPES: tuple[Shape, ...] = (
     Shape(
         "chat conversations (the last assistant turn is the expected answer)",
@@ -854,6 +954,11 @@ SHAPES: tuple[Shape, ...] = (
             {"prompt": "prompt", "criterion": "rubrics"}
             | ({"id": "prompt_id"} if "prompt_id" in keys else {})
         ),
+    ),
+    Shape(
+        "Prometheus score rubric (criteria + score descriptions)",
+        lambda keys, first: _score_rubric_key(keys, first) is not None,
+        _score_rubric_fields,
     ),
     _keys_shape("OpenAI evals (input + ideal)", prompt="input", expected="ideal"),
     Shape(
@@ -1232,9 +1337,15 @@ def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any
     if isinstance(values.get("criteria"), list) and "criterion" not in fields:
         task["criteria"] = values["criteria"]
     criterion = fields.get("criterion")
-    if criterion and values.get(criterion) not in (None, "", []):
-        weight = values.get(fields["weight"]) if "weight" in fields else None
-        task["criteria"] = criteria_value(values[criterion], weight, criterion)
+    if criterion:
+        # A score rubric's criterion comes with the reference answer its judge reads.
+        rubric, *with_it = _parts(criterion)
+        if values.get(rubric) not in (None, "", []):
+            weight = values.get(fields["weight"]) if "weight" in fields else None
+            reference = (
+                text_value(values.get(with_it[0]), "expected", with_it[0]) if with_it else None
+            )
+            task["criteria"] = criteria_value(values[rubric], weight, rubric, reference=reference)
     if "assert" in values and not fields.get("expected"):
         _promptfoo_assertions(values["assert"], task, "assert")
     if isinstance(values.get("expected"), dict) and fields.get("expected") == "expected":

@@ -86,6 +86,11 @@ IMPORTED = [
         2,
         "Azure AI RAG chat evaluator (question + truth)",
     ),
+    (
+        "biggen_bench/sample_responses.excerpt.json",
+        3,
+        "JSON, Prometheus score rubric (criteria + score descriptions), keyed by id",
+    ),
 ]
 
 
@@ -505,3 +510,34 @@ def test_azure_rag_evaluator_question_and_truth_import_without_asking():
         "What is balance billing and how does the Northwind Standard plan protect against it?"
     )
     assert task.expected_text == first["truth"]
+
+
+def test_a_prometheus_score_rubric_is_one_criterion_a_judge_scores_on_its_scale():
+    # BiGGen-Bench: a system prompt, an input, a reference answer and a 1-5 score rubric.
+    result = check("biggen_bench/sample_responses.excerpt.json")
+
+    record = json.loads((REAL / "biggen_bench/sample_responses.excerpt.json").read_text())[
+        "planning_travel_plan_0"
+    ]
+    rubric = record["score_rubric"]
+    task = result.plan.tasks[0]
+    assert task.id == "planning_travel_plan_0"
+    assert task.prompt == (f"System: {record['system_prompt']}\n\nQuestion: {record['input']}")
+    assert task.name == record["input"][: shapes.NAME_CHARS - 1] + "…"
+    # The reference answer is what the judge compares with, not an answer to match.
+    [criterion] = task.criteria
+    assert (criterion.criterion, criterion.weight) == (rubric["criteria"], 1)
+    verifier = criterion.verifier
+    assert (verifier.kind, verifier.output_type) == ("llm_judge", "float")
+    for score in range(1, 6):
+        assert f"Score {score}: {rubric[f'score{score}_description']}\n" in verifier.instructions
+    assert "A reference answer that scores 5:\n" + record["reference_answer"] in (
+        verifier.instructions
+    )
+    assert "(score - 1) / 4, so 1 is 0 and 5 is 1." in verifier.instructions
+    assert verifier.instructions.endswith("Response: {{output}}")
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(
+            kind="keys", names="capability, task, instance_idx, response, response_model_name"
+        )
+    ]
