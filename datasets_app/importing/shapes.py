@@ -988,10 +988,16 @@ SHAPES: tuple[Shape, ...] = (
             "expected": "ground_truth" if "ground_truth" in keys else "ground_truths",
         },
     ),
-    # Azure's RAG chat evaluator writes its ground truth as `truth`, and its results keep
-    # the app's own `answer` beside it: the shape, not the names, says which one grades.
-    _keys_shape(
-        "Azure AI RAG chat evaluator (question + truth)", prompt="question", expected="truth"
+    # Azure's RAG samples write the ground truth as `truth` (with a `question`, or a `query`
+    # as Azure AI Foundry's evaluators name it), and the evaluator's results keep the app's
+    # own `answer` beside it: the shape, not the names, says which one grades.
+    Shape(
+        "Azure AI evaluation data (question or query + truth)",
+        lambda keys, first: "truth" in keys and bool(keys & {"question", "query"}),
+        lambda keys, first: {
+            "prompt": "question" if "question" in keys else "query",
+            "expected": "truth",
+        },
     ),
     _keys_shape(
         "Alpaca (instruction + input + output)", prompt="instruction + input", expected="output"

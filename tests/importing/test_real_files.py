@@ -79,12 +79,17 @@ IMPORTED = [
     (
         "azure_ai_rag_chat_evaluator/qa.excerpt.jsonl",
         8,
-        "Azure AI RAG chat evaluator (question + truth)",
+        "Azure AI evaluation data (question or query + truth)",
     ),
     (
         "azure_ai_rag_chat_evaluator/baseline_eval_results.excerpt.jsonl",
         2,
-        "Azure AI RAG chat evaluator (question + truth)",
+        "Azure AI evaluation data (question or query + truth)",
+    ),
+    (
+        "azure_ai_samples/chat_eval_data.jsonl",
+        13,
+        "Azure AI evaluation data (question or query + truth)",
     ),
     (
         "biggen_bench/sample_responses.excerpt.json",
@@ -541,3 +546,16 @@ def test_a_prometheus_score_rubric_is_one_criterion_a_judge_scores_on_its_scale(
             kind="keys", names="capability, task, instance_idx, response, response_model_name"
         )
     ]
+
+
+def test_azure_ai_foundry_queries_are_graded_by_their_truth():
+    result = check("azure_ai_samples/chat_eval_data.jsonl")
+
+    records = _lines("azure_ai_samples/chat_eval_data.jsonl")
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (r["query"], r["truth"]) for r in records
+    ]
+    assert result.plan.tasks[0].prompt == "Which tent is the most waterproof?"
+    assert result.plan.tasks[0].expected_text == (
+        "The Alpine Explorer Tent has the highest rainfly waterproof rating at 3000m"
+    )
