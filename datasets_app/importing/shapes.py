@@ -27,6 +27,14 @@ Decisions the issue left open (also in docs/field-names.md):
 - A HealthBench rubric item with negative points is a penalty: it becomes the criterion
   `Avoids: <criterion>`, weighted by the points' size, so that passing it means the
   answer did not do the penalised thing.
+- MT-Bench's `turns` (the user's turns, as plain texts) are a chat prompt of user turns,
+  stored as above (`User: first turn`, a blank line, `Question: second turn`), and the task
+  is named by its first turn, which sets it. Its `reference` list holds an answer per turn,
+  not alternatives: the expected answer is each turn's non-blank reference as
+  `Turn n: text`, blocks separated by a blank line.
+- A question MT-Bench gives no reference grades by its judge's general factors (FastChat's
+  `single-v1` prompt); such a task gets that as its one criterion (`Shape.judged_by`), with
+  a warning that counts them, rather than being refused with nothing to grade it.
 - A SQuAD question is asked with its passage: the prompt is the context, a blank line and
   the question. A question SQuAD 2.0 marks unanswerable has nothing to grade by and is
   left out, with a warning that counts them.
@@ -105,6 +113,11 @@ PROMPTFOO_UNSUPPORTED = Rule(
 UNANSWERABLE_LEFT_OUT = Rule(
     "unanswerable_left_out",
     "{count} questions marked unanswerable have no answer to grade by and were left out.",
+)
+JUDGED_BY_TOOL = Rule(
+    "judged_by_tool",
+    "{count} tasks give no reference answer; each is graded instead by the one criterion the "
+    "file's tool judges such a task by: {criterion}",
 )
 PANDAS_INDEX = Rule(
     "pandas_index_column",
@@ -539,8 +552,42 @@ def _as_messages(value: Any) -> Any:
     return value
 
 
+# MT-Bench's questions: `turns`, the user's turns (one text each), and `reference`, the
+# reference answer to each turn ("" for a turn it gives none).
+USER_TURNS_KEY = "turns"
+TURN_REFERENCES_KEY = "reference"
+TURN_LABEL = "Turn {number}: "
+
+
+def _user_turns(record: dict[str, Any]) -> dict[str, Any]:
+    """MT-Bench's turns as a conversation of user turns, and its references as one answer:
+    each turn's reference after `Turn n: `, blocks separated by a blank line (a question of
+    one turn: its reference alone). A turn with a blank reference is left out."""
+    turns = record.get(USER_TURNS_KEY)
+    if not (isinstance(turns, list) and turns and all(isinstance(t, str) for t in turns)):
+        return record
+    record = {**record, USER_TURNS_KEY: [{"role": "user", "content": t} for t in turns]}
+    references = record.get(TURN_REFERENCES_KEY)
+    if (
+        isinstance(references, list)
+        and len(references) == len(turns)
+        and all(isinstance(r, str) for r in references)
+    ):
+        if len(references) == 1:
+            answer = references[0]
+        else:
+            answer = "\n\n".join(
+                TURN_LABEL.format(number=number) + text
+                for number, text in enumerate(references, start=1)
+                if text.strip()
+            )
+        record[TURN_REFERENCES_KEY] = answer if answer.strip() else None
+    return record
+
+
 def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     flat: dict[str, Any] = {}
+    record = _user_turns(record)
     for key, value in record.items():
         value = _as_messages(value)
         if isinstance(value, dict) and value and key not in _WHOLE_KEYS and not score_levels(value):
@@ -798,6 +845,9 @@ class Shape:
     name: str
     matches: Callable[[set[str], dict[str, Any]], bool]
     fields: Callable[[set[str], dict[str, Any]], dict[str, str]] = lambda keys, first: {}
+    # The criterion the tool's own judge grades a record by when the record gives no
+    # answer (MT-Bench's questions with no reference): such a task gets it as its criterion.
+    judged_by: str = ""
 
 
 # A record's system prompt, which a shape names as the first part of the prompt.
@@ -939,7 +989,27 @@ def _score_rubric_fields(keys: set[str], first: dict[str, Any]) -> dict[str, str
     return fields
 
 
+def _is_user_turns(value: Any) -> bool:
+    return is_chat(value) and all(message.get("role") == "user" for message in value)
+
+
+# What MT-Bench's judge weighs when a question has no reference answer (FastChat's
+# `single-v1` judge prompt), as a criterion.
+MT_BENCH_JUDGE = (
+    "The response is helpful, relevant, accurate, deep, creative and detailed "
+    "(what MT-Bench's judge weighs for a question with no reference answer)."
+)
+
 SHAPES: tuple[Shape, ...] = (
+    Shape(
+        "MT-Bench questions (turns + reference)",
+        lambda keys, first: _is_user_turns(first.get(USER_TURNS_KEY)),
+        lambda keys, first: (
+            {"prompt": USER_TURNS_KEY}
+            | ({"expected": TURN_REFERENCES_KEY} if TURN_REFERENCES_KEY in keys else {})
+        ),
+        judged_by=MT_BENCH_JUDGE,
+    ),
     Shape(
         "chat conversations (the last assistant turn is the expected answer)",
         lambda keys, first: _conversation_key(keys, first) is not None,
@@ -1185,6 +1255,8 @@ class Recognised:
     # What the shape and the names said, before any guess or memory.
     named: dict[str, str]
     sources: list[str]
+    # The shape that recognised the records, if one did.
+    matched: Shape | None = None
 
 
 def _not_a_label(key: str, value: Any) -> bool:
@@ -1222,11 +1294,14 @@ def recognise(
     if given:
         chosen = {k: v for k, v in fields.items() if v not in given.values()}
         chosen.update(given)
-        return Recognised(name, chosen, "given", fields, sources)
+        return Recognised(name, chosen, "given", fields, sources, shape)
     if "prompt" in fields and (
-        "expected" in fields or "criterion" in fields or keys & {"criteria", "assert"}
+        "expected" in fields
+        or "criterion" in fields
+        or keys & {"criteria", "assert"}
+        or (shape and shape.judged_by)
     ):
-        return Recognised(name, fields, "recognised", fields, sources)
+        return Recognised(name, fields, "recognised", fields, sources, shape)
     memory = (remembered or {}).get(signature_of(sources))
     if memory:
         return Recognised(name, dict(memory), "remembered", fields, sources)
@@ -1361,18 +1436,33 @@ def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any
 
 def _task_name(values: Mapping[str, Any], prompt_parts: Sequence[str], prompt: str) -> str:
     """A passage and its question are named by the question, not by the passage or the
-    options; a conversation by its question."""
+    options; a conversation by its question, and the user's turns alone (MT-Bench) by the
+    first, which sets the task (the later turns follow it up)."""
     question = next(
         (p for p in reversed(prompt_parts) if p not in CHOICE_KEYS and p not in LETTERS),
         prompt_parts[-1] if prompt_parts else "",
     )
     asked = values.get(question)
+    if question == USER_TURNS_KEY and isinstance(asked, list) and _is_user_turns(asked):
+        opening = asked[0]["content"]
+        if isinstance(opening, str):
+            return _short_name(opening)
     return _short_name(asked if isinstance(asked, str) else prompt)
 
 
-def build_tasks(records: Sequence[Record], fields: Mapping[str, str], *, file_name: str) -> Built:
-    """Each record as a canonical task; a value that cannot be one is a problem on its record."""
+def build_tasks(
+    records: Sequence[Record],
+    fields: Mapping[str, str],
+    *,
+    file_name: str,
+    shape: Shape | None = None,
+) -> Built:
+    """Each record as a canonical task; a value that cannot be one is a problem on its record.
+
+    A task with nothing to grade it by gets the `shape`'s own criterion, when it has one.
+    """
     built = Built()
+    judged = 0
     prompt_parts = _parts(fields["prompt"]) if "prompt" in fields else []
     for record in records:
         values = record.values
@@ -1388,10 +1478,15 @@ def build_tasks(records: Sequence[Record], fields: Mapping[str, str], *, file_na
             continue
         if "prompt" in task and "name" not in task:
             task["name"] = _task_name(values, prompt_parts, task["prompt"])
+        if shape and shape.judged_by and not task.get("expected") and not task.get("criteria"):
+            task["criteria"] = [{"criterion": shape.judged_by}]
+            judged += 1
         built.tasks.append(task)
         built.places.append(record)
     if built.left_out:
         built.warnings.append(UNANSWERABLE_LEFT_OUT.at(file_name, count=built.left_out))
+    if judged and shape:
+        built.warnings.append(JUDGED_BY_TOOL.at(file_name, count=judged, criterion=shape.judged_by))
     return built
 
 
@@ -1637,14 +1732,15 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
         # The validator's own words for the canonical document's `tasks`.
         shaped.problems = [TOO_MANY_TASKS.at(file_name, count=total, limit=max_tasks)]
         return shaped
-    built = build_tasks(records, fields, file_name=file_name)
+    built = build_tasks(records, fields, file_name=file_name, shape=recognised.matched)
     shaped.mapping = FieldMap(
         fields=dict(fields),
         how=recognised.how,
         sources=tuple(recognised.sources),
         shape=recognised.shape,
         sample=sample_of(built.tasks),
-        graded=bool({"assert", "criteria"} & set(recognised.sources)),
+        graded=bool({"assert", "criteria"} & set(recognised.sources))
+        or bool(recognised.matched and recognised.matched.judged_by),
     )
     if shaped.mapping.needs_confirmation:
         shaped.problems = mapping_problems(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from datasets_app.importing import document, shapes
+from datasets_app.importing import document, json_format, shapes
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import CheckOptions
 
@@ -96,6 +96,7 @@ IMPORTED = [
         3,
         "JSON, Prometheus score rubric (criteria + score descriptions), keyed by id",
     ),
+    ("mt_bench/question.excerpt.jsonl", 7, "JSON Lines, MT-Bench questions (turns + reference)"),
 ]
 
 
@@ -559,3 +560,40 @@ def test_azure_ai_foundry_queries_are_graded_by_their_truth():
     assert result.plan.tasks[0].expected_text == (
         "The Alpine Explorer Tent has the highest rainfly waterproof rating at 3000m"
     )
+
+
+def test_mt_bench_asks_both_turns_and_expects_each_turns_reference():
+    result = check("mt_bench/question.excerpt.jsonl")
+
+    questions = {q["question_id"]: q for q in _lines("mt_bench/question.excerpt.jsonl")}
+    tasks = {t.id: t for t in result.plan.tasks}
+    first, second = questions[101]["turns"]
+    # The user's two turns as a conversation: the first as "User:", the second as the question.
+    assert tasks["101"].prompt == f"User: {first}\n\nQuestion: {second}"
+    assert tasks["101"].name.startswith("Imagine you are participating in a race")
+    # One reference per turn, each labelled with its turn, not "Any of:" alternatives.
+    assert tasks["101"].expected_text == "Turn 1: You are in second place.\n\nTurn 2: Uncertain."
+    # A blank reference for the second turn is left out.
+    assert tasks["103"].expected_text == "Turn 1: Thomas may work at a hospital."
+
+
+def test_an_mt_bench_question_with_no_reference_is_graded_as_mt_benchs_judge_grades_it():
+    result = check("mt_bench/question.excerpt.jsonl")
+
+    writing = result.plan.tasks[0]
+    assert writing.expected_text is None
+    assert [c.criterion for c in writing.criteria] == [shapes.MT_BENCH_JUDGE]
+    assert [w.message for w in result.warnings] == [
+        shapes.JUDGED_BY_TOOL.format(count=2, criterion=shapes.MT_BENCH_JUDGE),
+        shapes.IGNORED_KEYS.format(kind="keys", names="category"),
+    ]
+
+
+def test_mt_bench_exports_and_imports_back_identically():
+    first = check("mt_bench/question.excerpt.jsonl").plan
+    exported = json_format.write(first)
+
+    again = check_file(exported, "export.json").plan
+
+    assert again.tasks == first.tasks
+    assert json_format.write(again) == exported
