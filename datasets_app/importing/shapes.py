@@ -50,10 +50,19 @@ Decisions the issue left open (also in docs/field-names.md):
   The reference answer is the answer Prometheus says scores 5, an example for the judge,
   so it is not the task's expected answer (that would add "Matches the expected answer").
   A `system_prompt` comes first in the prompt, as a chat prompt's system turn.
+- A PaperBench rubric tree (`requirements`, `weight`, `sub_tasks` all the way down) is one
+  task: the file says what must be true, not what to ask, so its top requirement is the
+  prompt (the Detected line says so; the task arrives as a draft to edit). Its criteria
+  are the leaves, each weighted by its share of the score: PaperBench scores a node as the
+  weighted mean of its children, so a leaf's share is the product down its path of its
+  weight over its siblings' total, given as a percentage (to six significant figures).
+  Inner requirements are not criteria (their leaves grade them), and `task_category` is
+  not kept. A weight that is no positive number is a problem naming the requirement.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -109,6 +118,11 @@ PROMPTFOO_UNSUPPORTED = Rule(
     "The promptfoo assertion {kind} ({value}) has no equivalent here: Context Evals grades by "
     "an expected answer or criteria. Use equals: for an exact answer or llm-rubric: for a "
     "criterion, or remove it.",
+)
+REQUIREMENT_WEIGHT = Rule(
+    "requirement_weight_not_positive",
+    "The requirement “{requirement}” in {source} has weight {weight}: each requirement's "
+    "weight must be a positive number, as its share of the score is worked out from it.",
 )
 UNANSWERABLE_LEFT_OUT = Rule(
     "unanswerable_left_out",
@@ -431,8 +445,11 @@ def text_value(value: Any, key: str, source: str) -> str | None:
 def criteria_value(
     value: Any, weight: Any, source: str, *, reference: str | None = None
 ) -> list[dict[str, Any]]:
-    """A record's criteria: a text, a list of texts or `{criterion, points|weight}`, or a
-    score rubric (`score_rubric_criterion`, with the record's `reference` answer)."""
+    """A record's criteria: a text, a list of texts or `{criterion, points|weight}`, a
+    score rubric (`score_rubric_criterion`, with the record's `reference` answer), or a
+    tree of weighted requirements (`requirement_leaves`)."""
+    if is_requirement_tree(value):
+        return requirement_leaves(value, source)
     items = value if isinstance(value, list) else [value]
     criteria = []
     for item in items:
@@ -499,6 +516,60 @@ def score_rubric_criterion(rubric: Mapping[str, Any], reference: str | None) -> 
             "instructions": "\n".join(lines) + SCORE_RUBRIC_PLACEHOLDERS,
         },
     }
+
+
+def _is_requirement(node: Any) -> bool:
+    return (
+        isinstance(node, dict)
+        and isinstance(node.get("requirements"), str)
+        and isinstance(node.get("sub_tasks"), list)
+    )
+
+
+def is_requirement_tree(value: Any) -> bool:
+    """PaperBench's rubric: requirements, each with a weight and its own `sub_tasks`."""
+    return isinstance(value, list) and bool(value) and all(map(_is_requirement, value))
+
+
+def _positive(weight: Any) -> bool:
+    return isinstance(weight, int | float) and not isinstance(weight, bool) and weight > 0
+
+
+def _shares(nodes: list[Any], share: float, source: str) -> list[tuple[dict[str, Any], float]]:
+    """Each requirement with its share of `share`: its weight over its siblings' total."""
+    for node in nodes:
+        if not _positive(node.get("weight")):
+            raise ValueProblem(
+                REQUIREMENT_WEIGHT,
+                requirement=_shorten(node.get("requirements")),
+                weight=_shorten(json.dumps(node.get("weight"))),
+                source=source,
+            )
+    total = sum(node["weight"] for node in nodes)
+    return [(node, share * node["weight"] / total) for node in nodes]
+
+
+def requirement_leaves(tree: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
+    """A requirement tree's leaves, in the file's order, as criteria weighted by their share
+    of the score.
+
+    PaperBench scores a requirement as the weighted mean of its sub-requirements' scores,
+    so a leaf counts for the product, down its path, of its weight over its siblings'
+    total. That share (as a percentage, to six significant figures) is its weight here,
+    which gives the same score. Walked with a stack: a tree is as deep as the file makes it.
+    """
+    criteria: list[dict[str, Any]] = []
+    stack = _shares(tree, 100.0, source)[::-1]
+    while stack:
+        node, share = stack.pop()
+        if is_requirement_tree(node["sub_tasks"]):
+            stack.extend(_shares(node["sub_tasks"], share, source)[::-1])
+            continue
+        criterion = {"criterion": node["requirements"], "weight": float(f"{share:.6g}")}
+        if "id" in node:
+            criterion["id"] = node["id"]
+        criteria.append(criterion)
+    return criteria
 
 
 # --- Records --------------------------------------------------------------------------------
@@ -1029,6 +1100,14 @@ SHAPES: tuple[Shape, ...] = (
         "Prometheus score rubric (criteria + score descriptions)",
         lambda keys, first: _score_rubric_key(keys, first) is not None,
         _score_rubric_fields,
+    ),
+    Shape(
+        "PaperBench rubric tree (the top requirement → prompt, the weighted leaves → criteria)",
+        lambda keys, first: "requirements" in keys and is_requirement_tree(first.get("sub_tasks")),
+        lambda keys, first: (
+            {"prompt": "requirements", "criterion": "sub_tasks"}
+            | ({"id": "id"} if "id" in keys else {})
+        ),
     ),
     _keys_shape("OpenAI evals (input + ideal)", prompt="input", expected="ideal"),
     Shape(

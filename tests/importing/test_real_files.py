@@ -97,6 +97,12 @@ IMPORTED = [
         "JSON, Prometheus score rubric (criteria + score descriptions), keyed by id",
     ),
     ("mt_bench/question.excerpt.jsonl", 7, "JSON Lines, MT-Bench questions (turns + reference)"),
+    (
+        "paperbench/semantic_self_consistency_rubric.excerpt.json",
+        1,
+        "JSON, PaperBench rubric tree (the top requirement → prompt, the weighted leaves → "
+        "criteria), one record",
+    ),
 ]
 
 
@@ -597,3 +603,29 @@ def test_mt_bench_exports_and_imports_back_identically():
 
     assert again.tasks == first.tasks
     assert json_format.write(again) == exported
+
+
+def test_a_paperbench_rubric_tree_grades_by_its_leaves_weighted_as_paperbench_scores():
+    relative = "paperbench/semantic_self_consistency_rubric.excerpt.json"
+    result = check(relative)
+
+    tree = json.loads((REAL / relative).read_text())
+    [task] = result.plan.tasks
+    assert (task.id, task.prompt) == (tree["id"], tree["requirements"])
+    # Two sub-requirements of weight 1 share the score; under the second, weights 5, 1, 1, 1.
+    assert [(c.criterion[:40], c.weight) for c in task.criteria] == [
+        ("The test split of the AQuA-RAT dataset (", 16.6667),
+        ("The test split of the StrategyQA dataset", 16.6667),
+        ("The full SVAMP dataset (1000 samples inc", 16.6667),
+        ("Inference can be performed on gpt-3.5-tu", 15.625),
+        ("Inference can be performed on gpt-4o-min", 15.625),
+        ("All models use top-p=1. Note, the defaul", 6.25),
+        ("All models generate up to 250 max new to", 6.25),
+        ("All models use the 4-shot prompt provide", 2.08333),
+        ("All models use the 6-shot prompt provide", 2.08333),
+        ("All models use the 8-shot math prompt pr", 2.08333),
+    ]
+    assert task.criteria[0].id == tree["sub_tasks"][0]["sub_tasks"][0]["id"]
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="keys", names="task_category, finegrained_task_category")
+    ]

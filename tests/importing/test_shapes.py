@@ -120,6 +120,42 @@ def test_healthbench_rubrics_are_criteria_and_a_penalty_is_a_criterion_to_avoid(
     ]
 
 
+def _requirement(text: str, weight, *subs: dict) -> dict:
+    return {"id": text.lower(), "requirements": text, "weight": weight, "sub_tasks": list(subs)}
+
+
+def test_a_requirement_tree_is_its_leaves_weighted_by_their_share_of_the_score():
+    tree = _requirement(
+        "Reproduced",
+        1,
+        _requirement("Data", 1, _requirement("A", 1), _requirement("B", 3)),
+        _requirement("Runs", 3),
+    )
+
+    result = check("rubric.json", json.dumps(tree))
+
+    [task] = result.plan.tasks
+    assert task.prompt == "Reproduced"
+    assert [(c.id, c.criterion, c.weight) for c in task.criteria] == [
+        ("a", "A", 6.25),
+        ("b", "B", 18.75),
+        ("runs", "Runs", 75),
+    ]
+
+
+@pytest.mark.parametrize("weight", [0, -1, "2", None])
+def test_a_requirement_whose_weight_is_no_positive_number_is_named(weight):
+    tree = _requirement("Reproduced", 1, _requirement("A", 1), _requirement("B", weight))
+
+    result = check("rubric.json", json.dumps(tree))
+
+    assert result.plan is None
+    [problem] = [p for p in result.problems if p.code == shapes.REQUIREMENT_WEIGHT.code]
+    assert problem.message == shapes.REQUIREMENT_WEIGHT.format(
+        requirement="B", weight=json.dumps(weight), source="sub_tasks"
+    )
+
+
 # -- other tools' records ---------------------------------------------------------------------
 
 
