@@ -64,6 +64,7 @@ FIELDS: tuple[Field, ...] = (
             "expected completion",
             "correct_answer",
             "gold_answer",
+            "golden_answer",
             "ideal",
             "completion",
         ),

@@ -58,6 +58,8 @@ Decisions the issue left open (also in docs/field-names.md):
   weight over its siblings' total, given as a percentage (to six significant figures).
   Inner requirements are not criteria (their leaves grade them), and `task_category` is
   not kept. A weight that is no positive number is a problem naming the requirement.
+- Alpaca's `output` is the expected answer only when no key names one: beside DataFlow's
+  `golden_answer`, `output` is what a model answered, and is not imported.
 """
 
 from __future__ import annotations
@@ -994,6 +996,19 @@ def _keys_shape(name: str, **fields: str) -> Shape:
     return Shape(name, lambda keys, first: needed <= keys, lambda keys, first: dict(fields))
 
 
+def _output_shape(name: str, *, prompt: str) -> Shape:
+    """A shape whose `output` is the expected answer (Alpaca's), unless a key names one:
+    beside DataFlow's `golden_answer`, `output` is what a model answered."""
+    shape = _keys_shape(name, prompt=prompt, expected="output")
+    return Shape(
+        name,
+        lambda keys, first: (
+            shape.matches(keys, first) and not any(field_for(key) == "expected" for key in keys)
+        ),
+        shape.fields,
+    )
+
+
 def _only_child(keys: set[str], parent: str) -> str | None:
     children = [key for key in keys if key.startswith(parent + ".")]
     return children[0] if len(children) == 1 else None
@@ -1148,10 +1163,8 @@ SHAPES: tuple[Shape, ...] = (
             "expected": "truth",
         },
     ),
-    _keys_shape(
-        "Alpaca (instruction + input + output)", prompt="instruction + input", expected="output"
-    ),
-    _keys_shape("AlpacaEval (instruction + output)", prompt="instruction", expected="output"),
+    _output_shape("Alpaca (instruction + input + output)", prompt="instruction + input"),
+    _output_shape("AlpacaEval (instruction + output)", prompt="instruction"),
     Shape(
         "SQuAD (context + question + answers)",
         lambda keys, first: "question" in keys and "context" in keys and _has_answer_starts(first),

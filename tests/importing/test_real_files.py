@@ -91,6 +91,8 @@ IMPORTED = [
         13,
         "Azure AI evaluation data (question or query + truth)",
     ),
+    ("dataflow/pipeline_general_short.json", 3, "golden_answer → expected answer"),
+    ("dataflow/mq_test_data.excerpt.jsonl", 5, "golden_answers → expected answer"),
     (
         "biggen_bench/sample_responses.excerpt.json",
         3,
@@ -629,3 +631,31 @@ def test_a_paperbench_rubric_tree_grades_by_its_leaves_weighted_as_paperbench_sc
     assert [w.message for w in result.warnings] == [
         shapes.IGNORED_KEYS.format(kind="keys", names="task_category, finegrained_task_category")
     ]
+
+
+def test_a_golden_answer_grades_and_the_models_output_beside_it_does_not():
+    # DataFlow's reasoning data: Alpaca's instruction and output, plus the golden answer.
+    result = check("dataflow/pipeline_general_short.json")
+
+    records = json.loads((REAL / "dataflow/pipeline_general_short.json").read_text())
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (r["instruction"], r["golden_answer"]) for r in records
+    ]
+    assert result.plan.tasks[0].expected_text == (
+        "Treatment A led to greater pain reduction (45% vs. 30%)."
+    )
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="keys", names="output, source")
+    ]
+
+
+def test_golden_answers_are_each_an_accepted_answer():
+    result = check("dataflow/mq_test_data.excerpt.jsonl")
+
+    task = result.plan.tasks[0]
+    assert task.id == "0"
+    assert task.prompt.endswith("E.Refuse to dictate the operative report")
+    assert task.expected_text == (
+        "Any of:\n- Tell the attending that he cannot fail to disclose this mistake\n- C\n"
+        "- C. Tell the attending that he cannot fail to disclose this mistake"
+    )
