@@ -35,6 +35,11 @@ Decisions the issue left open (also in docs/field-names.md):
 - A question MT-Bench gives no reference grades by its judge's general factors (FastChat's
   `single-v1` prompt); such a task gets that as its one criterion (`Shape.judged_by`), with
   a warning that counts them, rather than being refused with nothing to grade it.
+- A coding benchmark grades by running its tests, which have no equivalent here: HumanEval's
+  `canonical_solution` and MBPP's `code` are the expected answer (what a judge compares
+  with), HumanEval's `test` is named as not imported. MBPP's `test_list` is shown after its
+  problem, one assert a line, as MBPP's own prompt does: they name the function to write.
+  A HumanEval task is named by its `entry_point`, the function.
 - A SQuAD question is asked with its passage: the prompt is the context, a blank line and
   the question. A question SQuAD 2.0 marks unanswerable has nothing to grade by and is
   left out, with a warning that counts them.
@@ -925,6 +930,9 @@ class Shape:
 
 # A record's system prompt, which a shape names as the first part of the prompt.
 SYSTEM_PROMPT_KEYS = frozenset({"system_prompt"})
+# A coding problem's tests (MBPP's `test_list`, one `assert` each), which its prompt
+# shows one per line, as MBPP's own prompt does: they name the function to write.
+TEST_LIST_KEYS = frozenset({"test_list"})
 # Multiple choice: the options a question offers, as a list or as one column per letter.
 CHOICE_KEYS = ("choices", "options")
 LETTERS = "ABCDEFGH"
@@ -973,6 +981,10 @@ def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
         if choices is not None:
             options += [f"{_option_label(i)}. {_scalar_text(c)}" for i, c in enumerate(choices)]
             continue
+        if part in TEST_LIST_KEYS and isinstance(value, list):
+            tests = [text_value(test, "prompt", part) for test in value]
+            blocks.append("\n".join(test for test in tests if test and test.strip()))
+            continue
         text = text_value(value, "prompt", part)
         if not text:
             continue
@@ -990,10 +1002,10 @@ def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
     return prompt
 
 
-def _keys_shape(name: str, **fields: str) -> Shape:
+def _keys_shape(shape_name: str, /, **fields: str) -> Shape:
     """A shape known by having every key its fields name (`prompt="instruction + input"`)."""
     needed = {part.strip() for source in fields.values() for part in source.split(" + ")}
-    return Shape(name, lambda keys, first: needed <= keys, lambda keys, first: dict(fields))
+    return Shape(shape_name, lambda keys, first: needed <= keys, lambda keys, first: dict(fields))
 
 
 def _output_shape(name: str, *, prompt: str) -> Shape:
@@ -1136,6 +1148,22 @@ SHAPES: tuple[Shape, ...] = (
             and any(k.startswith("outputs.") for k in keys)
         ),
         _langsmith_fields,
+    ),
+    # Named by the function to write: its prompt opens with imports, not with a question.
+    _keys_shape(
+        "HumanEval (prompt + canonical_solution)",
+        prompt="prompt",
+        expected="canonical_solution",
+        name="entry_point",
+    ),
+    Shape(
+        "MBPP (text + code + test_list)",
+        lambda keys, first: {"code", "test_list"} <= keys and bool(keys & {"text", "prompt"}),
+        # The original files call the problem `text`; the sanitized set calls it `prompt`.
+        lambda keys, first: {
+            "prompt": ("text" if "text" in keys else "prompt") + " + test_list",
+            "expected": "code",
+        },
     ),
     _keys_shape("prompt + completion", prompt="prompt", expected="completion"),
     _keys_shape(

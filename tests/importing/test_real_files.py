@@ -105,6 +105,9 @@ IMPORTED = [
         "JSON, PaperBench rubric tree (the top requirement → prompt, the weighted leaves → "
         "criteria), one record",
     ),
+    ("humaneval/HumanEval.excerpt.jsonl", 3, "JSON Lines, HumanEval (prompt + canonical_solution)"),
+    ("mbpp/mbpp.excerpt.jsonl", 3, "JSON Lines, MBPP (text + code + test_list)"),
+    ("mbpp/sanitized-mbpp.excerpt.json", 3, "JSON, MBPP (text + code + test_list)"),
 ]
 
 
@@ -659,3 +662,47 @@ def test_golden_answers_are_each_an_accepted_answer():
         "Any of:\n- Tell the attending that he cannot fail to disclose this mistake\n- C\n"
         "- C. Tell the attending that he cannot fail to disclose this mistake"
     )
+
+
+def test_humaneval_asks_its_stub_expects_its_canonical_solution_and_names_its_function():
+    result = check("humaneval/HumanEval.excerpt.jsonl")
+
+    problems = _lines("humaneval/HumanEval.excerpt.jsonl")
+    assert [(t.id, t.name, t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (p["task_id"], p["entry_point"], p["prompt"], p["canonical_solution"]) for p in problems
+    ]
+    assert result.plan.tasks[0].name == "has_close_elements"
+    # Its unit tests have no equivalent here: named, not imported.
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="keys", names="test")
+    ]
+
+
+def test_mbpp_asks_its_problem_with_its_tests_and_expects_its_code():
+    result = check("mbpp/mbpp.excerpt.jsonl")
+
+    first = _lines("mbpp/mbpp.excerpt.jsonl")[0]
+    task = result.plan.tasks[0]
+    # The asserts name the function to write, as MBPP's own prompt shows them.
+    assert task.prompt == (
+        "Write a function to find the minimum cost path to reach (m, n) from (0, 0) for the "
+        "given cost matrix cost[][] and a position (m, n) in cost[][].\n\n"
+        "assert min_cost([[1, 2, 3], [4, 8, 2], [1, 5, 3]], 2, 2) == 8\n"
+        "assert min_cost([[2, 3, 4], [5, 9, 3], [2, 6, 4]], 2, 2) == 12\n"
+        "assert min_cost([[3, 4, 5], [6, 10, 4], [3, 7, 5]], 2, 2) == 16"
+    )
+    assert (task.id, task.expected_text) == ("1", first["code"])
+    assert task.name.startswith("Write a function to find the minimum cost path")
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="keys", names="test_setup_code, challenge_test_list")
+    ]
+
+
+def test_sanitized_mbpp_calls_its_problem_prompt_and_imports_the_same_way():
+    result = check("mbpp/sanitized-mbpp.excerpt.json")
+
+    records = json.loads((REAL / "mbpp/sanitized-mbpp.excerpt.json").read_text())
+    assert [(t.id, t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (str(r["task_id"]), r["prompt"] + "\n\n" + "\n".join(r["test_list"]), r["code"])
+        for r in records
+    ]
