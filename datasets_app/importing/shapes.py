@@ -54,7 +54,8 @@ Decisions the issue left open (also in docs/field-names.md):
   lost. Splitting the levels into five pass/fail criteria would grade a different thing.
   The reference answer is the answer Prometheus says scores 5, an example for the judge,
   so it is not the task's expected answer (that would add "Matches the expected answer").
-  A `system_prompt` comes first in the prompt, as a chat prompt's system turn.
+  A `system_prompt` comes first in the prompt, as a chat prompt's system turn; a `weight`
+  the record gives is the criterion's.
 - A PaperBench rubric tree (`requirements`, `weight`, `sub_tasks` all the way down) is one
   task: the file says what must be true, not what to ask, so its top requirement is the
   prompt (the Detected line says so; the task arrives as a draft to edit). Its criteria
@@ -461,7 +462,8 @@ def criteria_value(
     criteria = []
     for item in items:
         if score_levels(item):
-            criteria.append(score_rubric_criterion(item, reference))
+            judged = score_rubric_criterion(item, reference)
+            criteria.append(judged if weight is None else {**judged, "weight": weight})
             continue
         if isinstance(item, str):
             if item.strip():

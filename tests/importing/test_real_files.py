@@ -706,3 +706,21 @@ def test_sanitized_mbpp_calls_its_problem_prompt_and_imports_the_same_way():
         (str(r["task_id"]), r["prompt"] + "\n\n" + "\n".join(r["test_list"]), r["code"])
         for r in records
     ]
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "biggen_bench/sample_responses.excerpt.json",
+        "paperbench/semantic_self_consistency_rubric.excerpt.json",
+    ],
+)
+def test_a_rubric_file_exports_and_imports_back_identically(relative):
+    # The judge's instructions and the leaves' weights survive our own format unchanged.
+    first = check(relative).plan
+    exported = json_format.write(first)
+
+    again = check_file(exported, "export.json").plan
+
+    assert again.tasks == first.tasks
+    assert json_format.write(again) == exported

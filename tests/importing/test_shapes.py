@@ -120,6 +120,18 @@ def test_healthbench_rubrics_are_criteria_and_a_penalty_is_a_criterion_to_avoid(
     ]
 
 
+def test_a_score_rubric_keeps_a_weight_the_record_gives():
+    rubric = {"criteria": "Is it kind?", "score1_description": "No.", "score2_description": "Yes."}
+    record = {"input": "Greet me.", "score_rubric": rubric, "weight": 3}
+
+    result = check("rubric.jsonl", lines(record))
+
+    [criterion] = result.plan.tasks[0].criteria
+    assert (criterion.criterion, criterion.weight) == ("Is it kind?", 3)
+    assert "(score - 1) / 1, so 1 is 0 and 2 is 1." in criterion.verifier.instructions
+    assert "reference answer" not in criterion.verifier.instructions
+
+
 def _requirement(text: str, weight, *subs: dict) -> dict:
     return {"id": text.lower(), "requirements": text, "weight": weight, "sub_tasks": list(subs)}
 
