@@ -40,6 +40,8 @@ Decisions the issue left open (also in docs/field-names.md):
   with), HumanEval's `test` is named as not imported. MBPP's `test_list` is shown after its
   problem, one assert a line, as MBPP's own prompt does: they name the function to write.
   A HumanEval task is named by its `entry_point`, the function.
+- TruthfulQA grades by its `Best Answer`; its `Correct Answers` (also an expected answer
+  by name) and `Incorrect Answers` are named as not imported.
 - A SQuAD question is asked with its passage: the prompt is the context, a blank line and
   the question. A question SQuAD 2.0 marks unanswerable has nothing to grade by and is
   left out, with a warning that counts them.
@@ -1089,6 +1091,20 @@ def _score_rubric_fields(keys: set[str], first: dict[str, Any]) -> dict[str, str
     return fields
 
 
+def _key_spelled(keys: set[str], name: str) -> str | None:
+    """The key spelled as `name` (case, spaces, `_` and `-` aside), if there is one."""
+    return next((key for key in sorted(keys) if normalize(key) == normalize(name)), None)
+
+
+def _truthfulqa_fields(keys: set[str], first: dict[str, Any]) -> dict[str, str]:
+    """TruthfulQA's question and its best answer, in the CSV (`Question`, `Best Answer`)
+    and the Hugging Face export (`question`, `best_answer`)."""
+    return {
+        "prompt": _key_spelled(keys, "question") or "",
+        "expected": _key_spelled(keys, "best_answer") or "",
+    }
+
+
 def _is_user_turns(value: Any) -> bool:
     return is_chat(value) and all(message.get("role") == "user" for message in value)
 
@@ -1166,6 +1182,13 @@ SHAPES: tuple[Shape, ...] = (
             "prompt": ("text" if "text" in keys else "prompt") + " + test_list",
             "expected": "code",
         },
+    ),
+    Shape(
+        # `Correct Answers` (also read as an expected answer by its name) are the other
+        # true answers, `; `-separated in one cell: the best answer is the one to grade by.
+        "TruthfulQA (Question + Best Answer)",
+        lambda keys, first: all(_truthfulqa_fields(keys, first).values()),
+        _truthfulqa_fields,
     ),
     _keys_shape("prompt + completion", prompt="prompt", expected="completion"),
     _keys_shape(
