@@ -68,6 +68,9 @@ Decisions the issue left open (also in docs/field-names.md):
   not kept. A weight that is no positive number is a problem naming the requirement.
 - Alpaca's `output` is the expected answer only when no key names one: beside DataFlow's
   `golden_answer`, `output` is what a model answered, and is not imported.
+- A nested prompt's answer is the one beside it: when the prompt is `input.input` and
+  `input` also names an expected answer, that is the answer; the top-level `expected` of
+  Braintrust's scorer datasets is the score a grader should give.
 """
 
 from __future__ import annotations
@@ -1277,6 +1280,20 @@ def _alias_fields(sources: Sequence[str], taken: Iterable[str]) -> dict[str, str
     return {key: source for key, (_, source) in best.items()}
 
 
+def _answer_beside(prompt: str, sources: Sequence[str]) -> str | None:
+    """The key beside a nested prompt that names an expected answer: that prompt's answer.
+
+    Braintrust's scorer datasets hold the question, a model's output and the reference in
+    `input` (`input.input`, `input.output`, `input.expected`); their top-level `expected`
+    is the score a grader should give, not an answer to the question.
+    """
+    parent, dot, _ = prompt.rpartition(".")
+    if not dot or " + " in prompt:
+        return None
+    siblings = (s for s in sources if s.startswith(parent + ".") and s != prompt)
+    return next((s for s in siblings if field_for(s[len(parent) + 1 :]) == "expected"), None)
+
+
 def _text_columns(records: Sequence[Record], sources: Sequence[str]) -> list[tuple[str, float]]:
     """Sources holding text (or chat) in most records, with their mean length."""
     found = []
@@ -1423,13 +1440,17 @@ def recognise(
     first = records[0].values if records else {}
     shape = next((s for s in SHAPES if s.matches(keys, first)), None)
     fields = dict(shape.fields(keys, first)) if shape else {}
-    fields.update(
-        {
-            k: v
-            for k, v in _alias_fields(sources, fields.values()).items()
-            if k not in fields and not _not_a_label(k, first.get(v))
-        }
-    )
+    by_name = {
+        k: v
+        for k, v in _alias_fields(sources, fields.values()).items()
+        if k not in fields and not _not_a_label(k, first.get(v))
+    }
+    if "expected" in by_name:
+        by_name["expected"] = (
+            _answer_beside(fields.get("prompt", by_name.get("prompt", "")), sources)
+            or by_name["expected"]
+        )
+    fields.update(by_name)
     name = shape.name if shape else ""
     choices = _choice_sources(keys, first)
     prompt = fields.get("prompt")

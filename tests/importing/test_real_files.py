@@ -92,6 +92,7 @@ IMPORTED = [
         "Azure AI evaluation data (question or query + truth)",
     ),
     ("dataflow/pipeline_general_short.json", 3, "golden_answer → expected answer"),
+    ("braintrust/coqa_factuality.excerpt.json", 3, "input.expected → expected answer"),
     ("dataflow/mq_test_data.excerpt.jsonl", 5, "golden_answers → expected answer"),
     (
         "biggen_bench/sample_responses.excerpt.json",
@@ -737,3 +738,18 @@ def test_truthfulqa_grades_by_its_best_answer_not_by_the_list_of_correct_ones():
         "These columns are not imported: Correct Answers.",
         "These columns are not imported: Type, Category, Incorrect Answers, Source.",
     ]
+
+
+def test_a_braintrust_scorer_set_expects_the_reference_beside_the_question_not_the_score():
+    # Each record holds a question, a model's output and the reference in `input`; the
+    # top-level `expected` (1, 0, 0.6) is the score a factuality grader should give.
+    result = check("braintrust/coqa_factuality.excerpt.json")
+
+    records = json.loads((REAL / "braintrust/coqa_factuality.excerpt.json").read_text())
+    assert [r["expected"] for r in records] == [1, 0, 0.6]
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        ("What color was Cotton?", "white")
+    ] * 3
+    assert result.warnings[0].message == shapes.IGNORED_KEYS.format(
+        kind="keys", names="input.output, expected, metadata"
+    )
