@@ -67,6 +67,7 @@ FIELDS: tuple[Field, ...] = (
             "golden_answer",
             "ideal",
             "completion",
+            "answer_key",
         ),
     ),
     Field("criterion", "Criterion", ("criterion", "rubric")),

@@ -42,6 +42,9 @@ Decisions the issue left open (also in docs/field-names.md):
   A HumanEval task is named by its `entry_point`, the function.
 - TruthfulQA grades by its `Best Answer`; its `Correct Answers` (also an expected answer
   by name) and `Incorrect Answers` are named as not imported.
+- Options given beside their own labels (ARC's `{"text": [...], "label": [...]}`) are shown
+  under those labels, not re-lettered: ARC labels some questions' options 1-4, and its
+  `answerKey` names the label.
 - A SQuAD question is asked with its passage: the prompt is the context, a blank line and
   the question. A question SQuAD 2.0 marks unanswerable has nothing to grade by and is
   left out, with a warning that counts them.
@@ -614,7 +617,9 @@ class Records:
 
 
 # Values kept whole rather than flattened: they are one field's value.
-_WHOLE_KEYS = frozenset({"expected", "answers", "answer", "ideal", "criteria", "rubrics"})
+_WHOLE_KEYS = frozenset(
+    {"expected", "answers", "answer", "ideal", "criteria", "rubrics", "choices", "options"}
+)
 
 
 _SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system", "user": "user"}
@@ -949,7 +954,7 @@ MULTIPLE_CHOICE = "multiple choice"
 def _choice_sources(keys: set[str], first: Mapping[str, Any]) -> list[str]:
     for key in CHOICE_KEYS:
         value = _choice_list(first.get(key))
-        if key in keys and value and all(_scalar_text(choice) is not None for choice in value):
+        if key in keys and value and all(_scalar_text(choice) is not None for _, choice in value):
             return [key]
     letters = [letter for letter in LETTERS if letter in keys]
     if len(letters) >= 3 and "".join(letters) == LETTERS[: len(letters)]:
@@ -957,13 +962,21 @@ def _choice_sources(keys: set[str], first: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def _choice_list(value: Any) -> list[Any] | None:
-    """A question's options: a list, or (as Inspect writes them in a CSV cell) one text
-    with the options separated by commas."""
-    if isinstance(value, list):
-        return value
+def _choice_list(value: Any) -> list[tuple[str, Any]] | None:
+    """A question's options, each with its label: a list (lettered A, B, C, …), one text
+    with the options separated by commas (as Inspect writes them in a CSV cell), or the
+    options' texts beside their own labels (ARC's `{"text": [...], "label": [...]}`, whose
+    labels are sometimes 1, 2, 3, 4, as its answer key is)."""
+    if isinstance(value, dict) and isinstance(value.get("text"), list):
+        labels = value.get("label")
+        texts = value["text"]
+        if isinstance(labels, list) and len(labels) == len(texts):
+            return [(str(label), text) for label, text in zip(labels, texts, strict=True)]
+        value = texts
     if isinstance(value, str) and "," in value:
-        return [choice.strip() for choice in value.split(",")]
+        value = [choice.strip() for choice in value.split(",")]
+    if isinstance(value, list):
+        return [(_option_label(index), choice) for index, choice in enumerate(value)]
     return None
 
 
@@ -986,7 +999,7 @@ def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
             continue
         choices = _choice_list(value) if part in CHOICE_KEYS else None
         if choices is not None:
-            options += [f"{_option_label(i)}. {_scalar_text(c)}" for i, c in enumerate(choices)]
+            options += [f"{label}. {_scalar_text(choice)}" for label, choice in choices]
             continue
         if part in TEST_LIST_KEYS and isinstance(value, list):
             tests = [text_value(test, "prompt", part) for test in value]

@@ -110,6 +110,7 @@ IMPORTED = [
     ("mbpp/mbpp.excerpt.jsonl", 3, "JSON Lines, MBPP (text + code + test_list)"),
     ("mbpp/sanitized-mbpp.excerpt.json", 3, "JSON, MBPP (text + code + test_list)"),
     ("truthfulqa/TruthfulQA.excerpt.csv", 5, "TruthfulQA (Question + Best Answer)"),
+    ("arc/arc_challenge_test.excerpt.jsonl", 3, "multiple choice (question + options)"),
 ]
 
 
@@ -753,3 +754,24 @@ def test_a_braintrust_scorer_set_expects_the_reference_beside_the_question_not_t
     assert result.warnings[0].message == shapes.IGNORED_KEYS.format(
         kind="keys", names="input.output, expected, metadata"
     )
+
+
+def test_arc_asks_each_question_with_its_options_under_their_own_labels():
+    result = check("arc/arc_challenge_test.excerpt.jsonl")
+
+    record = _lines("arc/arc_challenge_test.excerpt.jsonl")[0]
+    task = result.plan.tasks[0]
+    assert task.id == "Mercury_7175875"
+    assert task.prompt == (
+        record["question"] + "\n\n"
+        "A. Planetary density will decrease.\n"
+        "B. Planetary years will become longer.\n"
+        "C. Planetary days will become shorter.\n"
+        "D. Planetary gravity will become stronger."
+    )
+    # The file's `answer` (the option's text) comes before its `answerKey` in the names.
+    assert task.expected_text == "Planetary days will become shorter."
+    # A model's `response`, added to this copy, is no expected answer.
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="keys", names="answerKey, response")
+    ]

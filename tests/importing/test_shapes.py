@@ -560,6 +560,19 @@ def test_mmlu_columns_a_to_d_are_the_options_of_the_question():
     assert "multiple choice" in result.detected
 
 
+def test_arc_options_keep_their_own_labels_which_its_answer_key_names():
+    # Some ARC questions label their options 1-4, and their answerKey says "2", not "B".
+    choices = {"text": ["Sun", "Mars", "Moon"], "label": ["1", "2", "3"]}
+    record = {"id": "Mercury_1", "question": "Which is a planet?", "choices": choices}
+
+    result = check("arc.jsonl", lines({**record, "answerKey": "2"}))
+
+    task = result.plan.tasks[0]
+    assert task.prompt == "Which is a planet?\n\n1. Sun\n2. Mars\n3. Moon"
+    assert task.expected_text == "2"
+    assert result.mapping.how == "recognised"
+
+
 def test_a_triviaqa_answer_object_is_its_value():
     answer = {"value": "Sinclair Lewis", "aliases": ["Lewis"]}
     record = {"question": "Who wrote Babbitt?", "answer": answer}
