@@ -34,7 +34,9 @@ Decisions the issue left open (also in docs/field-names.md):
   `Turn n: text`, blocks separated by a blank line.
 - A question MT-Bench gives no reference grades by its judge's general factors (FastChat's
   `single-v1` prompt); such a task gets that as its one criterion (`Shape.judged_by`), with
-  a warning that counts them, rather than being refused with nothing to grade it.
+  a warning that counts them, rather than being refused with nothing to grade it. Arena-Hard
+  (v0.1: `turns` of `{"content": …}`, a `cluster`) is read the same way; its judge compares
+  with a baseline model's answer, not in the file, so every task gets its judge's factors.
 - A coding benchmark grades by running its tests, which have no equivalent here: HumanEval's
   `canonical_solution` and MBPP's `code` are the expected answer (what a judge compares
   with), HumanEval's `test` is named as not imported. MBPP's `test_list` is shown after its
@@ -642,11 +644,20 @@ def _as_messages(value: Any) -> Any:
     return value
 
 
-# MT-Bench's questions: `turns`, the user's turns (one text each), and `reference`, the
-# reference answer to each turn ("" for a turn it gives none).
+# MT-Bench's questions: `turns`, the user's turns (one text each, or Arena-Hard's
+# `{"content": text}`), and `reference`, the reference answer to each turn ("" for a turn
+# it gives none).
 USER_TURNS_KEY = "turns"
 TURN_REFERENCES_KEY = "reference"
 TURN_LABEL = "Turn {number}: "
+
+
+def _turn_text(turn: Any) -> str | None:
+    """A user turn's text: the text itself, or Arena-Hard's `{"content": text}` (a turn
+    with a role is a chat message already)."""
+    if isinstance(turn, dict) and turn.keys() == {"content"}:
+        turn = turn["content"]
+    return turn if isinstance(turn, str) else None
 
 
 def _user_turns(record: dict[str, Any]) -> dict[str, Any]:
@@ -654,13 +665,14 @@ def _user_turns(record: dict[str, Any]) -> dict[str, Any]:
     each turn's reference after `Turn n: `, blocks separated by a blank line (a question of
     one turn: its reference alone). A turn with a blank reference is left out."""
     turns = record.get(USER_TURNS_KEY)
-    if not (isinstance(turns, list) and turns and all(isinstance(t, str) for t in turns)):
+    texts = [_turn_text(turn) for turn in turns] if isinstance(turns, list) else []
+    if not texts or not all(isinstance(text, str) for text in texts):
         return record
-    record = {**record, USER_TURNS_KEY: [{"role": "user", "content": t} for t in turns]}
+    record = {**record, USER_TURNS_KEY: [{"role": "user", "content": t} for t in texts]}
     references = record.get(TURN_REFERENCES_KEY)
     if (
         isinstance(references, list)
-        and len(references) == len(turns)
+        and len(references) == len(texts)
         and all(isinstance(r, str) for r in references)
     ):
         if len(references) == 1:
@@ -1132,7 +1144,21 @@ MT_BENCH_JUDGE = (
     "(what MT-Bench's judge weighs for a question with no reference answer)."
 )
 
+# What Arena-Hard's judge weighs (its judge_config.yaml), as a criterion: it compares an
+# answer with a baseline model's, which is no reference answer and not in the file.
+ARENA_HARD_JUDGE = (
+    "The response is correct, helpful, relevant and concise, asks for clarification when "
+    "the prompt is ambiguous, and leaves out no important information (what Arena-Hard's "
+    "judge weighs)."
+)
+
 SHAPES: tuple[Shape, ...] = (
+    Shape(
+        "Arena-Hard questions (turns)",
+        lambda keys, first: "cluster" in keys and _is_user_turns(first.get(USER_TURNS_KEY)),
+        lambda keys, first: {"prompt": USER_TURNS_KEY},
+        judged_by=ARENA_HARD_JUDGE,
+    ),
     Shape(
         "MT-Bench questions (turns + reference)",
         lambda keys, first: _is_user_turns(first.get(USER_TURNS_KEY)),

@@ -111,6 +111,7 @@ IMPORTED = [
     ("mbpp/sanitized-mbpp.excerpt.json", 3, "JSON, MBPP (text + code + test_list)"),
     ("truthfulqa/TruthfulQA.excerpt.csv", 5, "TruthfulQA (Question + Best Answer)"),
     ("arc/arc_challenge_test.excerpt.jsonl", 3, "multiple choice (question + options)"),
+    ("arena_hard/question.excerpt.jsonl", 3, "JSON Lines, Arena-Hard questions (turns)"),
 ]
 
 
@@ -774,4 +775,18 @@ def test_arc_asks_each_question_with_its_options_under_their_own_labels():
     # A model's `response`, added to this copy, is no expected answer.
     assert [w.message for w in result.warnings] == [
         shapes.IGNORED_KEYS.format(kind="keys", names="answerKey, response")
+    ]
+
+
+def test_arena_hard_asks_its_one_turn_and_grades_by_what_its_judge_weighs():
+    result = check("arena_hard/question.excerpt.jsonl")
+
+    first = _lines("arena_hard/question.excerpt.jsonl")[0]
+    task = result.plan.tasks[0]
+    # One user turn, {"content": ...}, is just its text; no prompt from `cluster`.
+    assert (task.id, task.prompt) == (first["question_id"], first["turns"][0]["content"])
+    assert [c.criterion for c in task.criteria] == [shapes.ARENA_HARD_JUDGE]
+    assert [w.message for w in result.warnings] == [
+        shapes.JUDGED_BY_TOOL.format(count=3, criterion=shapes.ARENA_HARD_JUDGE),
+        shapes.IGNORED_KEYS.format(kind="keys", names="category, cluster"),
     ]
