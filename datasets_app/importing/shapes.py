@@ -21,6 +21,9 @@ Decisions the issue left open (also in docs/field-names.md):
   just its text; a longer conversation is each earlier turn as `Role: text`, then the last
   user turn as `Question: text`, blocks separated by a blank line. Exports write that
   text, so export → import → export is identical.
+- A follow-up question is asked after the turns its record keeps (Prompt flow's
+  `chat_history`, as messages or {"inputs", "outputs"} pairs; Giskard's
+  `conversation_history`): the turns and the question make one chat prompt, as above.
 - Several accepted answers (NQ-open, an OpenAI `ideal` list, SQuAD's answers) become one
   expected answer: the answer itself when they agree, else `Any of:` and one `- answer`
   line each.
@@ -1604,6 +1607,39 @@ def _split_conversation(value: Any, source: str) -> dict[str, str]:
     return task
 
 
+# Keys holding the turns before a record's question: Prompt flow's `chat_history` (a list
+# of {"inputs", "outputs"} pairs, or of messages) and Giskard's `conversation_history`.
+HISTORY_KEYS = ("chat_history", "conversation_history")
+
+
+def _pair_side_text(side: Any, field_key: str) -> Any:
+    """The text of one side of a Prompt flow turn: the key that names the field, else the
+    only value (`{"question": ...}`, `{"answer": ...}`, `{"ground_truth": ...}`)."""
+    if not isinstance(side, dict) or not side:
+        return side
+    named = [value for key, value in side.items() if field_for(key) == field_key]
+    if named:
+        return named[0]
+    return next(iter(side.values())) if len(side) == 1 else side
+
+
+def _history(values: Mapping[str, Any]) -> tuple[str, list[Any]] | None:
+    """The earlier turns a record's question follows, as chat messages, and their key."""
+    key = next((k for k in HISTORY_KEYS if isinstance(values.get(k), list) and values[k]), None)
+    if key is None:
+        return None
+    messages: list[Any] = []
+    for turn in values[key]:
+        if isinstance(turn, dict) and not _is_message(turn) and "inputs" in turn:
+            messages.append({"role": "user", "content": _pair_side_text(turn["inputs"], "prompt")})
+            if "outputs" in turn:
+                content = _pair_side_text(turn["outputs"], "expected")
+                messages.append({"role": "assistant", "content": content})
+        else:
+            messages.append(turn)
+    return key, messages
+
+
 def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
     """One record as a canonical task. Raises ValueProblem for a value that cannot be one."""
     task: dict[str, Any] = {}
@@ -1612,6 +1648,11 @@ def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any
         task.update(_split_conversation(values.get(conversation), conversation))
     elif conversation:
         prompt = compose_prompt(values, _parts(conversation))
+        history = _history(values) if prompt else None
+        if history and history[0] not in _parts(conversation):
+            # A follow-up question is asked after the turns it follows, as a chat prompt.
+            key, messages = history
+            prompt = chat_prompt([*messages, {"role": "user", "content": prompt}], key)
         if prompt:
             task["prompt"] = prompt
     for key in ("id", "name", "expected"):
@@ -1957,6 +1998,8 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
     shaped.warnings = built.warnings
     handled = {"assert"} if "assert" in recognised.sources else set()
     handled |= {"is_impossible"} if built.left_out else set()
+    if "prompt" in fields:
+        handled |= set(HISTORY_KEYS) & set(recognised.sources)
     if "criteria" in recognised.sources and "criterion" not in fields:
         handled.add("criteria")
     ignored = ignored_sources(recognised.sources, fields, handled=handled)

@@ -92,6 +92,7 @@ IMPORTED = [
         "Azure AI evaluation data (question or query + truth)",
     ),
     ("dataflow/pipeline_general_short.json", 3, "golden_answer → expected answer"),
+    ("promptflow/generated_qa_pf_conv.jsonl", 5, "question + ground_truth"),
     ("braintrust/coqa_factuality.excerpt.json", 3, "input.expected → expected answer"),
     ("dataflow/mq_test_data.excerpt.jsonl", 5, "golden_answers → expected answer"),
     (
@@ -790,3 +791,25 @@ def test_arena_hard_asks_its_one_turn_and_grades_by_what_its_judge_weighs():
         shapes.JUDGED_BY_TOOL.format(count=3, criterion=shapes.ARENA_HARD_JUDGE),
         shapes.IGNORED_KEYS.format(kind="keys", names="category, cluster"),
     ]
+
+
+def test_a_follow_up_question_is_asked_after_the_chat_history_it_follows():
+    # Prompt flow's chat protocol: each turn of `chat_history` is {"inputs", "outputs"}.
+    result = check("promptflow/generated_qa_pf_conv.jsonl")
+
+    first, second, third = result.plan.tasks[:3]
+    assert first.prompt == "What is Compute Instance?"
+    assert second.prompt == (
+        "User: What is Compute Instance?\n\nAssistant: Compute instance is ...\n\n"
+        "Question: Is CI different than Compute Cluster?"
+    )
+    assert third.prompt.endswith(
+        "User: Is CI different than Compute Cluster?\n\nAssistant: Yes.\n\nQuestion: In what way?"
+    )
+    assert (third.name, third.expected_text) == (
+        "In what way?",
+        "It is different ... because ...\n... these are the reasons.\n"
+        "   Here's one more reason ...",
+    )
+    # The history is in the prompt, so it is not named as left out.
+    assert result.warnings == ()

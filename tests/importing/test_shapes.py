@@ -719,3 +719,22 @@ def test_a_sheet_whose_names_read_as_ours_is_still_graded_as_its_tools_shape_say
     assert [w.message for w in result.warnings] == [
         shapes.IGNORED_KEYS.format(kind="columns", names="answer")
     ]
+
+
+def test_a_conversation_history_of_messages_comes_before_the_question():
+    # Giskard's test sets keep the turns before a conversational question as messages.
+    record = {
+        "question": "And in Spain?",
+        "reference_answer": "Madrid",
+        "conversation_history": [
+            {"role": "user", "content": "What is the capital of France?"},
+            {"role": "assistant", "content": "Paris."},
+        ],
+    }
+    result = check("testset.jsonl", lines(record))
+
+    task = result.plan.tasks[0]
+    assert task.prompt == (
+        "User: What is the capital of France?\n\nAssistant: Paris.\n\nQuestion: And in Spain?"
+    )
+    assert (task.name, task.expected_text) == ("And in Spain?", "Madrid")
