@@ -50,6 +50,9 @@ Decisions the issue left open (also in docs/field-names.md):
 - Options given beside their own labels (ARC's `{"text": [...], "label": [...]}`) are shown
   under those labels, not re-lettered: ARC labels some questions' options 1-4, and its
   `answerKey` names the label.
+- A BIG-bench JSON task's `target_scores` (option → score) are its question's options, in
+  the file's order and lettered; the best-scored option is the expected answer (`Any of:`
+  when several share the best score).
 - A SQuAD question is asked with its passage: the prompt is the context, a blank line and
   the question. A question SQuAD 2.0 marks unanswerable has nothing to grade by and is
   left out, with a warning that counts them.
@@ -434,6 +437,19 @@ def answers_text(values: list[Any]) -> str | None:
     return "\n".join([ANY_OF, *(f"- {text}" for text in texts)])
 
 
+def option_scores(value: Any) -> dict[str, Any] | None:
+    """BIG-bench's `target_scores`: each option's text and its score, the best scored
+    right; None for anything else."""
+    if (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(score, int | float) for score in value.values())
+        and not any(isinstance(score, bool) for score in value.values())
+    ):
+        return value
+    return None
+
+
 def text_value(value: Any, key: str, source: str) -> str | None:
     """A record's value as the text of field `key`; None when blank. Raises ValueProblem."""
     if value is None:
@@ -443,6 +459,11 @@ def text_value(value: Any, key: str, source: str) -> str | None:
         return scalar
     if key == "prompt" and is_chat(value):
         return chat_prompt(value, source)
+    scores = option_scores(value) if key == "expected" else None
+    if scores is not None:
+        # The options scored best are the accepted answers (BIG-bench may score several).
+        best = max(scores.values())
+        return answers_text([option for option, score in scores.items() if score == best])
     if key in ("expected", "name", "id") and isinstance(value, dict):
         # SQuAD's {"text": [...]}, TriviaQA's {"value": ..., "aliases": [...]}.
         inner = next((value[k] for k in ("text", "value", "answer") if k in value), None)
@@ -623,7 +644,17 @@ class Records:
 
 # Values kept whole rather than flattened: they are one field's value.
 _WHOLE_KEYS = frozenset(
-    {"expected", "answers", "answer", "ideal", "criteria", "rubrics", "choices", "options"}
+    {
+        "expected",
+        "answers",
+        "answer",
+        "ideal",
+        "criteria",
+        "rubrics",
+        "choices",
+        "options",
+        "target_scores",
+    }
 )
 
 
@@ -961,7 +992,7 @@ SYSTEM_PROMPT_KEYS = frozenset({"system_prompt"})
 # shows one per line, as MBPP's own prompt does: they name the function to write.
 TEST_LIST_KEYS = frozenset({"test_list"})
 # Multiple choice: the options a question offers, as a list or as one column per letter.
-CHOICE_KEYS = ("choices", "options")
+CHOICE_KEYS = ("choices", "options", "target_scores")
 LETTERS = "ABCDEFGH"
 MULTIPLE_CHOICE = "multiple choice"
 
@@ -981,7 +1012,11 @@ def _choice_list(value: Any) -> list[tuple[str, Any]] | None:
     """A question's options, each with its label: a list (lettered A, B, C, …), one text
     with the options separated by commas (as Inspect writes them in a CSV cell), or the
     options' texts beside their own labels (ARC's `{"text": [...], "label": [...]}`, whose
-    labels are sometimes 1, 2, 3, 4, as its answer key is)."""
+    labels are sometimes 1, 2, 3, 4, as its answer key is), or BIG-bench's `target_scores`
+    (the options are its keys)."""
+    scores = option_scores(value)
+    if scores is not None:
+        value = list(scores)
     if isinstance(value, dict) and isinstance(value.get("text"), list):
         labels = value.get("label")
         texts = value["text"]
@@ -1234,6 +1269,15 @@ SHAPES: tuple[Shape, ...] = (
         "TruthfulQA (Question + Best Answer)",
         lambda keys, first: all(_truthfulqa_fields(keys, first).values()),
         _truthfulqa_fields,
+    ),
+    Shape(
+        # A BIG-bench JSON task's multiple-choice examples: the options are the keys of
+        # `target_scores`, and the best scored is the answer.
+        "BIG-bench (input + target_scores)",
+        lambda keys, first: (
+            "input" in keys and option_scores(first.get("target_scores")) is not None
+        ),
+        lambda keys, first: {"prompt": "input", "expected": "target_scores"},
     ),
     _keys_shape("prompt + completion", prompt="prompt", expected="completion"),
     _keys_shape(

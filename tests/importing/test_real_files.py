@@ -127,6 +127,7 @@ def test_a_real_file_imports_named_by_its_tool(relative, tasks, detected):
 
 REFUSED = [
     # (file, problem code, words of its message)
+    ("big_bench/crass_ai_task.json", "not_json", "a quoted value holds a tab or line break"),
     ("deepeval/confident_goldens.json", document.NOTHING_TO_GRADE.code, 'Task "task-4"'),
     ("deepeval/convo_goldens.json", shapes.NEEDS_MAPPING.code, "expected_outcome"),
     ("openai_evals/canto_wu_pronunciation.csv", shapes.NEEDS_MAPPING.code, "Character"),
@@ -813,3 +814,22 @@ def test_a_follow_up_question_is_asked_after_the_chat_history_it_follows():
     )
     # The history is in the prompt, so it is not named as left out.
     assert result.warnings == ()
+
+
+def test_a_big_bench_task_once_valid_json_asks_each_input_with_its_scored_options():
+    # The file holds a raw tab inside two quoted inputs; written as \t, as the message asks.
+    raw = (REAL / "big_bench/crass_ai_task.json").read_text()
+    assert check("big_bench/crass_ai_task.json").problems[0].line == 15
+
+    result = check_file(raw.replace("\t", "\\t").encode(), "task.json")
+
+    example = json.loads(raw, strict=False)["examples"][0]
+    options = list(example["target_scores"])
+    task = result.plan.tasks[0]
+    assert "BIG-bench (input + target_scores), multiple choice" in result.detected
+    assert task.prompt == example["input"] + "\n\n" + "\n".join(
+        f"{letter}. {option}" for letter, option in zip("ABCD", options, strict=True)
+    )
+    # The option scored best is the answer.
+    assert task.expected_text == "The bird would have died."
+    assert result.plan.tasks[1].expected_text == "The match would be rendered useless."

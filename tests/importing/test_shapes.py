@@ -573,6 +573,17 @@ def test_arc_options_keep_their_own_labels_which_its_answer_key_names():
     assert result.mapping.how == "recognised"
 
 
+def test_big_bench_options_scored_best_are_each_an_accepted_answer():
+    scores = {"Paris": 1, "Lyon": 0, "the capital, Paris": 1}
+    record = {"input": "Where is the Louvre?", "target_scores": scores}
+
+    result = check("task.json", json.dumps({"examples": [record]}))
+
+    task = result.plan.tasks[0]
+    assert task.prompt == "Where is the Louvre?\n\nA. Paris\nB. Lyon\nC. the capital, Paris"
+    assert task.expected_text == "Any of:\n- Paris\n- the capital, Paris"
+
+
 def test_a_triviaqa_answer_object_is_its_value():
     answer = {"value": "Sinclair Lewis", "aliases": ["Lewis"]}
     record = {"question": "Who wrote Babbitt?", "answer": answer}
