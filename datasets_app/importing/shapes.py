@@ -437,6 +437,10 @@ def answers_text(values: list[Any]) -> str | None:
     return "\n".join([ANY_OF, *(f"- {text}" for text in texts)])
 
 
+# BIG-bench's options and their scores, which only this key is read as.
+TARGET_SCORES_KEY = "target_scores"
+
+
 def option_scores(value: Any) -> dict[str, Any] | None:
     """BIG-bench's `target_scores`: each option's text and its score, the best scored
     right; None for anything else."""
@@ -459,7 +463,7 @@ def text_value(value: Any, key: str, source: str) -> str | None:
         return scalar
     if key == "prompt" and is_chat(value):
         return chat_prompt(value, source)
-    scores = option_scores(value) if key == "expected" else None
+    scores = option_scores(value) if key == "expected" and source == TARGET_SCORES_KEY else None
     if scores is not None:
         # The options scored best are the accepted answers (BIG-bench may score several).
         best = max(scores.values())
@@ -992,7 +996,7 @@ SYSTEM_PROMPT_KEYS = frozenset({"system_prompt"})
 # shows one per line, as MBPP's own prompt does: they name the function to write.
 TEST_LIST_KEYS = frozenset({"test_list"})
 # Multiple choice: the options a question offers, as a list or as one column per letter.
-CHOICE_KEYS = ("choices", "options", "target_scores")
+CHOICE_KEYS = ("choices", "options", TARGET_SCORES_KEY)
 LETTERS = "ABCDEFGH"
 MULTIPLE_CHOICE = "multiple choice"
 
@@ -1275,9 +1279,9 @@ SHAPES: tuple[Shape, ...] = (
         # `target_scores`, and the best scored is the answer.
         "BIG-bench (input + target_scores)",
         lambda keys, first: (
-            "input" in keys and option_scores(first.get("target_scores")) is not None
+            "input" in keys and option_scores(first.get(TARGET_SCORES_KEY)) is not None
         ),
-        lambda keys, first: {"prompt": "input", "expected": "target_scores"},
+        lambda keys, first: {"prompt": "input", "expected": TARGET_SCORES_KEY},
     ),
     _keys_shape("prompt + completion", prompt="prompt", expected="completion"),
     _keys_shape(
