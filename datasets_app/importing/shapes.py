@@ -21,6 +21,9 @@ Decisions the issue left open (also in docs/field-names.md):
   just its text; a longer conversation is each earlier turn as `Role: text`, then the last
   user turn as `Question: text`, blocks separated by a blank line. Exports write that
   text, so export → import → export is identical.
+- A promptfoo sheet with its own expected-answer column (the Anthropic cookbook's
+  `correct_answer` beside `python:file://…`) is graded by that column; its assertions
+  other than `llm-rubric:`/`grade:` are left out, counted in one warning.
 - A follow-up question is asked after the turns its record keeps (Prompt flow's
   `chat_history`, as messages or {"inputs", "outputs"} pairs; Giskard's
   `conversation_history`): the turns and the question make one chat prompt, as above.
@@ -147,6 +150,11 @@ REQUIREMENT_WEIGHT = Rule(
     "requirement_weight_not_positive",
     "The requirement “{requirement}” in {source} has weight {weight}: each requirement's "
     "weight must be a positive number, as its share of the score is worked out from it.",
+)
+PROMPTFOO_LEFT_OUT = Rule(
+    "promptfoo_assertions_left_out",
+    "{count} promptfoo assertions ({kinds}) are not imported: the {column} column is the "
+    "expected answer.",
 )
 UNANSWERABLE_LEFT_OUT = Rule(
     "unanswerable_left_out",
@@ -2104,20 +2112,26 @@ def _one_cell_header(header: Sequence[str], rows: Sequence[Row]) -> bool:
 
 def _promptfoo_columns(
     header: list[str], rows: Sequence[Row], file_name: str
-) -> tuple[list[str], Sequence[Row], list[Problem]]:
+) -> tuple[list[str], Sequence[Row], list[Problem], list[Problem]]:
     """`__expected`, `__expected1`, … cells as expected-answer and criterion columns.
 
     `equals:` (or no prefix) is an expected answer checked by exact match; `grade:` and
     `llm-rubric:` are criteria; any other assertion is a problem on its row, by name. A row
     with several criteria becomes several rows of one task, as our own sheets write them.
+    A sheet with its own expected-answer column (the Anthropic cookbook's `correct_answer`
+    beside `python:file://…`) is graded by it: its other assertions are left out, with one
+    warning. Returns the header, the rows, the problems and the warnings.
     """
     asserting = [i for i, name in enumerate(header) if _PROMPTFOO_EXPECTED.match(name.strip())]
     kept = [i for i in range(len(header)) if i not in asserting]
     has_id = any(field_for(header[i]) == "id" for i in kept)
-    new_header = [header[i] for i in kept] + ["expected_answer", "expected_verifier", "criterion"]
+    own_answer = next((header[i].strip() for i in kept if field_for(header[i]) == "expected"), "")
+    answer_columns = [] if own_answer else ["expected_answer", "expected_verifier"]
+    new_header = [header[i] for i in kept] + [*answer_columns, "criterion"]
     if not has_id:
         new_header.append("task_id")
     problems: list[Problem] = []
+    left_out: dict[str, int] = {}
     new_rows: list[Row] = []
     for number, (row, cells) in enumerate(rows, start=1):
         base = [cells[i] if i < len(cells) else "" for i in kept]
@@ -2128,10 +2142,14 @@ def _promptfoo_columns(
                 continue
             kind, sep, text = cell.partition(":")
             kind = kind.strip().lower() if sep else ""
-            if not sep or kind == "equals" or " " in kind:
-                expected, verifier = (text.lstrip() if kind == "equals" else cell), "exact_match"
-            elif kind in _RUBRIC_TYPES:
+            plain = not sep or kind == "equals" or " " in kind
+            if not plain and kind in _RUBRIC_TYPES:
                 criteria.append(text.lstrip())
+            elif own_answer:
+                name = "equals:" if plain else kind + ":"
+                left_out[name] = left_out.get(name, 0) + 1
+            elif plain:
+                expected, verifier = (text.lstrip() if kind == "equals" else cell), "exact_match"
             else:
                 # Kept as the row's answer so that the row's one problem is this one (the
                 # file is refused, so it never imports).
@@ -2146,12 +2164,21 @@ def _promptfoo_columns(
                     )
                 )
         task_id = [] if has_id else [f"task-{number}"]
-        first = [*base, expected, verifier, criteria[0] if criteria else "", *task_id]
-        new_rows.append((row, first))
+        answer = [] if own_answer else [expected, verifier]
+        new_rows.append((row, [*base, *answer, criteria[0] if criteria else "", *task_id]))
         for criterion in criteria[1:]:
-            blank = ["" for _ in base]
-            new_rows.append((row, [*blank, "", "", criterion, *task_id]))
-    return new_header, new_rows, problems
+            blank = ["" for _ in [*base, *answer]]
+            new_rows.append((row, [*blank, criterion, *task_id]))
+    warnings = [
+        PROMPTFOO_LEFT_OUT.at(
+            file_name,
+            row=1,
+            count=sum(left_out.values()),
+            kinds=", ".join(left_out),
+            column=own_answer,
+        )
+    ]
+    return new_header, new_rows, problems, warnings if left_out else []
 
 
 def _table_records(header: Sequence[str], rows: Sequence[Row]) -> list[Record]:
@@ -2177,9 +2204,10 @@ def _spreadsheet_habits(shaped: ShapedTable, file_name: str) -> set[str]:
     synthetic: set[str] = set()
     if any(_PROMPTFOO_EXPECTED.match(name.strip()) for name in header):
         before = {name.strip() for name in header}
-        header, rows, problems = _promptfoo_columns(header, rows, file_name)
+        header, rows, problems, warnings = _promptfoo_columns(header, rows, file_name)
         synthetic = {name for name in header if name not in before}
         shaped.problems.extend(problems)
+        shaped.warnings.extend(warnings)
         shaped.shape = "promptfoo test cases (__expected)"
     shaped.header, shaped.rows = header, rows
     return synthetic

@@ -6,6 +6,7 @@ the one message that says what the file looks like and what to do.
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -93,6 +94,11 @@ IMPORTED = [
     ),
     ("dataflow/pipeline_general_short.json", 3, "golden_answer → expected answer"),
     ("promptflow/generated_qa_pf_conv.jsonl", 5, "question + ground_truth"),
+    (
+        "anthropic_cookbook/end_to_end_dataset.excerpt.csv",
+        8,
+        "promptfoo test cases (__expected)",
+    ),
     ("braintrust/coqa_factuality.excerpt.json", 3, "input.expected → expected answer"),
     ("dataflow/mq_test_data.excerpt.jsonl", 5, "golden_answers → expected answer"),
     (
@@ -833,3 +839,20 @@ def test_a_big_bench_task_once_valid_json_asks_each_input_with_its_scored_option
     # The option scored best is the answer.
     assert task.expected_text == "The bird would have died."
     assert result.plan.tasks[1].expected_text == "The match would be rendered useless."
+
+
+def test_a_promptfoo_sheet_with_its_own_answer_column_is_graded_by_it():
+    # The Anthropic cookbook's RAG eval: every row's assertion calls its own Python grader,
+    # which compares the answer with the row's correct_answer.
+    relative = "anthropic_cookbook/end_to_end_dataset.excerpt.csv"
+    result = check(relative)
+
+    with (REAL / relative).open(newline="", encoding="utf-8") as sheet:
+        rows = list(csv.DictReader(sheet))
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (r["query"], r["correct_answer"]) for r in rows
+    ]
+    assert {r["__expected"] for r in rows} == {"python:file://eval_end_to_end.py"}
+    assert [w.message for w in result.warnings] == [
+        shapes.PROMPTFOO_LEFT_OUT.format(count=8, kinds="python:", column="correct_answer")
+    ]
