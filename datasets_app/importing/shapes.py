@@ -27,6 +27,9 @@ Decisions the issue left open (also in docs/field-names.md):
 - A follow-up question is asked after the turns its record keeps (Prompt flow's
   `chat_history`, as messages or {"inputs", "outputs"} pairs; Giskard's
   `conversation_history`): the turns and the question make one chat prompt, as above.
+- An expected answer that is an object (a structured output: Braintrust's `expected`) is
+  kept whole as its JSON text, two-space indented; one with `text`, `value` or `answer`
+  is that value.
 - Several accepted answers (NQ-open, an OpenAI `ideal` list, SQuAD's answers) become one
   expected answer: the answer itself when they agree, else `Any of:` and one `- answer`
   line each.
@@ -487,6 +490,10 @@ def text_value(value: Any, key: str, source: str) -> str | None:
             m["content"] for m in value
         ]
         return "\n\n".join(_content_text(c, source, n) for n, c in enumerate(said, start=1))
+    if key == "expected" and isinstance(value, dict) and value:
+        # A structured output (Braintrust's `expected` {"match", "filter", …}): the object
+        # itself, as the JSON text a judge compares the answer with.
+        return json.dumps(value, ensure_ascii=False, indent=2)
     if key == "expected" and isinstance(value, list):
         text = answers_text(value)
         if text is not None:
@@ -1731,8 +1738,9 @@ def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any
             task["criteria"] = criteria_value(values[rubric], weight, rubric, reference=reference)
     if "assert" in values and not fields.get("expected"):
         _promptfoo_assertions(values["assert"], task, "assert")
-    if isinstance(values.get("expected"), dict) and fields.get("expected") == "expected":
-        task["expected"] = values["expected"]
+    answer = values.get("expected")
+    if isinstance(answer, dict) and "text" in answer and fields.get("expected") == "expected":
+        task["expected"] = answer  # our own {"text", "verifier"}
     return task
 
 

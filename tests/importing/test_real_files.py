@@ -100,6 +100,7 @@ IMPORTED = [
         "promptfoo test cases (__expected)",
     ),
     ("braintrust/coqa_factuality.excerpt.json", 3, "input.expected → expected answer"),
+    ("braintrust/ai_search_examples.excerpt.json", 5, "expected → expected answer under"),
     ("dataflow/mq_test_data.excerpt.jsonl", 5, "golden_answers → expected answer"),
     (
         "biggen_bench/sample_responses.excerpt.json",
@@ -855,4 +856,20 @@ def test_a_promptfoo_sheet_with_its_own_answer_column_is_graded_by_it():
     assert {r["__expected"] for r in rows} == {"python:file://eval_end_to_end.py"}
     assert [w.message for w in result.warnings] == [
         shapes.PROMPTFOO_LEFT_OUT.format(count=8, kinds="python:", column="correct_answer")
+    ]
+
+
+def test_a_structured_expected_output_is_the_expected_answer_as_json():
+    # Braintrust's AI search examples expect an object: whether to match, the SQL filter,
+    # the sort and why.
+    relative = "braintrust/ai_search_examples.excerpt.json"
+    result = check(relative)
+
+    examples = json.loads((REAL / relative).read_text())["examples"]
+    task = result.plan.tasks[1]
+    assert task.prompt == "name is foo"
+    assert json.loads(task.expected_text) == examples[1]["expected"]
+    assert task.expected_text.startswith('{\n  "match": false,\n  "filter": "name = \'foo\'",')
+    assert [json.loads(t.expected_text) for t in result.plan.tasks] == [
+        e["expected"] for e in examples
     ]
