@@ -1871,6 +1871,17 @@ QRELS_HEADERS = (
 )
 
 
+# FastChat's and Arena-Hard's model_answer (and MT-Bench's reference_answer) files: one
+# model's answers, by question id, without the questions.
+_MODEL_ANSWER_KEYS = frozenset({"question_id", "answer_id", "model_id"})
+MODEL_ANSWERS = (
+    "one model's answers to a benchmark's questions (question_id, answer_id, model_id, "
+    "choices), as FastChat and Arena-Hard write them",
+    "They hold what the model said, not the questions. Import the benchmark's questions "
+    "(question.jsonl) instead.",
+)
+
+
 def not_a_dataset(
     sources: Sequence[str], fields: Mapping[str, str], *, kind: str
 ) -> tuple[str, str] | None:
@@ -1894,6 +1905,8 @@ def not_a_dataset(
             "It holds what a model answered and how it scored, not what a good answer is. "
             "Import the dataset the run used instead.",
         )
+    if raw >= _MODEL_ANSWER_KEYS and not graded:
+        return MODEL_ANSWERS
     if kind == "columns" and sources and not any(_LETTER.search(s) for s in sources):
         return (
             "a sheet with no header row: its first row holds values ("

@@ -135,6 +135,11 @@ def test_a_real_file_imports_named_by_its_tool(relative, tasks, detected):
 REFUSED = [
     # (file, problem code, words of its message)
     ("big_bench/crass_ai_task.json", "not_json", "a quoted value holds a tab or line break"),
+    (
+        "mt_bench/reference_answer_gpt-4.excerpt.jsonl",
+        shapes.NOT_A_DATASET.code,
+        "one model's answers to a benchmark's questions",
+    ),
     ("deepeval/confident_goldens.json", document.NOTHING_TO_GRADE.code, 'Task "task-4"'),
     ("deepeval/convo_goldens.json", shapes.NEEDS_MAPPING.code, "expected_outcome"),
     ("openai_evals/canto_wu_pronunciation.csv", shapes.NEEDS_MAPPING.code, "Character"),
