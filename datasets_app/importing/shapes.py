@@ -1303,6 +1303,16 @@ SHAPES: tuple[Shape, ...] = (
         "deepeval goldens (input + expected_output)", prompt="input", expected="expected_output"
     ),
     _keys_shape("ragas (user_input + reference)", prompt="user_input", expected="reference"),
+    # Prompt flow's chat data: its `ground_truth`, when there is one, grades (an `answer`
+    # beside it is what the flow said); the names say the rest.
+    Shape(
+        "Prompt flow chat data (question + chat_history)",
+        lambda keys, first: "question" in keys and "chat_history" in keys,
+        lambda keys, first: (
+            {"prompt": "question"}
+            | ({"expected": "ground_truth"} if "ground_truth" in keys else {})
+        ),
+    ),
     Shape(
         "ragas (question + ground_truth)",
         lambda keys, first: (

@@ -93,7 +93,11 @@ IMPORTED = [
         "Azure AI evaluation data (question or query + truth)",
     ),
     ("dataflow/pipeline_general_short.json", 3, "golden_answer → expected answer"),
-    ("promptflow/generated_qa_pf_conv.jsonl", 5, "question + ground_truth"),
+    (
+        "promptflow/generated_qa_pf_conv.jsonl",
+        5,
+        "JSON Lines, Prompt flow chat data (question + chat_history)",
+    ),
     (
         "anthropic_cookbook/end_to_end_dataset.excerpt.csv",
         8,
