@@ -24,6 +24,9 @@ Decisions the issue left open (also in docs/field-names.md):
 - A promptfoo sheet with its own expected-answer column (the Anthropic cookbook's
   `correct_answer` beside `python:file://…`) is graded by that column; its assertions
   other than `llm-rubric:`/`grade:` are left out, counted in one warning.
+- Azure AI and Prompt flow's `__outputs.<name>` keys hold what the app under test returned:
+  never a field by name (`__outputs.answer` is no expected answer), and a file of them
+  with nothing else to grade by is refused as a run's results.
 - A follow-up question is asked after the turns its record keeps (Prompt flow's
   `chat_history`, as messages or {"inputs", "outputs"} pairs; Giskard's
   `conversation_history`): the turns and the question make one chat prompt, as above.
@@ -1373,6 +1376,11 @@ def _sources(records: Sequence[Record]) -> list[str]:
     return list(seen)
 
 
+# Azure AI and Prompt flow evaluation data joins what the app under test returned as
+# `__outputs.<name>` keys: `__outputs.answer` is the app's answer, never a field by its name.
+_RUN_OUTPUTS = "__outputs."
+
+
 def _alias_fields(sources: Sequence[str], taken: Iterable[str]) -> dict[str, str]:
     """Fields matched by name: a top-level key before a nested one, then the list's order."""
     used: set[str] = set()
@@ -1380,7 +1388,7 @@ def _alias_fields(sources: Sequence[str], taken: Iterable[str]) -> dict[str, str
         used.update(part.strip() for part in source.split(" + "))
     best: dict[str, tuple[tuple[int, int], str]] = {}
     for source in sources:
-        if source in used:
+        if source in used or source.startswith(_RUN_OUTPUTS):
             continue
         leaf = source.rsplit(".", 1)[-1]
         key = field_for(leaf)
@@ -1908,10 +1916,14 @@ def not_a_dataset(
         )
     result_keys = {s for s in raw if s.lower() in _RESULT_KEYS or s.upper() == "RESULT"}
     scores = {s for s in raw if _SCORE_HINT.search(s)}
+    # What an app returned, joined to its inputs by Azure AI or Prompt flow: a run, scored or not.
+    run_outputs = {s for s in raw if s.startswith(_RUN_OUTPUTS)}
     graded = "expected" in fields or "criterion" in fields or "assert" in raw
-    if result_keys and (scores or "RESULT" in raw) and not graded:
+    if ((result_keys and (scores or "RESULT" in raw)) or run_outputs) and not graded:
         return (
-            "the results of an eval run (" + ", ".join(sorted(result_keys | scores)) + ")",
+            "the results of an eval run ("
+            + ", ".join(sorted(result_keys | scores | run_outputs))
+            + ")",
             "It holds what a model answered and how it scored, not what a good answer is. "
             "Import the dataset the run used instead.",
         )

@@ -138,6 +138,11 @@ def test_a_real_file_imports_named_by_its_tool(relative, tasks, detected):
 
 REFUSED = [
     # (file, problem code, words of its message)
+    (
+        "promptflow/questions_answers_outputs.jsonl",
+        shapes.NOT_A_DATASET.code,
+        "results of an eval run (__outputs.answer)",
+    ),
     ("big_bench/crass_ai_task.json", "not_json", "a quoted value holds a tab or line break"),
     (
         "mt_bench/reference_answer_gpt-4.excerpt.jsonl",
