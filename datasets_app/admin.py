@@ -12,7 +12,7 @@ from django.db.models import Avg, Count, F, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from datasets_app.forms import KeepsShownText, VerifierField
 from datasets_app.importing.spec import counted
@@ -220,6 +220,10 @@ class AdminStyles:
     css = {"all": ["css/admin.css"]}
 
 
+# A fixed row: nothing in it comes from data (format_html needs arguments to format).
+_NO_TASKS_ROW = mark_safe('<tr><td colspan="5">No tasks yet.</td></tr>')
+
+
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
     form = DatasetAdminForm
@@ -277,7 +281,7 @@ class DatasetAdmin(admin.ModelAdmin):
             '<th scope="col">Name</th><th scope="col">State</th><th scope="col">Reviewed</th>'
             '<th scope="col">In the app</th></tr></thead><tbody>{}</tbody></table>'
             '<p><a href="{}?dataset={}&amp;state__exact=draft">Review its drafts</a></p>',
-            rows or format_html('<tr><td colspan="5">No tasks yet.</td></tr>'),
+            rows or _NO_TASKS_ROW,
             drafts,
             dataset.pk,
         )
