@@ -823,14 +823,18 @@ def template_prompts(
 
 
 # Top-level keys of an eval tool's results file (promptfoo's output.json, a run export).
-_RUN_KEYS = frozenset({"config", "prompts", "stats", "evalId", "metrics", "createdAt", "summary"})
+_RUN_KEYS = frozenset(
+    {"config", "prompts", "stats", "evalId", "metrics", "createdAt", "summary", "studio_url"}
+)
 
 
 def results_document(document: Any) -> bool:
-    """Whether a parsed .json is a whole eval run's results rather than a dataset."""
+    """Whether a parsed .json is a whole eval run's results rather than a dataset:
+    promptfoo's output.json (`results`, `config`, `stats`, …) or what Azure AI's
+    `evaluate()` writes (`rows` of inputs and outputs, `metrics`, `studio_url`)."""
     return (
         isinstance(document, dict)
-        and ("results" in document or "evalId" in document)
+        and ("results" in document or "evalId" in document or "rows" in document)
         and len(document.keys() & _RUN_KEYS) >= 2
     )
 

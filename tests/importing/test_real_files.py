@@ -139,6 +139,11 @@ def test_a_real_file_imports_named_by_its_tool(relative, tasks, detected):
 REFUSED = [
     # (file, problem code, words of its message)
     (
+        "azure_ai_samples/privacy_evaluate_results.excerpt.json",
+        shapes.NOT_A_DATASET.code,
+        "results of an eval run (metrics, rows, studio_url)",
+    ),
+    (
         "promptflow/questions_answers_outputs.jsonl",
         shapes.NOT_A_DATASET.code,
         "results of an eval run (__outputs.answer)",
