@@ -2108,7 +2108,9 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
     ignored = ignored_sources(recognised.sources, fields, handled=handled)
     if ignored:
         shaped.warnings.append(IGNORED_KEYS.at(file_name, kind="keys", names=", ".join(ignored)))
-    shaped.document = {"tasks": built.tasks}
+    # Every record refused: their problems say why, where "the file has no tasks" would not.
+    if built.tasks or not built.problems:
+        shaped.document = {"tasks": built.tasks}
     shaped.places = built.places
     return shaped
 

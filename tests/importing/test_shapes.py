@@ -76,6 +76,19 @@ def test_content_parts_are_joined_and_an_image_part_is_named_on_its_line():
     assert "image_url" in problem.message
 
 
+@pytest.mark.parametrize("name", ["t.jsonl", "t.json"])
+def test_a_file_whose_every_record_is_refused_names_each_and_not_an_empty_file(name):
+    image = [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]
+    records = [{"input": [{"role": "user", "content": image}], "ideal": "ok"}] * 2
+    data = lines(*records) if name.endswith(".jsonl") else json.dumps(records, indent=1)
+
+    result = check(name, data)
+
+    # Each record's own problem says why it is refused; "the file has no tasks" would not.
+    assert [p.code for p in result.problems] == [shapes.CHAT_PART_NOT_TEXT.code] * 2
+    assert all(p.line for p in result.problems)
+
+
 @pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
 def test_a_chat_prompt_exports_and_imports_back_identically(fmt):
     first = check("evals.jsonl", lines({"input": CHAT, "ideal": "Ask a doctor first."})).plan
