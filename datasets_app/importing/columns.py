@@ -243,6 +243,13 @@ class Table:
     rows: Sequence[Row]
     # Whether some cell holds a NUL byte (only a column that is not imported may).
     has_nul: bool = False
+    # Columns whose names say a field but that are not it, as another tool's shape says
+    # (TruthfulQA's `Correct Answers` beside its `Best Answer`): not imported, and named so.
+    not_read: frozenset[str] = frozenset()
+
+    def reads(self, name: str) -> str | None:
+        """The field the column `name` holds (`field_for_header`), or None."""
+        return None if name.strip() in self.not_read else field_for_header(name)
 
 
 class _Task:
@@ -291,9 +298,7 @@ def document_from_table(table: Table, *, file_name: str, dataset_name: str) -> B
     Rule checks (required values, weights, verifier kinds, limits) are the shared
     validator's; this only reports what is wrong with the sheet's shape.
     """
-    builder = _Builder(
-        table.header, table.header_row, file_name=file_name, dataset_name=dataset_name
-    )
+    builder = _Builder(table, file_name=file_name, dataset_name=dataset_name)
     # The builder keeps the row numbers `locate` needs, not the rows: a sheet's cells are
     # let go of as soon as the document holds them.
     document = builder.build(table.rows)
@@ -301,11 +306,10 @@ def document_from_table(table: Table, *, file_name: str, dataset_name: str) -> B
 
 
 class _Builder:
-    def __init__(
-        self, header: list[str], header_row: int, *, file_name: str, dataset_name: str
-    ) -> None:
-        self.header = header
-        self.header_row = header_row
+    def __init__(self, table: Table, *, file_name: str, dataset_name: str) -> None:
+        self.header = table.header
+        self.header_row = table.header_row
+        self.reads = table.reads
         self.file_name = file_name
         self.dataset_name = dataset_name
         self.problems: list[Problem] = []
@@ -343,7 +347,7 @@ class _Builder:
         for index, name in enumerate(header):
             if not name.strip():
                 continue
-            key = field_for_header(name)
+            key = self.reads(name)
             if key is None:
                 ignored.append(name.strip())
             else:
@@ -553,7 +557,7 @@ class _Builder:
 
     def _header_for(self, key: str) -> str:
         for name in self.header:
-            if field_for_header(name) == key:
+            if self.reads(name) == key:
                 return name.strip()
         return COLUMNS_BY_KEY[key].spellings[0]
 

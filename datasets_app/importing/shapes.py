@@ -2141,6 +2141,8 @@ class ShapedTable:
     mapping: FieldMap | None = None
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    # Columns whose names say a field the shape takes from another column (`Table.not_read`).
+    not_read: frozenset[str] = frozenset()
 
 
 def _pandas_index(header: Sequence[str], rows: Sequence[Row]) -> bool:
@@ -2359,11 +2361,8 @@ def shape_table(
         # A question and its options (or an instruction and its input): one prompt column.
         header, rows = _composed_prompt(header, rows, _parts(fields["prompt"]))
         fields = {**fields, "prompt": "prompt"}
-    shaped.header, shaped.rows, dropped = _renamed(header, rows, fields, reads)
-    if dropped:
-        shaped.warnings.append(
-            IGNORED_KEYS.at(file_name, row=1, kind="columns", names=", ".join(dropped))
-        )
+    shaped.header, shaped.not_read = _renamed(header, fields, reads)
+    shaped.rows = rows
     shaped.mapping = FieldMap(
         fields={k: v for k, v in recognised.fields.items() if v not in synthetic},
         how=recognised.how,
@@ -2392,18 +2391,16 @@ def _composed_prompt(
 
 
 def _renamed(
-    header: list[str],
-    rows: Sequence[Row],
-    fields: Mapping[str, str],
-    reads: Callable[[str], str | None],
-) -> tuple[list[str], Sequence[Row], list[str]]:
-    """The header with each mapped column under our name; columns that `columns` would
-    read as a mapped field (but are not the mapped one) left out, and named."""
+    header: list[str], fields: Mapping[str, str], reads: Callable[[str], str | None]
+) -> tuple[list[str], frozenset[str]]:
+    """The header with each mapped column under our name, and the columns `columns` would
+    read as a mapped field but are not the mapped one: not read (`Table.not_read`), so
+    that they are named with the other columns not imported."""
     chosen = {source: key for key, source in fields.items()}
     mapped = {_COLUMN_NAMES[key] for key in fields}
     mapped_fields = {reads(name) for name in mapped}
-    new_header, keep, dropped = [], [], []
-    for index, name in enumerate(header):
+    new_header, not_read = [], set()
+    for name in header:
         stripped = name.strip()
         if stripped in chosen:
             key = chosen[stripped]
@@ -2411,20 +2408,11 @@ def _renamed(
             reads_as = reads(name)
             same = reads_as == ("task_id" if key == "id" else key)
             new_header.append(name if same else _COLUMN_NAMES[key])
-            keep.append(index)
-        elif stripped and reads(name) in mapped_fields:
-            dropped.append(stripped)
-        else:
-            new_header.append(name)
-            keep.append(index)
-    if not dropped and len(keep) == len(header):
-        return new_header, rows, []
-    # Cells past the header stay, for `columns` to report.
-    new_rows = [
-        (row, [*(cells[i] if i < len(cells) else "" for i in keep), *cells[len(header) :]])
-        for row, cells in rows
-    ]
-    return new_header, new_rows, dropped
+            continue
+        if stripped and reads(name) in mapped_fields:
+            not_read.add(stripped)
+        new_header.append(name)
+    return new_header, frozenset(not_read)
 
 
 NUL_IN_CELL = Rule(
@@ -2446,7 +2434,7 @@ def _without_nul(table: Table, file_name: str) -> tuple[Table, list[Problem], li
                 if "\x00" not in cell:
                     continue
                 name = table.header[index] if index < len(table.header) else ""
-                if name.strip() and field_for_header(name) is not None:
+                if name.strip() and table.reads(name) is not None:
                     problems.append(
                         NUL_IN_CELL.at(file_name, row=row, field=name.strip(), column=name.strip())
                     )
@@ -2483,8 +2471,8 @@ def read_table(
     )
     if shaped.header is None:
         return Built_(None, nowhere, field_path, [], []), shaped
-    if shaped.header is not table.header or shaped.rows is not table.rows:
-        table = replace(table, header=shaped.header, rows=shaped.rows)
+    if shaped.header is not table.header or shaped.rows is not table.rows or shaped.not_read:
+        table = replace(table, header=shaped.header, rows=shaped.rows, not_read=shaped.not_read)
     if table.has_nul:
         table, problems, warnings = _without_nul(table, file_name)
         shaped.problems.extend(problems)
