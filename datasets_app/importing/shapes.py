@@ -1577,6 +1577,10 @@ def recognise(
             _answer_beside(fields.get("prompt", by_name.get("prompt", "")), sources)
             or by_name["expected"]
         )
+    if is_requirement_tree(first.get(fields.get("criterion", ""))):
+        # A requirement tree weighs its own leaves: a `weight` beside it is its root's, read
+        # with the tree (`read_records`), not the weight of each criterion.
+        by_name.pop("weight", None)
     fields.update(by_name)
     name = shape.name if shape else ""
     choices = _choice_sources(keys, first)
@@ -2105,6 +2109,8 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
         handled |= set(HISTORY_KEYS) & set(recognised.sources)
     if "criteria" in recognised.sources and "criterion" not in fields:
         handled.add("criteria")
+    if records and is_requirement_tree(records[0].values.get(fields.get("criterion", ""))):
+        handled.add("weight")  # the root's, alone at the top of its tree: all of the score
     ignored = ignored_sources(recognised.sources, fields, handled=handled)
     if ignored:
         shaped.warnings.append(IGNORED_KEYS.at(file_name, kind="keys", names=", ".join(ignored)))

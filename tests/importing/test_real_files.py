@@ -666,6 +666,8 @@ def test_a_paperbench_rubric_tree_grades_by_its_leaves_weighted_as_paperbench_sc
     assert [w.message for w in result.warnings] == [
         shapes.IGNORED_KEYS.format(kind="keys", names="task_category, finegrained_task_category")
     ]
+    # The root's weight is read with its tree, not shown as every criterion's weight.
+    assert result.mapping.fields == {"prompt": "requirements", "criterion": "sub_tasks", "id": "id"}
 
 
 def test_a_golden_answer_grades_and_the_models_output_beside_it_does_not():
