@@ -4,7 +4,9 @@ A .json or .jsonl file of records (a JSON array, an object holding one under a k
 `data` or `goldens`, an object keyed by id, SQuAD's nesting, one record on its own) and a
 spreadsheet's columns are read through the same steps:
 
-1. `find_records` (JSON only) finds the list of records and where each one stands.
+1. `find_records` (JSON only) finds the list of records and where each one stands. A
+   record a tool wraps in an envelope (the OpenAI Evals API's `{"item": …}`, the Hugging
+   Face dataset viewer's `{"row_idx", "row", "truncated_cells"}`) is what it wraps.
 2. A `Shape` (OpenAI evals, LangSmith, promptfoo, HealthBench, ...) recognises the records
    by their keys and says which key fills which field; the names in `aliases` do the rest.
    What a person gives (the mapping step, `--map FIELD=SOURCE`) overrides both.
@@ -64,7 +66,8 @@ Decisions the issue left open (also in docs/field-names.md):
   when several share the best score).
 - A SQuAD question is asked with its passage: the prompt is the context, a blank line and
   the question. A question SQuAD 2.0 marks unanswerable has nothing to grade by and is
-  left out, with a warning that counts them.
+  left out, with a warning that counts them. A BoolQ question is asked the same way (its
+  `passage`, then the question), and expects its `answer` as `true` or `false`.
 - A tool's shape outranks the names: the results of Azure's RAG chat evaluator keep the
   app's own `answer` beside the ground `truth`, and only `truth` grades. A spreadsheet whose
   header `columns` would read (`answer` as the expected answer) is renamed as the shape says.
@@ -657,7 +660,8 @@ class Records:
 
     records: list[Record]
     container: str = ""
-    wrapped: bool = False
+    # What each record came wrapped in (`_WRAPPERS`), as the Detected line names it.
+    wrapper: str = ""
     left_out: int = 0
     # How many records the file holds: past the most a file may hold, only the first ones
     # are read (a hostile list of millions costs no more than a long one).
@@ -756,12 +760,29 @@ def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _unwrap(record: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """The OpenAI Evals API's `{"item": {...}}` line is its item."""
-    item = record.get("item")
-    if isinstance(item, dict) and set(record) <= {"item", "sample"}:
-        return item, True
-    return record, False
+# Envelopes a tool puts around each record: the key holding the record, the keys allowed
+# beside it, and what the Detected line calls such records. The record inside is read as
+# if the file held it bare, so every shape and name applies to it unchanged.
+_WRAPPERS: tuple[tuple[str, frozenset[str], str], ...] = (
+    # The OpenAI Evals API's data source lines.
+    ("item", frozenset({"item", "sample"}), 'OpenAI Evals API items ({"item": …})'),
+    # What the Hugging Face dataset viewer's /rows endpoint (and its download) gives.
+    (
+        "row",
+        frozenset({"row", "row_idx", "truncated_cells"}),
+        'Hugging Face dataset viewer rows ({"row": …})',
+    ),
+)
+
+
+def _unwrap(record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The record inside a tool's envelope (`_WRAPPERS`) and what wrapped it, or the
+    record itself and ""."""
+    for key, allowed, wrapper in _WRAPPERS:
+        inner = record.get(key)
+        if isinstance(inner, dict) and set(record) <= allowed:
+            return inner, wrapper
+    return record, ""
 
 
 def records_of(
@@ -771,8 +792,8 @@ def records_of(
     `limit`, only counted."""
     found = Records([], total=len(values))
     for value, path, line in values[: limit + 1]:
-        record, wrapped = _unwrap(value)
-        found.wrapped = found.wrapped or wrapped
+        record, wrapper = _unwrap(value)
+        found.wrapper = found.wrapper or wrapper
         found.records.append(Record(_flatten(record), path=path, line=line))
     return found
 
@@ -1347,6 +1368,14 @@ SHAPES: tuple[Shape, ...] = (
         "SQuAD (context + question + answers)",
         lambda keys, first: "question" in keys and "context" in keys and _has_answer_starts(first),
         lambda keys, first: {"prompt": "context + question", "expected": "answers"},
+    ),
+    # BoolQ's yes/no questions are about their passage, asked before them as SQuAD's is.
+    Shape(
+        "BoolQ (passage + question + answer)",
+        lambda keys, first: (
+            {"question", "passage"} <= keys and isinstance(first.get("answer"), bool)
+        ),
+        lambda keys, first: {"prompt": "passage + question", "expected": "answer"},
     ),
     Shape(
         "NQ-open (question + answers)",
@@ -1979,10 +2008,8 @@ class Shaped:
     problem_records: list[Record | None] = field(default_factory=list)
 
 
-def _described(fields: Mapping[str, str], what: str, *, wrapped: bool = False) -> str:
+def _described(fields: Mapping[str, str], what: str) -> str:
     """`records with question → prompt, answer → expected answer`, for the Detected line."""
-    if wrapped:
-        what = "OpenAI Evals API items"
     shown = [
         f"{fields[key]} → {LABELS[key]}"
         for key in ("prompt", "expected", "criterion")
@@ -2056,9 +2083,9 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
     records = found.records
     recognised = recognise(records, given=given, remembered=remembered)
     fields = recognised.fields
-    shape = recognised.shape or _described(fields, "records", wrapped=found.wrapped)
-    if found.wrapped and recognised.shape:
-        shape = f'OpenAI Evals API items ({{"item": …}}), {recognised.shape}'
+    shape = recognised.shape or _described(fields, "records")
+    if found.wrapper:
+        shape = f"{found.wrapper}, {shape}"
     if found.container in _DESCRIBED_CONTAINERS:
         shape = f"{shape}, {_DESCRIBED_CONTAINERS[found.container]}"
     elif found.container and found.container != "tasks":

@@ -124,6 +124,12 @@ IMPORTED = [
     ("truthfulqa/TruthfulQA.excerpt.csv", 5, "TruthfulQA (Question + Best Answer)"),
     ("arc/arc_challenge_test.excerpt.jsonl", 3, "multiple choice (question + options)"),
     ("arena_hard/question.excerpt.jsonl", 3, "JSON Lines, Arena-Hard questions (turns)"),
+    (
+        "hf_dataset_viewer/boolq_rows.json",
+        5,
+        'JSON, Hugging Face dataset viewer rows ({"row": …}), BoolQ (passage + question + '
+        "answer) under 'rows'",
+    ),
 ]
 
 
@@ -895,3 +901,29 @@ def test_a_structured_expected_output_is_the_expected_answer_as_json():
     assert [json.loads(t.expected_text) for t in result.plan.tasks] == [
         e["expected"] for e in examples
     ]
+
+
+def test_dataset_viewer_rows_are_read_as_the_rows_they_wrap():
+    # Each `row` is the record, as if the file were the plain list of rows: BoolQ's
+    # question is asked after its passage, and `row_idx` and `truncated_cells` are the
+    # viewer's own, not keys of the record.
+    relative = "hf_dataset_viewer/boolq_rows.json"
+    result = check(relative)
+
+    row = json.loads((REAL / relative).read_text())["rows"][0]["row"]
+    task = result.plan.tasks[0]
+    assert task.name == "is there a season 2 of hunted on cinemax"
+    assert task.prompt == row["passage"] + "\n\n" + row["question"]
+    assert task.expected_text == "false"
+    assert result.warnings == ()
+
+
+@pytest.mark.parametrize("relative", ["hf_dataset_viewer/boolq_rows.json"])
+def test_a_benchmark_shape_exports_and_imports_back_identically(relative):
+    first = check(relative).plan
+    exported = json_format.write(first)
+
+    again = check_file(exported, "export.json").plan
+
+    assert again.tasks == first.tasks
+    assert json_format.write(again) == exported
