@@ -89,6 +89,15 @@ Decisions the issue left open (also in docs/field-names.md):
   weight over its siblings' total, given as a percentage (to six significant figures).
   Inner requirements are not criteria (their leaves grade them), and `task_category` is
   not kept. A weight that is no positive number is a problem naming the requirement.
+- Prompt flow's checklist `statements` (`{"correctness": "should explain what's ChatGPT",
+  "consise": ...}`, beside a `question` and its `chat_history`) are the task's criteria, one
+  per statement, its name the criterion's id, in the file's order. Each weighs 1: the file
+  gives no weights and its eval-checklist flow checks every statement on its own, so none
+  counts more than another. They are checked by the dataset's default verifier: the 1–5
+  score that flow asks its judge for is in the flow, not in the file, and a statement reads
+  as a check an answer meets or not ("result should be 2"). The question (after its chat
+  history) is the prompt; no expected answer is made up. The eval-checklist flow's own data
+  (`answer` + `statements`, no question) is what an app answered, and is refused as such.
 - Alpaca's `output` is the expected answer only when no key names one: beside DataFlow's
   `golden_answer`, `output` is what a model answered, and is not imported.
 - A nested prompt's answer is the one beside it: when the prompt is `input.input` and
@@ -513,10 +522,18 @@ def criteria_value(
     value: Any, weight: Any, source: str, *, reference: str | None = None
 ) -> list[dict[str, Any]]:
     """A record's criteria: a text, a list of texts or `{criterion, points|weight}`, a
-    score rubric (`score_rubric_criterion`, with the record's `reference` answer), or a
-    tree of weighted requirements (`requirement_leaves`)."""
+    score rubric (`score_rubric_criterion`, with the record's `reference` answer), a
+    tree of weighted requirements (`requirement_leaves`), or checks by name
+    (`named_checks`: each name is its criterion's id)."""
     if is_requirement_tree(value):
         return requirement_leaves(value, source)
+    checks = named_checks(value)
+    if checks:
+        return [
+            {"id": name, "criterion": text, **({} if weight is None else {"weight": weight})}
+            for name, text in checks.items()
+            if text.strip()
+        ]
     items = value if isinstance(value, list) else [value]
     criteria = []
     for item in items:
@@ -544,6 +561,27 @@ def criteria_value(
             criterion["id"] = item["id"]
         criteria.append(criterion)
     return criteria
+
+
+# The keys of one criterion written as an object: a dict with any of them is one criterion,
+# not checks by name.
+_CRITERION_ITEM_KEYS = frozenset({"id", "criterion", "text", "description", "points", "weight"})
+
+
+def named_checks(value: Any) -> dict[str, str]:
+    """Checks by name, as Prompt flow's `statements` hold them (`{"correctness": "should
+    explain what's ChatGPT", "consise": "It is a consise statement."}`): an object whose
+    every value is text. Empty for anything else, and for one criterion written as an
+    object or a score rubric."""
+    if (
+        not isinstance(value, dict)
+        or not value
+        or value.keys() & _CRITERION_ITEM_KEYS
+        or score_levels(value)
+        or not all(isinstance(text, str) for text in value.values())
+    ):
+        return {}
+    return {str(name): text for name, text in value.items()}
 
 
 _SCORE_DESCRIPTION = re.compile(r"^score(\d+)_description$")
@@ -668,6 +706,8 @@ class Records:
     total: int = 0
 
 
+# Prompt flow's checklist: the statements an answer is checked against, by name.
+STATEMENTS_KEY = "statements"
 # Values kept whole rather than flattened: they are one field's value.
 _WHOLE_KEYS = frozenset(
     {
@@ -680,6 +720,8 @@ _WHOLE_KEYS = frozenset(
         "choices",
         "options",
         "target_scores",
+        # Checks by name (`named_checks`): Prompt flow's `statements`.
+        STATEMENTS_KEY,
     }
 )
 
@@ -1331,6 +1373,16 @@ SHAPES: tuple[Shape, ...] = (
         "deepeval goldens (input + expected_output)", prompt="input", expected="expected_output"
     ),
     _keys_shape("ragas (user_input + reference)", prompt="user_input", expected="reference"),
+    # Prompt flow's chat flows check an answer against `statements`, each by name (its
+    # eval-checklist flow): they are the criteria, asked after any `chat_history`.
+    Shape(
+        "Prompt flow checklist (question + statements → criteria)",
+        lambda keys, first: "question" in keys and bool(named_checks(first.get(STATEMENTS_KEY))),
+        lambda keys, first: (
+            {"prompt": "question", "criterion": STATEMENTS_KEY}
+            | ({"expected": "ground_truth"} if "ground_truth" in keys else {})
+        ),
+    ),
     # Prompt flow's chat data: its `ground_truth`, when there is one, grades (an `answer`
     # beside it is what the flow said); the names say the rest.
     Shape(
@@ -1936,6 +1988,15 @@ MODEL_ANSWERS = (
     "(question.jsonl) instead.",
 )
 
+# The data of Prompt flow's eval-checklist flow: an app's answer and the statements it is
+# checked against, without the question it answered.
+CHECKED_ANSWERS = (
+    "answers to check against statements, without the questions they answer (answer, "
+    "statements: the data of Prompt flow's eval-checklist flow)",
+    "They hold what an app answered, not what to ask it. Import the questions with their "
+    "statements instead (question, statements, as Prompt flow's chat flows take them).",
+)
+
 
 def not_a_dataset(
     sources: Sequence[str], fields: Mapping[str, str], *, kind: str
@@ -1966,6 +2027,9 @@ def not_a_dataset(
         )
     if raw >= _MODEL_ANSWER_KEYS and not graded:
         return MODEL_ANSWERS
+    if STATEMENTS_KEY in raw and "prompt" not in fields:
+        # Its `answer` is what the app said (the one checked), not an expected answer.
+        return CHECKED_ANSWERS
     if kind == "columns" and sources and not any(_LETTER.search(s) for s in sources):
         return (
             "a sheet with no header row: its first row holds values ("

@@ -130,6 +130,11 @@ IMPORTED = [
         'JSON, Hugging Face dataset viewer rows ({"row": …}), BoolQ (passage + question + '
         "answer) under 'rows'",
     ),
+    (
+        "promptflow/chat_basic_data.jsonl",
+        3,
+        "JSON Lines, Prompt flow checklist (question + statements → criteria)",
+    ),
 ]
 
 
@@ -153,6 +158,11 @@ REFUSED = [
         "promptflow/questions_answers_outputs.jsonl",
         shapes.NOT_A_DATASET.code,
         "results of an eval run (__outputs.answer)",
+    ),
+    (
+        "promptflow/eval_checklist_data.jsonl",
+        shapes.NOT_A_DATASET.code,
+        "answers to check against statements, without the questions they answer",
     ),
     ("big_bench/crass_ai_task.json", "not_json", "a quoted value holds a tab or line break"),
     (
@@ -748,11 +758,47 @@ def test_sanitized_mbpp_calls_its_problem_prompt_and_imports_the_same_way():
     ]
 
 
+def test_prompt_flow_statements_are_criteria_by_name_each_weighing_the_same():
+    # Prompt flow's chat-basic data: each statement a check its eval-checklist flow makes.
+    result = check("promptflow/chat_basic_data.jsonl")
+
+    tasks = result.plan.tasks
+    assert [t.prompt for t in tasks[:2]] == [
+        "What is Prompt flow?",
+        "What is ChatGPT? Please explain with consise statement",
+    ]
+    # The turns before the question come first, as a chat prompt (the file's own roles).
+    assert tasks[2].prompt == (
+        "User: where is the nearest coffee shop?\n\n"
+        "System: I'm sorry, I don't know that. Would you like me to look it up for you?\n\n"
+        "Question: How many questions did user ask?"
+    )
+    assert [[(c.id, c.criterion, c.weight) for c in t.criteria] for t in tasks] == [
+        [
+            ("correctness", "should explain what's 'Prompt flow'", 1),
+            ("consise", "It is a consise statement.", 1),
+        ],
+        [
+            ("correctness", "should explain what's ChatGPT", 1),
+            ("consise", "It is a consise statement.", 1),
+        ],
+        [
+            ("correctness", "result should be 2", 1),
+            ("consise", "It is a consise statement.", 1),
+        ],
+    ]
+    # Checked by the dataset's default verifier; no expected answer is made up.
+    assert all(c.verifier is None for t in tasks for c in t.criteria)
+    assert all(t.expected_text is None for t in tasks)
+    assert result.warnings == ()
+
+
 @pytest.mark.parametrize(
     "relative",
     [
         "biggen_bench/sample_responses.excerpt.json",
         "paperbench/semantic_self_consistency_rubric.excerpt.json",
+        "promptflow/chat_basic_data.jsonl",
     ],
 )
 def test_a_rubric_file_exports_and_imports_back_identically(relative):
