@@ -60,7 +60,8 @@ Decisions the issue left open (also in docs/field-names.md):
   by name) and `Incorrect Answers` are named as not imported.
 - Options given beside their own labels (ARC's `{"text": [...], "label": [...]}`) are shown
   under those labels, not re-lettered: ARC labels some questions' options 1-4, and its
-  `answerKey` names the label.
+  `answerKey` names the label. ARC's and OpenBookQA's original files (`question.stem`, and
+  `question.choices` as a list of `{"text", "label"}`) are read the same way.
 - A BIG-bench JSON task's `target_scores` (option → score) are its question's options, in
   the file's order and lettered; the best-scored option is the expected answer (`Any of:`
   when several share the best score).
@@ -1084,6 +1085,15 @@ TEST_LIST_KEYS = frozenset({"test_list"})
 CHOICE_KEYS = ("choices", "options", TARGET_SCORES_KEY)
 LETTERS = "ABCDEFGH"
 MULTIPLE_CHOICE = "multiple choice"
+# ARC and OpenBookQA as AI2 writes them keep the options inside the question.
+ARC_STEM = "question.stem"
+ARC_CHOICES = "question.choices"
+
+
+def _is_choices(source: str) -> bool:
+    """Whether a source holds a question's options, by its own name or, one level down, by
+    its key's (ARC's `question.choices`)."""
+    return source.rsplit(".", 1)[-1] in CHOICE_KEYS
 
 
 def _choice_sources(keys: set[str], first: Mapping[str, Any]) -> list[str]:
@@ -1101,11 +1111,17 @@ def _choice_list(value: Any) -> list[tuple[str, Any]] | None:
     """A question's options, each with its label: a list (lettered A, B, C, …), one text
     with the options separated by commas (as Inspect writes them in a CSV cell), or the
     options' texts beside their own labels (ARC's `{"text": [...], "label": [...]}`, whose
-    labels are sometimes 1, 2, 3, 4, as its answer key is), or BIG-bench's `target_scores`
-    (the options are its keys)."""
+    labels are sometimes 1, 2, 3, 4, as its answer key is; its original files give each
+    option as `{"text", "label"}`), or BIG-bench's `target_scores` (the options are its keys)."""
     scores = option_scores(value)
     if scores is not None:
         value = list(scores)
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(choice, dict) and {"text", "label"} <= choice.keys() for choice in value)
+    ):
+        value = {"text": [c["text"] for c in value], "label": [c["label"] for c in value]}
     if isinstance(value, dict) and isinstance(value.get("text"), list):
         labels = value.get("label")
         texts = value["text"]
@@ -1136,7 +1152,7 @@ def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
         if part in SYSTEM_PROMPT_KEYS:
             system = text_value(value, "prompt", part) or ""
             continue
-        choices = _choice_list(value) if part in CHOICE_KEYS else None
+        choices = _choice_list(value) if _is_choices(part) else None
         if choices is not None:
             options += [f"{label}. {_scalar_text(choice)}" for label, choice in choices]
             continue
@@ -1367,6 +1383,13 @@ SHAPES: tuple[Shape, ...] = (
             "input" in keys and option_scores(first.get(TARGET_SCORES_KEY)) is not None
         ),
         lambda keys, first: {"prompt": "input", "expected": TARGET_SCORES_KEY},
+    ),
+    Shape(
+        # ARC's and OpenBookQA's own files: the options are inside the question, under their
+        # own labels, and `answerKey` (read by its name) names one.
+        "ARC / OpenBookQA (question.stem + question.choices + answerKey)",
+        lambda keys, first: ARC_STEM in keys and _choice_list(first.get(ARC_CHOICES)) is not None,
+        lambda keys, first: {"prompt": f"{ARC_STEM} + {ARC_CHOICES}"},
     ),
     _keys_shape("prompt + completion", prompt="prompt", expected="completion"),
     _keys_shape(
@@ -1856,7 +1879,7 @@ def _task_name(values: Mapping[str, Any], prompt_parts: Sequence[str], prompt: s
     options; a conversation by its question, and the user's turns alone (MT-Bench) by the
     first, which sets the task (the later turns follow it up)."""
     question = next(
-        (p for p in reversed(prompt_parts) if p not in CHOICE_KEYS and p not in LETTERS),
+        (p for p in reversed(prompt_parts) if not _is_choices(p) and p not in LETTERS),
         prompt_parts[-1] if prompt_parts else "",
     )
     asked = values.get(question)

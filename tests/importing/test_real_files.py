@@ -123,6 +123,11 @@ IMPORTED = [
     ("mbpp/sanitized-mbpp.excerpt.json", 3, "JSON, MBPP (text + code + test_list)"),
     ("truthfulqa/TruthfulQA.excerpt.csv", 5, "TruthfulQA (Question + Best Answer)"),
     ("arc/arc_challenge_test.excerpt.jsonl", 3, "multiple choice (question + options)"),
+    (
+        "arc/arc_easy_dev_original.jsonl",
+        5,
+        "JSON Lines, ARC / OpenBookQA (question.stem + question.choices + answerKey)",
+    ),
     ("arena_hard/question.excerpt.jsonl", 3, "JSON Lines, Arena-Hard questions (turns)"),
     (
         "hf_dataset_viewer/boolq_rows.json",
@@ -861,6 +866,24 @@ def test_arc_asks_each_question_with_its_options_under_their_own_labels():
     ]
 
 
+def test_arc_in_its_original_form_asks_the_stem_with_its_labelled_options():
+    # ARC-V1's own files keep the options inside the question, each {"text", "label"}.
+    result = check("arc/arc_easy_dev_original.jsonl")
+
+    record = _lines("arc/arc_easy_dev_original.jsonl")[1]
+    task = result.plan.tasks[1]
+    assert task.id == "Mercury_7057260"
+    assert task.prompt == (
+        record["question"]["stem"] + "\n\n"
+        "A. Do algae consume other organisms?\n"
+        "B. Which organisms consume algae?\n"
+        "C. Do algae use sunlight to make food?\n"
+        "D. Could an ecosystem survive without algae?"
+    )
+    assert task.expected_text == "C"
+    assert result.warnings == ()
+
+
 def test_arena_hard_asks_its_one_turn_and_grades_by_what_its_judge_weighs():
     result = check("arena_hard/question.excerpt.jsonl")
 
@@ -964,7 +987,9 @@ def test_dataset_viewer_rows_are_read_as_the_rows_they_wrap():
     assert result.warnings == ()
 
 
-@pytest.mark.parametrize("relative", ["hf_dataset_viewer/boolq_rows.json"])
+@pytest.mark.parametrize(
+    "relative", ["hf_dataset_viewer/boolq_rows.json", "arc/arc_easy_dev_original.jsonl"]
+)
 def test_a_benchmark_shape_exports_and_imports_back_identically(relative):
     first = check(relative).plan
     exported = json_format.write(first)

@@ -586,6 +586,19 @@ def test_arc_options_keep_their_own_labels_which_its_answer_key_names():
     assert result.mapping.how == "recognised"
 
 
+def test_arc_original_options_inside_the_question_keep_their_own_labels_too():
+    # ARC-V1's own files: the stem and a list of {"text", "label"} inside `question`.
+    choices = [{"text": t, "label": n} for t, n in (("Sun", "1"), ("Mars", "2"), ("Moon", "3"))]
+    question = {"stem": "Which is a planet?", "choices": choices}
+
+    result = check("arc.jsonl", lines({"id": "Mercury_1", "question": question, "answerKey": "2"}))
+
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        ("Which is a planet?\n\n1. Sun\n2. Mars\n3. Moon", "2")
+    ]
+    assert result.mapping.how == "recognised"
+
+
 def test_big_bench_options_scored_best_are_each_an_accepted_answer():
     scores = {"Paris": 1, "Lyon": 0, "the capital, Paris": 1}
     record = {"input": "Where is the Louvre?", "target_scores": scores}
