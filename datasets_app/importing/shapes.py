@@ -6,7 +6,9 @@ spreadsheet's columns are read through the same steps:
 
 1. `find_records` (JSON only) finds the list of records and where each one stands. A
    record a tool wraps in an envelope (the OpenAI Evals API's `{"item": …}`, the Hugging
-   Face dataset viewer's `{"row_idx", "row", "truncated_cells"}`) is what it wraps.
+   Face dataset viewer's `{"row_idx", "row", "truncated_cells"}`) is what it wraps. A row
+   whose `truncated_cells` names a cell is refused (`CELLS_CUT`): the viewer cut that text
+   short, and importing it would import part of a prompt or answer without a word.
 2. A `Shape` (OpenAI evals, LangSmith, promptfoo, HealthBench, ...) recognises the records
    by their keys and says which key fills which field; the names in `aliases` do the rest.
    What a person gives (the mapping step, `--map FIELD=SOURCE`) overrides both.
@@ -198,6 +200,11 @@ NUL_IN_IGNORED_COLUMN = Rule(
     "Column {column} holds NUL bytes (binary data); it is not imported, so they were left out.",
 )
 NOT_A_DATASET = Rule("not_a_dataset", "This looks like {what}. {advice}")
+CELLS_CUT = Rule(
+    "cells_truncated",
+    "The Hugging Face dataset viewer cut {cells} short in this row (its truncated_cells): only "
+    "the start of the text is in the file. Download the dataset's own files instead.",
+)
 NO_RECORDS = Rule(
     "no_records",
     "The file holds {what}, not a list of records. A .json dataset is an object with "
@@ -691,6 +698,8 @@ class Record:
     path: DocPath = ()
     row: int | None = None
     line: int | None = None
+    # Values the tool that wrote the file cut short (the dataset viewer's truncated_cells).
+    cut: tuple[str, ...] = ()
 
 
 @dataclass
@@ -803,6 +812,8 @@ def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
+# The viewer cuts a long cell short to keep its page small, and names it here.
+TRUNCATED_CELLS = "truncated_cells"
 # Envelopes a tool puts around each record: the key holding the record, the keys allowed
 # beside it, and what the Detected line calls such records. The record inside is read as
 # if the file held it bare, so every shape and name applies to it unchanged.
@@ -812,7 +823,7 @@ _WRAPPERS: tuple[tuple[str, frozenset[str], str], ...] = (
     # What the Hugging Face dataset viewer's /rows endpoint (and its download) gives.
     (
         "row",
-        frozenset({"row", "row_idx", "truncated_cells"}),
+        frozenset({"row", "row_idx", TRUNCATED_CELLS}),
         'Hugging Face dataset viewer rows ({"row": …})',
     ),
 )
@@ -837,7 +848,9 @@ def records_of(
     for value, path, line in values[: limit + 1]:
         record, wrapper = _unwrap(value)
         found.wrapper = found.wrapper or wrapper
-        found.records.append(Record(_flatten(record), path=path, line=line))
+        cut = value.get(TRUNCATED_CELLS) if wrapper else None
+        cells = tuple(str(cell) for cell in cut) if isinstance(cut, list) else ()
+        found.records.append(Record(_flatten(record), path=path, line=line, cut=cells))
     return found
 
 
@@ -1910,6 +1923,8 @@ def build_tasks(
             built.left_out += 1
             continue
         try:
+            if record.cut:
+                raise ValueProblem(CELLS_CUT, cells=", ".join(record.cut))
             task = _task(values, fields)
         except ValueProblem as exc:
             problem = exc.rule.at(file_name, row=record.row, line=record.line, **exc.params)

@@ -599,6 +599,20 @@ def test_arc_original_options_inside_the_question_keep_their_own_labels_too():
     assert result.mapping.how == "recognised"
 
 
+def test_a_dataset_viewer_row_with_a_cell_cut_short_is_refused_on_its_line():
+    # The viewer cuts a long cell and names it: importing it would import part of the text.
+    rows = [
+        {"row_idx": 0, "row": {"question": "Q1?", "answer": "A1"}, "truncated_cells": []},
+        {"row_idx": 1, "row": {"question": "Q2?", "answer": "A2"}, "truncated_cells": ["answer"]},
+    ]
+    data = json.dumps({"features": [], "rows": rows, "num_rows_total": 2}, indent=2)
+
+    result = check("rows.json", data)
+
+    assert [(p.code, p.line) for p in result.problems] == [(shapes.CELLS_CUT.code, 12)]
+    assert result.problems[0].message == shapes.CELLS_CUT.format(cells="answer")
+
+
 def test_big_bench_options_scored_best_are_each_an_accepted_answer():
     scores = {"Paris": 1, "Lyon": 0, "the capital, Paris": 1}
     record = {"input": "Where is the Louvre?", "target_scores": scores}
