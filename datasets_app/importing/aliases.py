@@ -70,7 +70,8 @@ FIELDS: tuple[Field, ...] = (
             "answer_key",
         ),
     ),
-    Field("criterion", "Criterion", ("criterion", "rubric")),
+    # A checklist is yes/no checks, each a criterion (HelloBench's `checklists`).
+    Field("criterion", "Criterion", ("criterion", "rubric", "checklist")),
     Field("weight", "Weight", ("weight", "points")),
 )
 FIELDS_BY_KEY: dict[str, Field] = {field.key: field for field in FIELDS}

@@ -101,6 +101,11 @@ Decisions the issue left open (also in docs/field-names.md):
   as a check an answer meets or not ("result should be 2"). The question (after its chat
   history) is the prompt; no expected answer is made up. The eval-checklist flow's own data
   (`answer` + `statements`, no question) is what an app answered, and is refused as such.
+- A checklist (HelloBench's `checklists`: yes/no questions) is criteria by its name, as a
+  rubric is: each question one criterion of weight 1, in the file's order, checked by the
+  dataset's default verifier. Each question asks one thing a good answer does and the file
+  weighs none more; HelloBench's own per-category weights are fitted to human ratings by its
+  `regression.py` and are in no data file, so they are not guessed at.
 - Alpaca's `output` is the expected answer only when no key names one: beside DataFlow's
   `golden_answer`, `output` is what a model answered, and is not imported.
 - A nested prompt's answer is the one beside it: when the prompt is `input.input` and

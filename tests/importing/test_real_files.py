@@ -140,6 +140,11 @@ IMPORTED = [
         3,
         "JSON Lines, Prompt flow checklist (question + statements → criteria)",
     ),
+    (
+        "hellobench/chat.excerpt.jsonl",
+        3,
+        "JSON Lines, records with instruction → prompt, checklists → criterion",
+    ),
 ]
 
 
@@ -798,12 +803,38 @@ def test_prompt_flow_statements_are_criteria_by_name_each_weighing_the_same():
     assert result.warnings == ()
 
 
+def test_a_hellobench_checklist_is_one_criterion_per_question_each_weighing_the_same():
+    relative = "hellobench/chat.excerpt.jsonl"
+    result = check(relative)
+
+    records = _lines(relative)
+    tasks = result.plan.tasks
+    assert [(t.id, t.prompt) for t in tasks] == [(r["id"], r["instruction"]) for r in records]
+    assert tasks[0].name == "write 10 different templates to report mann whitney u-test"
+    # Each yes/no question is a criterion of weight 1, in the file's order.
+    assert [[(c.criterion, c.weight) for c in t.criteria] for t in tasks] == [
+        [(question, 1) for question in r["checklists"]] for r in records
+    ]
+    assert [c.id for c in tasks[0].criteria] == [f"criterion-{n}" for n in range(1, 7)]
+    first_check = tasks[0].criteria[0].criterion
+    assert first_check.startswith("Does the response fully comprehend all specific aspects")
+    assert all(t.expected_text is None for t in tasks)
+    # The same checks again as JSON text, their count, the bare question: not imported.
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(
+            kind="keys",
+            names="category, formatted_checklists, num_checklist, raw_text, requirements",
+        )
+    ]
+
+
 @pytest.mark.parametrize(
     "relative",
     [
         "biggen_bench/sample_responses.excerpt.json",
         "paperbench/semantic_self_consistency_rubric.excerpt.json",
         "promptflow/chat_basic_data.jsonl",
+        "hellobench/chat.excerpt.jsonl",
     ],
 )
 def test_a_rubric_file_exports_and_imports_back_identically(relative):
