@@ -105,7 +105,9 @@ Decisions the issue left open (also in docs/field-names.md):
   rubric is: each question one criterion of weight 1, in the file's order, checked by the
   dataset's default verifier. Each question asks one thing a good answer does and the file
   weighs none more; HelloBench's own per-category weights are fitted to human ratings by its
-  `regression.py` and are in no data file, so they are not guessed at.
+  `regression.py` and are in no data file, so they are not guessed at. Its instructions
+  open with their category's wording, so a HelloBench task is named by its `raw_text`
+  (the question or topic the instruction wraps; `Shape.named_by`), not by that first line.
 - Alpaca's `output` is the expected answer only when no key names one: beside DataFlow's
   `golden_answer`, `output` is what a model answered, and is not imported.
 - A nested prompt's answer is the one beside it: when the prompt is `input.input` and
@@ -1092,6 +1094,9 @@ class Shape:
     # The criterion the tool's own judge grades a record by when the record gives no
     # answer (MT-Bench's questions with no reference): such a task gets it as its criterion.
     judged_by: str = ""
+    # The key whose text names a task when its prompt opens with the same wording in every
+    # record (HelloBench's `raw_text`, the question its instruction wraps).
+    named_by: str = ""
 
 
 # A record's system prompt, which a shape names as the first part of the prompt.
@@ -1348,6 +1353,14 @@ SHAPES: tuple[Shape, ...] = (
         "Prometheus score rubric (criteria + score descriptions)",
         lambda keys, first: _score_rubric_key(keys, first) is not None,
         _score_rubric_fields,
+    ),
+    # HelloBench's instructions open with their category's wording ("You should write a
+    # detailed response to the following question on Science."): named by the question.
+    Shape(
+        "HelloBench (instruction + checklists)",
+        lambda keys, first: {"instruction", "checklists", "raw_text"} <= keys,
+        lambda keys, first: {"prompt": "instruction", "criterion": "checklists"},
+        named_by="raw_text",
     ),
     Shape(
         "PaperBench rubric tree (the top requirement → prompt, the weighted leaves → criteria)",
@@ -1892,10 +1905,16 @@ def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any
     return task
 
 
-def _task_name(values: Mapping[str, Any], prompt_parts: Sequence[str], prompt: str) -> str:
+def _task_name(
+    values: Mapping[str, Any], prompt_parts: Sequence[str], prompt: str, named_by: str = ""
+) -> str:
     """A passage and its question are named by the question, not by the passage or the
     options; a conversation by its question, and the user's turns alone (MT-Bench) by the
-    first, which sets the task (the later turns follow it up)."""
+    first, which sets the task (the later turns follow it up). A shape's `named_by` key,
+    when the record has its text, names the task instead."""
+    named = values.get(named_by) if named_by else None
+    if isinstance(named, str) and named.strip():
+        return _short_name(named)
     question = next(
         (p for p in reversed(prompt_parts) if not _is_choices(p) and p not in LETTERS),
         prompt_parts[-1] if prompt_parts else "",
@@ -1937,7 +1956,8 @@ def build_tasks(
             built.problem_records.append(record)
             continue
         if "prompt" in task and "name" not in task:
-            task["name"] = _task_name(values, prompt_parts, task["prompt"])
+            named_by = shape.named_by if shape else ""
+            task["name"] = _task_name(values, prompt_parts, task["prompt"], named_by)
         if shape and shape.judged_by and not task.get("expected") and not task.get("criteria"):
             task["criteria"] = [{"criterion": shape.judged_by}]
             judged += 1
@@ -2243,6 +2263,8 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
         handled |= set(HISTORY_KEYS) & set(recognised.sources)
     if "criteria" in recognised.sources and "criterion" not in fields:
         handled.add("criteria")
+    if recognised.matched and recognised.matched.named_by:
+        handled.add(recognised.matched.named_by)  # it names the tasks
     if records and is_requirement_tree(records[0].values.get(fields.get("criterion", ""))):
         handled.add("weight")  # the root's, alone at the top of its tree: all of the score
     ignored = ignored_sources(recognised.sources, fields, handled=handled)

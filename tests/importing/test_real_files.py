@@ -140,10 +140,11 @@ IMPORTED = [
         3,
         "JSON Lines, Prompt flow checklist (question + statements → criteria)",
     ),
+    ("hellobench/chat.excerpt.jsonl", 3, "JSON Lines, HelloBench (instruction + checklists)"),
     (
-        "hellobench/chat.excerpt.jsonl",
-        3,
-        "JSON Lines, records with instruction → prompt, checklists → criterion",
+        "hellobench/open_ended_qa.excerpt.jsonl",
+        2,
+        "JSON Lines, HelloBench (instruction + checklists)",
     ),
 ]
 
@@ -819,13 +820,31 @@ def test_a_hellobench_checklist_is_one_criterion_per_question_each_weighing_the_
     first_check = tasks[0].criteria[0].criterion
     assert first_check.startswith("Does the response fully comprehend all specific aspects")
     assert all(t.expected_text is None for t in tasks)
-    # The same checks again as JSON text, their count, the bare question: not imported.
+    # The same checks again as JSON text, their count, the requirements the instruction
+    # already states: not imported.
     assert [w.message for w in result.warnings] == [
         shapes.IGNORED_KEYS.format(
-            kind="keys",
-            names="category, formatted_checklists, num_checklist, raw_text, requirements",
+            kind="keys", names="category, formatted_checklists, num_checklist, requirements"
         )
     ]
+
+
+def test_a_hellobench_task_is_named_by_the_question_its_instruction_wraps():
+    # Every open-ended question's instruction opens with the same sentence for its category.
+    relative = "hellobench/open_ended_qa.excerpt.jsonl"
+    result = check(relative)
+
+    records = _lines(relative)
+    tasks = result.plan.tasks
+    assert [t.prompt for t in tasks] == [r["instruction"] for r in records]
+    assert tasks[0].prompt.startswith(
+        "You should write a detailed response to the following question on Science.\n"
+    )
+    assert [t.name for t in tasks] == [
+        "Are there any theories that predict new phenomena that have not yet been observ…",
+        "how do you feel about the fact that the greatest philosopher of all time (Rene…",
+    ]
+    assert [len(t.criteria) for t in tasks] == [7, 7]
 
 
 @pytest.mark.parametrize(
