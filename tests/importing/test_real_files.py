@@ -854,6 +854,7 @@ def test_a_hellobench_task_is_named_by_the_question_its_instruction_wraps():
         "paperbench/semantic_self_consistency_rubric.excerpt.json",
         "promptflow/chat_basic_data.jsonl",
         "hellobench/chat.excerpt.jsonl",
+        "hellobench/open_ended_qa.excerpt.jsonl",
     ],
 )
 def test_a_rubric_file_exports_and_imports_back_identically(relative):
