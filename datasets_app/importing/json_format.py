@@ -213,6 +213,11 @@ def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | Non
     detected = f"JSON dataset, {encoding}"
     document, problems = loads(text, file_name)
     if problems:
+        if _is_json_lines(text):
+            # Imported here: the JSON Lines reader parses its lines with this module.
+            from datasets_app.importing import jsonl_format
+
+            return jsonl_format.read_text(text, file_name, encoding, options, kind=LINES_IN_JSON)
         return Parsed("json", detected, file_name, None, _no_place, problems=problems)
     if (options and options.mapping) or not (
         isinstance(document, dict) and _is_our_document(document)
@@ -220,6 +225,22 @@ def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | Non
         return _shaped(document, text, file_name, encoding, options)
     problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
     return Parsed("json", detected, file_name, document, JsonLocator(text), problems=problems)
+
+
+# Many tools (and Hugging Face downloads) save JSON Lines under a .json name.
+LINES_IN_JSON = "JSON Lines in a .json file"
+
+
+def _is_json_lines(text: str) -> bool:
+    """Whether text that is not one JSON value is JSON Lines: its first line is a whole JSON
+    object and more text follows, which no JSON document can be."""
+    first, newline, rest = text.lstrip().partition("\n")
+    if not newline or not rest.strip():
+        return False
+    try:
+        return isinstance(from_json(first, allow_inf_nan=False), dict)
+    except ValueError:
+        return False
 
 
 class _RecordLocator:

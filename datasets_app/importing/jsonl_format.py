@@ -67,11 +67,25 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
     into tasks by `shapes`; a line of our own format is taken as it is.
     """
     text, encoding, problems = decode(data, file_name)
-    detected = f"JSON Lines, one task per line, {encoding}"
-    locate = _LineLocator([])
     if text is None:
-        return Parsed("jsonl", detected, file_name, None, locate, problems=problems)
+        detected = f"JSON Lines, one task per line, {encoding}"
+        return Parsed("jsonl", detected, file_name, None, _LineLocator([]), problems=problems)
+    return read_text(text, file_name, encoding, options)
 
+
+def read_text(
+    text: str,
+    file_name: str,
+    encoding: str,
+    options: CheckOptions | None = None,
+    *,
+    kind: str = "JSON Lines",
+) -> Parsed:
+    """`read` for decoded text; `kind` starts the Detected line (see `json_format`, which
+    hands over JSON Lines saved as .json)."""
+    detected = f"{kind}, one task per line, {encoding}"
+    locate = _LineLocator([])
+    problems: list[Problem] = []
     tasks: list[dict[str, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -99,7 +113,9 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
             problems.append(EMPTY_JSONL.at(file_name))
         return Parsed("jsonl", detected, file_name, None, locate, problems=problems)
     if (options and options.mapping) or not shapes.is_canonical(tasks):
-        return _shaped(tasks, locate.lines, problems, file_name, encoding, options)
+        return _shaped(
+            tasks, locate.lines, problems, file_name, f"{kind}, {{}}, {encoding}", options
+        )
     document = {"tasks": tasks}
     return Parsed(
         "jsonl",
@@ -117,10 +133,11 @@ def _shaped(
     lines: list[int | None],
     problems: list[Problem],
     file_name: str,
-    encoding: str,
+    detected: str,
     options: CheckOptions | None,
 ) -> Parsed:
-    """Lines of another tool's records as the canonical document (see `shapes`)."""
+    """Lines of another tool's records as the canonical document (see `shapes`);
+    `detected` is the Detected line with `{}` where the records' shape goes."""
     found = shapes.records_of(
         [(value, (), line) for value, line in zip(values, lines, strict=True)]
     )
@@ -129,11 +146,10 @@ def _shaped(
         file_name=file_name,
         options=options,
     )
-    detected = f"JSON Lines, {shaped.detected}, {encoding}"
     locate = _LineLocator([record.line for record in shaped.places])
     return Parsed(
         "jsonl",
-        detected,
+        detected.format(shaped.detected),
         file_name,
         shaped.document,
         locate,

@@ -75,3 +75,31 @@ def test_a_line_nested_too_deep_is_named():
 
 # Inspect AI's question/answer .jsonl imports as a contextgrid eval set: see
 # test_evalset_format.test_an_inspect_ai_question_answer_jsonl_imports_as_an_eval_set.
+
+
+def test_json_lines_saved_as_json_are_read_as_json_lines_each_bad_line_named():
+    # Many tools write JSON Lines under a .json name; no JSON document can be read from it.
+    data = (FILES / "bad_lines.jsonl").read_bytes()
+
+    as_json = check_file(data, "bad_lines.json")
+
+    as_jsonl = check_file(data, "bad_lines.jsonl")
+    assert as_json.format == "jsonl"
+    assert [(p.line, p.code) for p in as_json.problems] == [
+        (p.line, p.code) for p in as_jsonl.problems
+    ]
+
+
+def test_a_json_lines_file_named_json_imports_and_says_what_it_is():
+    result = check_file((FILES / "tasks.jsonl").read_bytes(), "tasks.json")
+
+    assert result.ok
+    assert result.detected == "JSON Lines in a .json file, one task per line, UTF-8"
+    assert [t.id for t in result.plan.tasks] == ["q1", "q2"]
+
+
+def test_json_that_is_broken_after_its_first_line_is_still_refused_as_json():
+    # A pretty-printed document's first line is "{", not a whole object: not JSON Lines.
+    result = check_file(b'{\n  "tasks": [\n    {"id": "a",}\n  ]\n}\n', "broken.json")
+
+    assert [(p.line, p.code) for p in result.problems] == [(3, json_format.NOT_JSON.code)]

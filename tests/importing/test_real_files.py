@@ -189,6 +189,12 @@ REFUSED = [
     ("promptfoo/csv_prompts.csv", shapes.NOT_A_DATASET.code, "prompt templates with {{variables}}"),
     ("promptfoo/eval_custom_grader_tests.csv", shapes.NEEDS_MAPPING.code, "prompt = body"),
     ("promptfoo/assistant_cli_tests.csv", "csv_no_answer_column", "Found: name, question."),
+    # JSON Lines saved as .json, read as its lines: a judge's prompts, no dataset to guess.
+    (
+        "prometheus/vicuna_eval.excerpt.json",
+        shapes.NEEDS_MAPPING.code,
+        "Found: idx, response_source, category, instruction, gpt4_score, gpt4_feedback.",
+    ),
     ("ragas/booksql_sample.csv", shapes.NEEDS_MAPPING.code, "Query, SQL, Levels, split"),
     ("ragas/discount_benchmark.csv", shapes.NEEDS_MAPPING.code, "expected_discount"),
     ("ragas/support_triage.csv", shapes.NEEDS_MAPPING.code, "prompt = text"),
