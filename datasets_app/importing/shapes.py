@@ -2080,12 +2080,15 @@ def not_a_dataset(
     # What an app returned, joined to its inputs by Azure AI or Prompt flow: a run, scored or not.
     run_outputs = {s for s in raw if s.startswith(_RUN_OUTPUTS)}
     graded = "expected" in fields or "criterion" in fields or "assert" in raw
-    if ((result_keys and (scores or "RESULT" in raw)) or run_outputs) and not graded:
+    scored = bool(scores) or "RESULT" in raw
+    if ((result_keys and scored) or run_outputs) and not graded:
+        # Prompt flow's outputs may come without a score: say only what the file holds.
+        held = "a model answered and how it scored" if scored else "an app answered"
         return (
             "the results of an eval run ("
             + ", ".join(sorted(result_keys | scores | run_outputs))
             + ")",
-            "It holds what a model answered and how it scored, not what a good answer is. "
+            f"It holds what {held}, not what a good answer is. "
             "Import the dataset the run used instead.",
         )
     if raw >= _MODEL_ANSWER_KEYS and not graded:

@@ -168,7 +168,8 @@ REFUSED = [
     (
         "promptflow/questions_answers_outputs.jsonl",
         shapes.NOT_A_DATASET.code,
-        "results of an eval run (__outputs.answer)",
+        # No score in it: the message does not say it holds one.
+        "results of an eval run (__outputs.answer). It holds what an app answered, not what",
     ),
     (
         "promptflow/eval_checklist_data.jsonl",
@@ -185,7 +186,11 @@ REFUSED = [
     ("deepeval/convo_goldens.json", shapes.NEEDS_MAPPING.code, "expected_outcome"),
     ("openai_evals/canto_wu_pronunciation.csv", shapes.NEEDS_MAPPING.code, "Character"),
     ("promptfoo/jsonl_test_cases.jsonl", shapes.NEEDS_MAPPING.code, "prompt = vars.text"),
-    ("promptfoo/simple_test_output.csv", shapes.NOT_A_DATASET.code, "results of an eval run"),
+    (
+        "promptfoo/simple_test_output.csv",
+        shapes.NOT_A_DATASET.code,
+        "results of an eval run (RESULT). It holds what a model answered and how it scored",
+    ),
     ("promptfoo/csv_prompts.csv", shapes.NOT_A_DATASET.code, "prompt templates with {{variables}}"),
     ("promptfoo/eval_custom_grader_tests.csv", shapes.NEEDS_MAPPING.code, "prompt = body"),
     ("promptfoo/assistant_cli_tests.csv", "csv_no_answer_column", "Found: name, question."),
