@@ -122,7 +122,7 @@ import re
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from datasets_app.importing.aliases import FIELD_KEYS, FIELDS_BY_KEY, field_for, normalize
 from datasets_app.importing.columns import Built as Built_
@@ -478,6 +478,11 @@ def answers_text(values: list[Any]) -> str | None:
     return "\n".join([ANY_OF, *(f"- {text}" for text in texts)])
 
 
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    """A JSON number: an int or a float, and not true or false (which Python counts as ints)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 # BIG-bench's options and their scores, which only this key is read as.
 TARGET_SCORES_KEY = "target_scores"
 
@@ -485,12 +490,7 @@ TARGET_SCORES_KEY = "target_scores"
 def option_scores(value: Any) -> dict[str, Any] | None:
     """BIG-bench's `target_scores`: each option's text and its score, the best scored
     right; None for anything else."""
-    if (
-        isinstance(value, dict)
-        and value
-        and all(isinstance(score, int | float) for score in value.values())
-        and not any(isinstance(score, bool) for score in value.values())
-    ):
+    if isinstance(value, dict) and value and all(map(_is_number, value.values())):
         return value
     return None
 
@@ -545,7 +545,7 @@ def criteria_value(
     checks = named_checks(value)
     if checks:
         return [
-            {"id": name, "criterion": text, **({} if weight is None else {"weight": weight})}
+            _weighted({"id": name, "criterion": text}, weight)
             for name, text in checks.items()
             if text.strip()
         ]
@@ -553,21 +553,18 @@ def criteria_value(
     criteria = []
     for item in items:
         if score_levels(item):
-            judged = score_rubric_criterion(item, reference)
-            criteria.append(judged if weight is None else {**judged, "weight": weight})
+            criteria.append(_weighted(score_rubric_criterion(item, reference), weight))
             continue
         if isinstance(item, str):
             if item.strip():
-                criteria.append(
-                    {"criterion": item, **({} if weight is None else {"weight": weight})}
-                )
+                criteria.append(_weighted({"criterion": item}, weight))
             continue
         if not isinstance(item, dict):
             raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(item), label="criterion")
         text = item.get("criterion", item.get("text", item.get("description")))
         points = item.get("points", item.get("weight"))
         criterion: dict[str, Any] = {"criterion": text}
-        if isinstance(points, int | float) and not isinstance(points, bool) and points < 0:
+        if _is_number(points) and points < 0:
             criterion["criterion"] = f"{PENALTY_PREFIX}{text}"
             criterion["weight"] = -points
         elif points is not None:
@@ -576,6 +573,11 @@ def criteria_value(
             criterion["id"] = item["id"]
         criteria.append(criterion)
     return criteria
+
+
+def _weighted(criterion: dict[str, Any], weight: Any) -> dict[str, Any]:
+    """`criterion` with the weight its record gives (its `weight` column or key), if any."""
+    return criterion if weight is None else {**criterion, "weight": weight}
 
 
 # The keys of one criterion written as an object: a dict with any of them is one criterion,
@@ -653,7 +655,7 @@ def is_requirement_tree(value: Any) -> bool:
 
 
 def _positive(weight: Any) -> bool:
-    return isinstance(weight, int | float) and not isinstance(weight, bool) and weight > 0
+    return _is_number(weight) and weight > 0
 
 
 def _shares(nodes: list[Any], share: float, source: str) -> list[tuple[dict[str, Any], float]]:
