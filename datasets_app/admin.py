@@ -9,7 +9,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.db.models import Avg, Count, F, Q, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
@@ -140,7 +140,8 @@ class DatasetCriterionInline(admin.StackedInline):
     verbose_name_plural = "criteria for every task"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Criterion]:
-        return super().get_queryset(request).filter(task__isnull=True)
+        # Archived ones are what earlier versions were graded by: kept, never edited.
+        return super().get_queryset(request).filter(task__isnull=True, archived=False)
 
 
 class TaskCriterionInline(admin.StackedInline):
@@ -336,12 +337,38 @@ class TaskAdmin(admin.ModelAdmin):
         chosen = Dataset.objects.filter(pk__in=queryset.values("dataset")).order_by("name")
         save_as_next_version(self, request, chosen)
 
+    def has_change_permission(self, request: HttpRequest, obj: Task | None = None) -> bool:
+        # An archived task is what versions and runs hold, and no longer in its dataset:
+        # shown, never changed (the database refuses it too).
+        if obj is not None and obj.state == TaskState.ARCHIVED:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Task | None = None) -> bool:
+        # A task a version holds is never deleted: the delete page and "Delete selected"
+        # say so (Django lists it as not permitted); "Delete selected drafts" removes it
+        # the app's way.
+        if obj is not None and obj.versions.exists():
+            return False
+        return super().has_delete_permission(request, obj)
+
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         # The copy for the versions, the task and its criteria and files: all or nothing.
-        with transaction.atomic():
-            return super().changeform_view(request, object_id, form_url, extra_context)
+        try:
+            with transaction.atomic():
+                return super().changeform_view(request, object_id, form_url, extra_context)
+        except datasets.TaskNotEditable as refused:
+            self.message_user(request, str(refused), messages.ERROR)
+            return HttpResponseRedirect(request.path)
 
     def save_model(self, request: HttpRequest, obj: Task, form, change: bool) -> None:
+        if change:
+            # Decided on the row as it is now, under the dataset's lock (as the task form
+            # does): a Replace may have archived it since this page was opened.
+            Dataset.objects.select_for_update().get(pk=obj.dataset_id)
+            now = Task.objects.select_for_update().get(pk=obj.pk)
+            if now.state == TaskState.ARCHIVED:
+                raise datasets.TaskNotEditable(datasets.TASK_ARCHIVED_MEANWHILE)
         # Archiving a saved task (its State alone) is removing it, as the app does: no copy.
         changes_it = set(form.changed_data) - {"state"} or obj.state == TaskState.DRAFT
         if change and changes_it and self._keep_saved_copy(obj) and obj.state == TaskState.SAVED:

@@ -137,7 +137,12 @@ def guard_upload(*, refuse: Refuse, rate: Rate | None = None, check_size: bool =
                         response.status_code = 429
                         response["Retry-After"] = str(refused.retry_after)
                     return response
-            return view(request, *args, **kwargs)
+            try:
+                return view(request, *args, **kwargs)
+            except imports.OverQuota as over:
+                # Uploads sent at once: the quota is decided again as the file is kept,
+                # and answered as the check above answers it.
+                return refuse(request, str(over), *args, **kwargs)
 
         if check_size:
             # BodyLimitMiddleware answers an oversized body the way this view would.

@@ -3,6 +3,10 @@ versions they are saved as, and the runs that grade a version.
 
 A task is a *draft* until its dataset is saved, then *saved*; replacing a dataset's tasks
 *archives* them (never deletes them), so a run's results keep pointing at what they graded.
+
+A task a version holds, with its criteria and files, never changes: the database refuses
+it (triggers, migration 0007), and every edit of one is copy-on-write
+(`services.datasets.task_keep_saved_copy`).
 """
 
 from __future__ import annotations
@@ -75,6 +79,9 @@ class Dataset(models.Model):
     shared_with = models.ManyToManyField(
         project_settings.AUTH_USER_MODEL, blank=True, related_name="shared_datasets"
     )
+    # Set by `dataset_delete` in its transaction, just before the rows go: the one case in
+    # which the database lets the rows a version holds be deleted (migration 0007).
+    deleting = models.BooleanField(default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -324,6 +331,9 @@ class Upload(models.Model):
     sha256 = models.CharField(max_length=64)
     state = models.CharField(max_length=10, choices=State.choices, default=State.CHECKING)
     mode = models.CharField(max_length=10, choices=ImportMode.choices, default=ImportMode.ADD)
+    # What the dialog listed for a Replace to archive (`selectors.replace_fingerprint`),
+    # when it listed it: the import archives exactly that, or is refused as out of date.
+    archives_listed = models.CharField(max_length=64, blank=True)
     # The checker's result as `result_to_json` writes it, plus the plan for the import.
     result = models.JSONField(default=dict, blank=True)
     # The person's mapping of fields to the file's columns or keys ({"prompt": "question"}),

@@ -207,22 +207,14 @@ def import_commit(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
     upload = _upload_for(request, key, dataset)
     mode = _mode(request.POST.get("mode"))
-    listed = request.POST.get("archives")
-    if mode == ImportMode.REPLACE and listed and listed != selectors.replace_fingerprint(dataset):
-        # The dataset changed since the dialog listed what Replace archives: nothing goes
-        # that the person did not see listed, so show them the list again.
-        return _render_import(request, dataset, upload, mode, import_error=REPLACE_LIST_CHANGED)
-    imports.upload_import_start(upload=upload, mode=mode)
+    # Replace archives what the dialog listed or nothing: the import itself decides, under
+    # the dataset's lock, and an out-of-date list comes back as the upload's error.
+    listed = request.POST.get("archives", "")[:64]
+    imports.upload_import_start(upload=upload, mode=mode, archives_listed=listed)
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
         return _redirect(request, dataset.get_absolute_url())
     return _render_import(request, dataset, upload, mode)
-
-
-REPLACE_LIST_CHANGED = (
-    "The dataset's tasks changed since this list was made. Check what Replace archives now, "
-    "then import."
-)
 
 
 @require_POST
@@ -441,13 +433,18 @@ def _task_editor(request: HtmxHttpRequest, dataset: Dataset, task=None) -> TaskE
 
 def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
     if request.method == "POST" and editor.is_valid():
-        saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
-        messages.success(
-            request,
-            f"Saved {saved.task_id} as a draft. Save as "
-            f"{selectors.next_version_label(dataset)} to put it in the next version.",
-        )
-        return _redirect(request, saved.get_absolute_url())
+        try:
+            saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
+        except datasets.TaskNotEditable as refused:
+            # The form comes back with what the person typed and why it did not land.
+            editor.form.add_error(None, str(refused))
+        else:
+            messages.success(
+                request,
+                f"Saved {saved.task_id} as a draft. Save as "
+                f"{selectors.next_version_label(dataset)} to put it in the next version.",
+            )
+            return _redirect(request, saved.get_absolute_url())
     context = {"dataset": dataset, "task": task, "editor": editor}
     return render(request, "datasets_app/task_form.html", context)
 

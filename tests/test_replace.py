@@ -11,9 +11,8 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app import views
 from datasets_app.models import Dataset, TaskState, Upload
-from datasets_app.services import datasets
+from datasets_app.services import datasets, imports
 from tests.as_rendered import form_data
 from tests.datasets import import_file
 
@@ -98,7 +97,7 @@ def test_replace_refuses_when_the_dataset_changed_since_the_list(auth_client, sa
     url = reverse("datasets_app:import_commit", args=[dataset.pk, upload.key])
     page = auth_client.post(url, data).content.decode()
 
-    assert views.REPLACE_LIST_CHANGED.replace("'", "&#x27;") in page
+    assert imports.REPLACE_LIST_CHANGED.replace("'", "&#x27;") in page
     assert "<code>late</code>" in page, "the list is shown again, with the new task"
     assert dataset.tasks.get(task_id="late").state == TaskState.DRAFT
     upload.refresh_from_db()

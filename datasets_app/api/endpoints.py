@@ -349,13 +349,16 @@ def import_create(request: HttpRequest, dataset_id: int):
         raise ApiError(400, "invalid", errors.INVALID, details) from exc
     mapping = _mapping(request)
     uploaded = _uploaded_file(request)
-    upload = imports.upload_create(
-        owner=_person(request),
-        dataset=dataset,
-        uploaded_file=uploaded,
-        mode=fields.mode,
-        mapping=mapping,
-    )
+    try:
+        upload = imports.upload_create(
+            owner=_person(request),
+            dataset=dataset,
+            uploaded_file=uploaded,
+            mode=fields.mode,
+            mapping=mapping,
+        )
+    except imports.OverQuota as over:
+        raise ApiError(413, "too_large", str(over)) from over
     upload = imports.upload_check_start(upload=upload, import_mode=fields.mode)
     return Status(202, _import_out(upload))
 

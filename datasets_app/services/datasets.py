@@ -161,21 +161,47 @@ def task_keep_saved_copy(*, task: Task) -> Task:
     return copy
 
 
+class TaskNotEditable(Exception):
+    """An edit that cannot land as it is: the task left the dataset, or its id was taken,
+    while the person was editing it. The message says which, for the person."""
+
+
+TASK_ARCHIVED_MEANWHILE = (
+    "This task was removed from the dataset while you were editing it (a Replace or a "
+    "removal archived it), so your changes were not saved. What you typed is still in the "
+    "form: add it as a new task if you still need it."
+)
+TASK_ID_TAKEN_MEANWHILE = (
+    "Another task of this dataset took the id '{id}' while you were editing (an import or "
+    "another person). Give this task another id."
+)
+
+
 @transaction.atomic
 def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
     """Create a task or save an edit of one, as a draft; saving it unchanged changes nothing.
 
-    Editing a saved task does not touch what was saved: an archived copy keeps its place in
-    the versions and runs that hold it (`task_keep_saved_copy`), and the task becomes a draft.
+    Everything is decided under the dataset's lock, on the rows as they are then: a task
+    archived meanwhile (by a Replace, say) is refused, never brought back to life, and so
+    is an id another task took meanwhile (`TaskNotEditable`). Editing a saved task does not
+    touch what was saved: an archived copy keeps its place in the versions and runs that
+    hold it (`task_keep_saved_copy`), and the task becomes a draft.
     """
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
     if task is None:
         position = (dataset.tasks.live().aggregate(n=Max("position"))["n"] or -1) + 1
         draft = Task(dataset=dataset, position=position)
     else:
-        draft = Task.objects.prefetch_related("criteria", "files").get(pk=task.pk)
+        draft = (
+            Task.objects.select_for_update().prefetch_related("criteria", "files").get(pk=task.pk)
+        )
+        if draft.state == TaskState.ARCHIVED:
+            raise TaskNotEditable(TASK_ARCHIVED_MEANWHILE)
         if task_unchanged(draft, spec):
             return draft
+    if dataset.tasks.live().filter(task_id=spec.id).exclude(pk=draft.pk).exists():
+        raise TaskNotEditable(TASK_ID_TAKEN_MEANWHILE.format(id=spec.id))
+    if draft.pk is not None:
         if draft.state == TaskState.SAVED:
             task_keep_saved_copy(task=draft)
         draft.criteria.all().delete()

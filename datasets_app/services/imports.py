@@ -56,6 +56,10 @@ UPLOAD_EXPIRED = "This upload has expired. Choose the file again."
 UPLOAD_HAS_PROBLEMS = "The file has problems. Fix them and choose the file again."
 UPLOAD_ALREADY_IMPORTED = "This file has already been imported."
 UPLOAD_CHANGED = "The file changed since it was checked, so it was checked again."
+REPLACE_LIST_CHANGED = (
+    "The dataset's tasks changed since this list was made. Check what Replace archives now, "
+    "then import."
+)
 IMPORT_TOO_SLOW = (
     "The import took too long (more than {duration}) and was stopped; nothing was written. "
     "Split the file into smaller imports."
@@ -93,20 +97,29 @@ def upload_create(
 
     `mapping` ({"prompt": "question"}) says which of the file's columns or keys fills each
     field, as `--map` gives it; None lets the checker recognise them.
+
+    The file counts against `owner`'s storage quota until it expires: checked and kept
+    under a lock on their user row, so that uploads sent at once are counted one after
+    the other and cannot together pass the quota each would pass alone (`OverQuota`).
     """
     sha256, size = _sha256_of(uploaded_file)
-    upload = Upload(
-        owner=owner,
-        dataset=dataset,
-        original_name=Path(uploaded_file.name or "upload").name[:255],
-        size=size,
-        sha256=sha256,
-        mode=mode,
-        mapping=mapping or {},
-    )
-    upload.file.save(upload.original_name, uploaded_file, save=False)
-    upload.full_clean()
-    upload.save()
+    with transaction.atomic():
+        _lock_storage_of(owner)
+        over = upload_over_quota(owner=owner, size=size)
+        if over is not None:
+            raise OverQuota(over)
+        upload = Upload(
+            owner=owner,
+            dataset=dataset,
+            original_name=Path(uploaded_file.name or "upload").name[:255],
+            size=size,
+            sha256=sha256,
+            mode=mode,
+            mapping=mapping or {},
+        )
+        upload.file.save(upload.original_name, uploaded_file, save=False)
+        upload.full_clean()
+        upload.save()
     return upload
 
 
@@ -342,7 +355,10 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
     assert plan is not None  # result.ok
     assert upload.dataset_id is not None  # an upload to import has its dataset
     contents = _attached_contents(plan)
-    _check_quota(upload.owner, contents)
+    # The files go to the dataset owner's storage, whoever imports them: asked here before
+    # any byte is stored, and again under the lock below, where the answer holds.
+    owner = Dataset.objects.select_related("owner").get(pk=upload.dataset_id).owner
+    _check_quota(owner, contents, importer=upload.owner)
     kept = _stored_contents(set(contents))
     stored: list[str] = []
     try:
@@ -352,8 +368,12 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
             if locked.state == Upload.State.IMPORTED:
                 raise ImportRefused(UPLOAD_ALREADY_IMPORTED)
             dataset = Dataset.objects.select_for_update().get(pk=upload.dataset_id)
+            _lock_storage_of(dataset.owner)
+            _check_quota(dataset.owner, contents, importer=upload.owner)
             if mode == ImportMode.ADD and selectors.add_conflicts(dataset=dataset, upload=upload):
                 raise ImportRefused(UPLOAD_HAS_PROBLEMS)
+            if mode == ImportMode.REPLACE and not _replace_list_current(dataset, locked):
+                raise ImportRefused(REPLACE_LIST_CHANGED)
             if not _still_kept(set(placed.values()) - set(stored)):
                 raise ImportRefused(FILES_REMOVED_MEANWHILE)
             file_count = _write_plan(dataset=dataset, plan=plan, mode=mode, placed=placed)
@@ -374,6 +394,14 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
         files=file_count,
         next_version=selectors.next_version_number(dataset),
     )
+
+
+def _replace_list_current(dataset: Dataset, upload: Upload) -> bool:
+    """Whether Replace would archive what the dialog listed (asked under the dataset's lock,
+    so nothing can arrive between the answer and the archiving). An import that was never
+    listed (the command line, the API) archives whatever the dataset holds then."""
+    listed = upload.archives_listed
+    return not listed or listed == selectors.replace_fingerprint(dataset)
 
 
 def _apply_settings(dataset: Dataset, plan: DatasetSpec, mode: str) -> None:
@@ -475,16 +503,22 @@ def _remember_mapping(dataset: Dataset, mapping: FieldMap | None) -> None:
     dataset.save(update_fields=["import_mappings"])
 
 
-def upload_import_start(*, upload: Upload, mode: str) -> bool:
+def upload_import_start(*, upload: Upload, mode: str, archives_listed: str = "") -> bool:
     """Claim a checked upload for importing and hand it to a worker once the claim commits.
 
     The claim is one conditional UPDATE (checked -> importing), so a second click, a second
     request or a second process claims nothing and starts nothing; True when this call
     claimed it. Whether the file can be imported is the import's own decision (it checks
-    the file again, all or nothing). `upload` is refreshed from the database.
+    the file again, all or nothing, and a Replace archives exactly `archives_listed`, what
+    the dialog showed, or nothing). `upload` is refreshed from the database.
     """
     claimed = Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
-        state=Upload.State.IMPORTING, mode=mode, error="", progress_done=0, progress_total=0
+        state=Upload.State.IMPORTING,
+        mode=mode,
+        archives_listed=archives_listed if mode == ImportMode.REPLACE else "",
+        error="",
+        progress_done=0,
+        progress_total=0,
     )
     if claimed:
         tasks = _tasks()
@@ -633,6 +667,12 @@ OVER_QUOTA = (
     "each person can. Nothing was stored. Remove what you no longer need, or ask an "
     "administrator to raise the limit."
 )
+# A dataset shared with the importer: its files take its owner's storage, not theirs.
+OVER_OWNERS_QUOTA = (
+    "This import would store {adding} more in the storage of {owner}, who owns this "
+    "dataset, and they already store {used} of the {quota} each person can. Nothing was "
+    "stored. Ask {owner} to make room, or an administrator to raise the limit."
+)
 FILES_REMOVED_MEANWHILE = (
     "A file this import shares with another task was removed while it ran, so nothing was "
     "written. Import again."
@@ -644,6 +684,13 @@ UPLOAD_OVER_QUOTA = (
     "your datasets keep and the files you chose in the last day (kept a day) take {used}. "
     "Remove what you no longer need, or ask an administrator to raise the limit."
 )
+
+
+def _lock_storage_of(owner: User) -> None:
+    """Take the lock under which what `owner` stores is counted and added to (their user
+    row), for the rest of the transaction: two uploads or imports that would each fit, but
+    not both, are counted one after the other."""
+    User.objects.select_for_update().filter(pk=owner.pk).exists()
 
 
 def storage_used(*, owner: User) -> int:
@@ -668,9 +715,10 @@ def upload_over_quota(*, owner: User, size: int) -> str | None:
     )
 
 
-def _check_quota(owner: User, contents: dict[str, int]) -> None:
-    """Refuse an import that would take `owner` past STORAGE_QUOTA_BYTES; contents the
-    person already stores add nothing."""
+def _check_quota(owner: User, contents: dict[str, int], *, importer: User) -> None:
+    """Refuse an import that would take `owner` (the dataset's owner, whose storage its
+    files take) past STORAGE_QUOTA_BYTES; contents they already store add nothing.
+    `importer`, the person importing, is told whose storage it is."""
     quota = project_settings.STORAGE_QUOTA_BYTES
     mine = _stored_contents(set(contents), task__dataset__owner=owner)
     adding = sum(size for sha256, size in contents.items() if sha256 not in mine)
@@ -679,7 +727,12 @@ def _check_quota(owner: User, contents: dict[str, int]) -> None:
     used = storage_used(owner=owner)
     if used + adding > quota:
         sizes = {key: filesizeformat(value) for key, value in (("adding", adding), ("used", used))}
-        raise OverQuota(OVER_QUOTA.format(quota=filesizeformat(quota), **sizes))
+        if owner.pk == importer.pk:
+            raise OverQuota(OVER_QUOTA.format(quota=filesizeformat(quota), **sizes))
+        message = OVER_OWNERS_QUOTA.format(
+            owner=owner.get_username(), quota=filesizeformat(quota), **sizes
+        )
+        raise OverQuota(message)
 
 
 # --- Removing expired uploads ---------------------------------------------------------------

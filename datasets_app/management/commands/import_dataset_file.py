@@ -101,6 +101,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"Cannot read {path}: {exc.strerror or exc}", returncode=EXIT_UNREADABLE
             ) from exc
+        except imports.OverQuota as over:
+            raise CommandError(str(over), returncode=EXIT_PROBLEMS) from over
 
         imports.upload_check_start(upload=upload)
         upload = self._wait(upload, Upload.State.CHECKING, "Checking…", "tasks")
