@@ -458,9 +458,18 @@ def task_create(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def task_edit(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
     task = selectors.task_for(dataset, task_pk)
-    if task.state == TaskState.ARCHIVED:
+    if task.state == TaskState.ARCHIVED and request.method != "POST":
         raise Http404
-    return _task_form_page(request, dataset, _task_editor(request, dataset, task), task)
+    editor = _task_editor(request, dataset, task)
+    if task.state == TaskState.ARCHIVED:
+        # An edit sent after a Replace archived the task: say so first (its id may be a
+        # new task's now), with the form as the person typed it. An edit that was still
+        # live here is decided again under the lock, by `task_save`.
+        editor.is_valid()
+        editor.form.add_error(None, datasets.TASK_ARCHIVED_MEANWHILE)
+        context = {"dataset": dataset, "task": task, "editor": editor}
+        return render(request, "datasets_app/task_form.html", context)
+    return _task_form_page(request, dataset, editor, task)
 
 
 @require_http_methods(["GET", "POST"])
