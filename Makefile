@@ -27,7 +27,7 @@ $(VENV)/.installed: $(BIN)/activate requirements.txt requirements-dev.txt
 install: $(VENV)/.installed
 
 run: install
-	$(PY) manage.py migrate --no-input
+	$(PY) manage.py migrate --no-input -v 0
 	$(PY) manage.py ensure_admin
 	@echo "Context Evals is at http://$(HOST):$(PORT)/"
 	$(PY) manage.py runserver $(HOST):$(PORT)

@@ -530,3 +530,15 @@ class ApiTokenForm(forms.Form):
         max_value=3650,
         help_text="Leave empty for a token that works until you revoke it.",
     )
+
+
+class PersonForm(forms.Form):
+    """A person an administrator adds: who may sign in, and whether they may add others."""
+
+    username = forms.CharField(label="User name", max_length=150)
+    email = forms.EmailField(label="Email (optional)", required=False)
+    is_staff = forms.BooleanField(
+        label="Administrator",
+        required=False,
+        help_text="May add people, and open the admin site.",
+    )

@@ -556,3 +556,8 @@ def tasks_from_upload(upload: Upload) -> QuerySet[Task]:
         return Task.objects.none()
     ids = [task["id"] for task in (upload.result or {}).get("tasks", [])]
     return Task.objects.filter(dataset_id=upload.dataset_id, task_id__in=ids).live()
+
+
+def people() -> QuerySet[User]:
+    """Everyone who may sign in, for the People page."""
+    return User.objects.filter(is_active=True).order_by("username")

@@ -37,6 +37,7 @@ urlpatterns = [
     # The person's API tokens
     path("account/api-tokens/", views.api_tokens, name="api_tokens"),
     path("account/api-tokens/<int:pk>/revoke/", views.api_token_revoke, name="api_token_revoke"),
+    path("people/", views.people, name="people"),
     # Versions
     path("datasets/<int:pk>/v<int:number>/", views.version_detail, name="version_detail"),
     path(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -26,6 +27,7 @@ from datasets_app.forms import (
     ImportModeForm,
     MappingForm,
     NewDatasetForm,
+    PersonForm,
     SettingsEditor,
     TaskEditor,
 )
@@ -33,6 +35,7 @@ from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import limits_for_people
 from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
 from datasets_app.services import datasets, imports, sharing, tokens
+from datasets_app.services import people as people_service
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -272,7 +275,8 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
 
     The file is checked and imported by the same Celery tasks as the import dialog's: with
     JavaScript it was checked when chosen (its upload key comes with the form); without, it
-    is checked now. A file still being checked, or with problems, shows the form again.
+    is checked now and its preview shown, with the key, for a second Create. A file still
+    being checked, or with problems, shows the form again: nothing is created unseen.
     """
     if request.method == "POST" and request.POST.get("another"):
         # Choose another file: the form again, as typed, without the file chosen before.
@@ -284,8 +288,12 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
         return _render_new_dataset(request, form, upload)
     data = form.cleaned_data
     if upload is None and data.get("file"):
+        # A file sent with the form (no JavaScript, or Create pressed before the check that
+        # choosing it started came back): check it and show its preview; nothing is created
+        # until the person has seen it and presses Create again.
         upload = imports.upload_create(owner=request.user, dataset=None, uploaded_file=data["file"])
-        imports.upload_check_start(upload=upload)
+        upload = imports.upload_check_start(upload=upload)
+        return _render_new_dataset(request, form, upload)
     if upload is None:
         dataset = datasets.dataset_create(
             owner=request.user, name=data["name"], description=data.get("description", "")
@@ -624,3 +632,27 @@ def api_token_revoke(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     tokens.api_token_revoke(token=token)
     messages.success(request, f"Revoked the token “{token.name}”. It no longer opens the API.")
     return _redirect(request, reverse("datasets_app:api_tokens"))
+
+
+# --- People ---------------------------------------------------------------------------------
+
+
+def people(request: HtmxHttpRequest) -> HttpResponse:
+    """Administrators add the people who may sign in; a new person's password is shown on
+    this response once, to pass on."""
+    if not request.user.is_staff:
+        raise PermissionDenied
+    form = PersonForm(request.POST or None)
+    context: dict = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        try:
+            person, password = people_service.person_add(**form.cleaned_data)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            context = {"form": PersonForm(), "added": person, "password": password}
+    context["people"] = selectors.people()
+    response = render(request, "datasets_app/people.html", context)
+    response["Cache-Control"] = "no-store"  # the page may hold a password
+    return response

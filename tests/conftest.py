@@ -15,6 +15,13 @@ FILES = Path(__file__).resolve().parent / "files"
 SHARED = REPO_ROOT.parent / "shared"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Every test's people get cheap password hashes that any process can still check
+    (tests/hashers.py); a test of the production hasher sets its own."""
+    settings.PASSWORD_HASHERS = ["tests.hashers.OneIterationPBKDF2"]
+
+
 @pytest.fixture
 def user(db):
     return get_user_model().objects.create_user(username="ada", password="pw-ada-12345")

@@ -89,3 +89,17 @@ def dataset_state(dataset: Dataset) -> dict[str, Any]:
         "tasks": tasks,
         "versions": list(dataset.versions.order_by("number").values_list("number", "snapshot")),
     }
+
+
+def new_dataset_with_file(client, name: str, data: bytes, *, typed_name: str = ""):
+    """New dataset with a file, without JavaScript: the form with the file shows its
+    preview; Create again (the form as rendered, with the upload's key) makes the dataset.
+    Returns the second response."""
+    from tests.as_rendered import form_data
+
+    cache.clear()
+    url = reverse("datasets_app:dataset_create")
+    page = client.post(
+        url, {"name": typed_name, "description": "", "file": SimpleUploadedFile(name, data)}
+    ).content.decode()
+    return client.post(url, form_data(page, having="upload"))

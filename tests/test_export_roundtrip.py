@@ -13,7 +13,6 @@ import zipfile
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 
@@ -29,7 +28,7 @@ from datasets_app.importing import (
 from datasets_app.importing.spec import DatasetSpec
 from datasets_app.models import Dataset, Upload
 from datasets_app.services import datasets
-from tests.datasets import file_bytes, import_file, spec_zip
+from tests.datasets import file_bytes, import_file, new_dataset_with_file, spec_zip
 from tests.importing.strategies import dataset_specs
 
 pytestmark = pytest.mark.django_db
@@ -46,10 +45,7 @@ def new_dataset_from(client, name: str, data: bytes) -> Dataset:
     """New dataset with the file, the name left for the file to give."""
     cache.clear()  # the rate limits: a property test makes many datasets a minute
     before = set(Dataset.objects.values_list("pk", flat=True))
-    response = client.post(
-        reverse("datasets_app:dataset_create"),
-        {"name": "", "description": "", "file": SimpleUploadedFile(name, data)},
-    )
+    response = new_dataset_with_file(client, name, data)
     assert response.status_code == 302, response.content.decode()[-3000:]
     (dataset,) = Dataset.objects.exclude(pk__in=before)
     upload = Upload.objects.get(dataset=dataset)

@@ -249,12 +249,6 @@ def test_a_length_that_is_no_number_is_a_400(client):
 # --- Login throttling -----------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """Dozens of logins a test: a quick hasher (the real one costs 0.6 s a check)."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.mark.parametrize("login_url", ["/accounts/login/", "/admin/login/"])
 def test_ten_wrong_passwords_pause_logging_in_from_that_address(client, admin_user, login_url):
     wrong = {"username": "root", "password": "not-it"}

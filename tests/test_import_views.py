@@ -15,6 +15,7 @@ from datasets_app.importing import checker
 from datasets_app.models import Criterion, Task, TaskState, Upload
 from datasets_app.services import datasets, imports
 from tests.conftest import FILES
+from tests.datasets import new_dataset_with_file
 
 pytestmark = pytest.mark.django_db
 
@@ -330,10 +331,15 @@ def test_a_zip_imports_its_files_and_the_task_page_serves_them(auth_client, make
 
 
 def test_a_new_dataset_takes_its_name_and_settings_from_a_json_file(auth_client):
-    response = auth_client.post(
+    page = auth_client.post(
         reverse("datasets_app:dataset_create"),
         {"name": "", "description": "", "file": upload_file("qa.json", EXPECTED)},
-    )
+    ).content.decode()
+    # Without JavaScript the file's preview comes first; nothing is made before it is seen.
+    assert "Create dataset and import 2 tasks" in page and not Task.objects.exists()
+
+    response = new_dataset_with_file(auth_client, "qa.json", EXPECTED)
+
     dataset = Task.objects.get(task_id="yoy-growth").dataset
     assert response.url == dataset.get_absolute_url()
     assert dataset.name == "Finance QA (expected answers)"
@@ -341,10 +347,7 @@ def test_a_new_dataset_takes_its_name_and_settings_from_a_json_file(auth_client)
 
 
 def test_a_name_typed_on_new_dataset_wins_over_the_files(auth_client):
-    auth_client.post(
-        reverse("datasets_app:dataset_create"),
-        {"name": "Mine", "description": "", "file": upload_file("qa.json", EXPECTED)},
-    )
+    new_dataset_with_file(auth_client, "qa.json", EXPECTED, typed_name="Mine")
     assert Task.objects.get(task_id="yoy-growth").dataset.name == "Mine"
 
 

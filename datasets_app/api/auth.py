@@ -17,7 +17,7 @@ from django.utils import formats
 from ninja.security import HttpBearer
 
 from datasets_app import selectors
-from datasets_app.api.errors import ApiError, error_response
+from datasets_app.api.errors import UNAUTHORIZED, ApiError, error_response
 from datasets_app.models import ApiToken
 from datasets_app.services import tokens
 
@@ -64,7 +64,8 @@ def signed_in_or_token(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
                 return error_response(refusal.status, refusal.code, refusal.message)
         elif not request.user.is_authenticated:
             if request.path.endswith(".json"):
-                return error_response(401, "unauthorized", UNKNOWN)
+                # No token was sent at all: say how to send one, as every endpoint does.
+                return error_response(401, "unauthorized", UNAUTHORIZED)
             return redirect_to_login(request.get_full_path())
         return view(request, *args, **kwargs)
 

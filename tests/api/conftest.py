@@ -8,14 +8,6 @@ from django.test import Client
 from datasets_app.services import tokens
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """The people these tests make never log in with a password (tokens, or force_login), so
-    hashing theirs need not take the production hasher's second each. (Not suite-wide: tests
-    that log in to a separate server process need the hash it can check.)"""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def bearer(secret: str) -> Client:
     return Client(headers={"authorization": f"Bearer {secret}"})
 

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 from openapi_spec_validator import validate
 
+from datasets_app.api import errors
 from datasets_app.api.endpoints import API_VERSION
 
 SNAPSHOTS = Path(__file__).parent / "schema"
@@ -101,7 +102,9 @@ def test_a_new_version_needs_its_own_snapshot(schema):
 
 @pytest.mark.django_db
 def test_the_schema_needs_a_signed_in_person_or_a_token(auth_client):
-    assert Client().get("/api/v1/openapi.json").status_code == 401
+    anonymous = Client().get("/api/v1/openapi.json")
+    assert anonymous.status_code == 401
+    assert anonymous.json()["error"]["message"] == errors.UNAUTHORIZED  # how to send one
     assert auth_client.get("/api/v1/openapi.json").status_code == 200
 
 

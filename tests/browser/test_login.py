@@ -9,9 +9,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_ten_wrong_passwords_show_a_page_that_says_why_and_for_how_long(
-    page, live_server, django_user_model, screenshot, settings
+    page, live_server, django_user_model, screenshot
 ):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     django_user_model.objects.create_user(username="grace", password="pw-grace-12345")
     for _ in range(10):
         page.goto(f"{live_server.url}/accounts/login/")

@@ -18,10 +18,12 @@ class Command(BaseCommand):
             return
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=username, email="", password=password)
+        rule = "=" * 64
         self.stdout.write(
             self.style.SUCCESS(
-                f"Created the administrator.\n  user name: {username}\n  password:  {password}\n"
-                "(Shown once. Change it in the admin, or run "
-                f"'python manage.py changepassword {username}'.)"
+                f"\n{rule}\n  Your administrator, shown once:\n"
+                f"    user name: {username}\n    password:  {password}\n"
+                "  Change the password once signed in, or with\n"
+                f"  'python manage.py changepassword {username}'.\n{rule}\n"
             )
         )

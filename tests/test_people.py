@@ -1,0 +1,77 @@
+"""The first hour (issue 27, item 10): an administrator adds people from the app or the
+command line, without the admin site; the login page says where an account comes from."""
+
+from __future__ import annotations
+
+import re
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
+
+pytestmark = pytest.mark.django_db
+User = get_user_model()
+
+
+def signs_in(username: str, password: str) -> bool:
+    """Through the login page, as the person would."""
+    client = Client()
+    client.post(reverse("login"), {"username": username, "password": password})
+    return client.get("/").status_code == 200
+
+
+def test_an_administrator_adds_a_person_who_can_then_sign_in(admin_user):
+    admin = Client()
+    admin.force_login(admin_user)
+    url = reverse("datasets_app:people")
+
+    page = admin.post(url, {"username": "grace", "email": "grace@example.com"}).content.decode()
+
+    assert "Added grace." in page
+    password = re.search(r'id="new-password" type="text" readonly value="([^"]+)"', page)[1]
+    assert signs_in("grace", password)
+    assert "<td>grace@example.com</td>" in page
+    again = admin.get(url).content.decode()
+    assert password not in again, "the password is shown once"
+
+
+def test_a_taken_user_name_is_a_message(admin_user, user):
+    admin = Client()
+    admin.force_login(admin_user)
+    page = admin.post(reverse("datasets_app:people"), {"username": user.username}).content
+    assert "A user with that username already exists." in page.decode()
+    assert User.objects.filter(username=user.username).count() == 1
+
+
+def test_only_administrators_see_the_people_page(auth_client):
+    assert auth_client.get(reverse("datasets_app:people")).status_code == 403
+    assert auth_client.post(reverse("datasets_app:people"), {"username": "x"}).status_code == 403
+    assert not User.objects.filter(username="x").exists()
+    assert "People</a>" not in auth_client.get("/").content.decode()
+
+
+def test_add_person_prints_the_password_once(db):
+    out = StringIO()
+    call_command("add_person", "linus", "--staff", stdout=out)
+    password = re.search(r"password:\s+(\S+)", out.getvalue())[1]
+    assert signs_in("linus", password)
+    assert User.objects.get(username="linus").is_staff
+    with pytest.raises(CommandError, match="already exists"):
+        call_command("add_person", "linus", stdout=StringIO())
+
+
+def test_the_login_page_says_where_an_account_comes_from(client):
+    page = client.get(reverse("login")).content.decode()
+    assert "ask one of its administrators to add you" in page
+
+
+def test_the_first_administrator_is_printed_framed(db):
+    out = StringIO()
+    call_command("ensure_admin", stdout=out)
+    lines = out.getvalue().strip().splitlines()
+    assert lines[0] == lines[-1] == "=" * 64
+    assert any(line.strip().startswith("password:") for line in lines)
