@@ -125,6 +125,9 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Django's SQLite backend, flushing past the held-row triggers (contextevals/sqlite3).
     DATABASES["default"]["ENGINE"] = "contextevals.sqlite3"
+    # Tests on SQLite run in memory, as they would under Django's own engine name (which
+    # test runners such as pytest-django recognise by that name alone).
+    DATABASES["default"]["TEST"] = {"NAME": ":memory:"}
     # Concurrent requests on SQLite wait for the write lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["CONN_MAX_AGE"] = 0
