@@ -20,10 +20,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 from pydantic import ValidationError
 
 from context_verifiers import outcome as reasons
@@ -32,6 +30,13 @@ from context_verifiers.templates import Rendered, fenced, render
 from context_verifiers.verdict import Verdict
 from context_verifiers.views import FileView, OutputView, TaskView
 from datasets_app.importing.spec import DEFAULT_CRITERION_VERIFIER, Verifier
+
+if TYPE_CHECKING:
+    # Imported where used: the SDK takes most of a second to import, and a grader with no
+    # judge configured (the command line without JUDGE_*, the app's exact matches) never
+    # needs it.
+    import openai
+    from openai.types.chat import ChatCompletion
 
 VerdictMode = Literal["json_schema", "tool_call", "json_in_reply"]
 VERDICT_MODES: tuple[str, ...] = ("json_schema", "tool_call", "json_in_reply")
@@ -349,6 +354,8 @@ class NotAVerdict(ValueError):
 
 
 def _reply_json(completion: ChatCompletion, mode: VerdictMode) -> Any:
+    from openai.types.chat import ChatCompletionMessageFunctionToolCall
+
     if not completion.choices:
         raise NotAVerdict("the reply has no choices")
     message = completion.choices[0].message
@@ -422,6 +429,8 @@ def _cache_key(body: dict[str, Any], config: JudgeConfig) -> str:
 
 
 def _failure(exc: openai.APIError) -> JudgeFailed:
+    import openai
+
     if isinstance(exc, openai.APIConnectionError):
         return JudgeFailed(reasons.JUDGE_UNREACHABLE, str(exc) or type(exc).__name__)
     if isinstance(exc, openai.APIStatusError):
@@ -441,6 +450,8 @@ class Judge:
             raise JudgeConfigError("JUDGE_BASE_URL", "a judge needs JUDGE_BASE_URL and JUDGE_MODEL")
         self.config = config
         self.cache = cache if cache is not None else MemoryCache()
+        import openai
+
         self.client = openai.OpenAI(
             base_url=config.base_url,
             # Ollama, vLLM and most local servers take any key; the SDK insists on one.
@@ -514,6 +525,8 @@ class Judge:
                 self.cache.set(key, raw)
 
     def _send(self, body: dict[str, Any]) -> str:
+        import openai
+
         params = {name: value for name, value in body.items() if name not in ("model", "messages")}
         try:
             response = self.client.chat.completions.with_raw_response.create(
@@ -525,6 +538,8 @@ class Judge:
 
     @staticmethod
     def _parsed(raw: str) -> ChatCompletion:
+        from openai.types.chat import ChatCompletion
+
         try:
             return ChatCompletion.model_validate_json(raw)
         except (ValidationError, ValueError) as exc:
@@ -556,6 +571,8 @@ class Judge:
 
 def _reply_text(raw: str | None) -> str:
     """What the judge said in a reply, to hand back to it when asking again."""
+    from openai.types.chat import ChatCompletion
+
     try:
         message = ChatCompletion.model_validate_json(raw or "").choices[0].message
     except (ValidationError, ValueError, IndexError):
