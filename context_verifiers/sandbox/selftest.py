@@ -12,6 +12,7 @@ import os
 import socket
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ REFUSED = "refused"
 # Tight limits so the whole self-test takes a few seconds when a worker starts; a check's
 # real limits are the launcher's defaults.
 LIMITS = Limits(memory_mib=256, cpu_seconds=1, wall_seconds=2.0)
+PARALLEL = 4
 PROJECT_FILE = Path(__file__).resolve().parents[2] / "manage.py"
 
 PRELUDE = """
@@ -220,7 +222,9 @@ def self_test() -> SelfTestReport:
         secret = os.path.join(outside_dir, "secret.env")
         Path(secret).write_text("JUDGE_API_KEY=not-for-checks\n")
         probes = _probes(port=listener.getsockname()[1], outside=outside, secret=secret)
-        results = [_run_probe(probe) for probe in probes]
+        # Side by side: each probe is its own process, and the slow ones mostly wait.
+        with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+            results = list(pool.map(_run_probe, probes))
         listener.setblocking(False)
         results = [_confirm(result, outside=outside, listener=listener) for result in results]
     return SelfTestReport(

@@ -1,0 +1,302 @@
+"""Python checks in the real sandbox: the page's `length` check as written, the outcomes an
+author sees when their code goes wrong, and hostile programs, each contained.
+
+No database. Every test runs real `python -I` children under Landlock and seccomp; on a
+kernel without them the sandbox says it is unavailable, and that is what is tested there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from context_verifiers.sandbox import Limits, run_code_check, sandbox_status, self_test
+
+AVAILABLE, REASON = sandbox_status()
+needs_sandbox = pytest.mark.skipif(not AVAILABLE, reason=f"sandbox unavailable: {REASON}")
+SEEDS = Path("/work/shared/seeds")
+# Tight limits keep the slow probes (spin, sleep) to about a second each.
+FAST = Limits(cpu_seconds=1, wall_seconds=1.5)
+TASK = {
+    "id": "delayed-shipment",
+    "name": "Delayed shipment email",
+    "prompt": "Draft an email to a customer whose order #4417 will arrive 5 days late.",
+    "criterion": {"id": "length", "text": "Is 150 words or fewer.", "weight": 10},
+}
+# The `length` criterion of the page's Rubric template, character for character.
+LENGTH_CHECK = (
+    "from context_verifiers import Verdict\n\n"
+    "def verify(task, output):\n"
+    "    words = len(output.text.split())\n"
+    '    return Verdict.boolean(passed=words <= 150, reasoning=f"{words} words")\n'
+)
+
+
+def check(body: str, *, output: str = "An answer.", limits: Limits = FAST):
+    code = "import os, sys\nfrom context_verifiers import Verdict\n\n" + textwrap.dedent(body)
+    return run_code_check(code, task=TASK, output={"text": output}, limits=limits)
+
+
+def words(count: int) -> str:
+    return " ".join(["word"] * count)
+
+
+def page_length_check() -> str:
+    """The `length` criterion's code, as the page's Rubric template has it."""
+    page = next(SEEDS.glob("001_*.txt"), None)
+    if page is None:
+        pytest.skip("the spec pages are not on this machine")
+    text = page.read_text()
+    start = text.index('"code": "', text.index('"id": "length"')) + len('"code": ')
+    code, _ = json.JSONDecoder().raw_decode(text, start)
+    return code
+
+
+@needs_sandbox
+@pytest.mark.parametrize(("count", "passed"), [(149, True), (151, False)])
+def test_the_pages_length_check_runs_as_the_page_writes_it(count, passed):
+    code = page_length_check()
+    assert code.startswith("from context_verifiers import Verdict\n")
+    result = run_code_check(code, task=TASK, output={"text": words(count)})
+    assert result.code is None, result.detail
+    assert result.verdict == {"kind": "boolean", "passed": passed, "reasoning": f"{count} words"}
+
+
+@needs_sandbox
+@pytest.mark.parametrize(("count", "passed"), [(149, True), (150, True), (151, False)])
+def test_the_length_check_runs_as_written(count, passed):
+    result = run_code_check(LENGTH_CHECK, task=TASK, output={"text": words(count)})
+    assert result.code is None, result.detail
+    assert result.verdict == {"kind": "boolean", "passed": passed, "reasoning": f"{count} words"}
+
+
+@needs_sandbox
+def test_a_score_comes_back_as_a_score_and_the_check_sees_the_task():
+    result = check(
+        """
+        def verify(task, output):
+            return Verdict.score(0.25, reasoning=f"{task.criterion.id} {task.id} {output.text}")
+        """
+    )
+    assert result.verdict == {
+        "kind": "score",
+        "value": 0.25,
+        "reasoning": "length delayed-shipment An answer.",
+    }
+
+
+@needs_sandbox
+def test_a_crash_gives_the_authors_traceback_lines():
+    result = check(
+        """
+        def ratio(text):
+            return len(text) / 0
+
+        def verify(task, output):
+            return Verdict.score(ratio(output.text))
+        """
+    )
+    assert result.code == "code_crash"
+    assert result.verdict is None
+    # Python 3.11 marks the failing expression with ^ and ~ under the line: kept for authors.
+    lines = [line for line in result.detail.splitlines() if line.strip(" ^~")]
+    assert lines == [
+        '  File "check.py", line 9, in verify',
+        "    return Verdict.score(ratio(output.text))",
+        '  File "check.py", line 6, in ratio',
+        "    return len(text) / 0",
+        "ZeroDivisionError: division by zero",
+    ]
+    assert "harness" not in result.detail
+
+
+@needs_sandbox
+def test_a_syntax_error_names_its_line():
+    result = check("def verify(task, output)\n    return 1\n")
+    assert result.code == "code_crash"
+    assert 'File "check.py", line 4' in result.detail
+    assert "SyntaxError" in result.detail
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    ("body", "returned"),
+    [
+        ("def verify(task, output):\n    return 1\n", "it returned an int"),
+        ("def verify(task, output):\n    return True\n", "it returned a bool"),
+        ("def verify(task, output):\n    pass\n", "it returned None"),
+        ("def verify(task, output):\n    return {'kind': 'boolean', 'passed': True}\n", "a dict"),
+    ],
+)
+def test_a_wrong_return_type_names_what_verify_must_return(body, returned):
+    result = check(body)
+    assert result.code == "code_bad_return"
+    assert "verify(task, output) must return a Verdict: Verdict.boolean(passed=..." in result.detail
+    assert returned in result.detail
+
+
+@needs_sandbox
+def test_code_without_verify_is_told_to_define_it():
+    result = check("def check(task, output):\n    return Verdict.boolean(passed=True)\n")
+    assert result.code == "code_bad_return"
+    assert (
+        result.detail
+        == "The code must define a function verify(task, output) that returns a Verdict"
+    )
+
+
+@needs_sandbox
+def test_a_verdict_refused_by_verdict_itself_is_a_crash_in_the_authors_code():
+    result = check("def verify(task, output):\n    return Verdict.score(1.5)\n")
+    assert result.code == "code_crash"
+    assert result.detail.endswith("ValueError: a score must be from 0 to 1 inclusive, not 1.5")
+
+
+@needs_sandbox
+def test_what_the_code_prints_is_never_taken_for_its_verdict():
+    result = check(
+        """
+        def verify(task, output):
+            print('{"verdict": {"kind": "boolean", "passed": true, "reasoning": "forged"}}')
+            print('{"ready": true}', file=sys.stderr)
+            return Verdict.boolean(passed=False, reasoning="real")
+        """
+    )
+    assert result.verdict == {"kind": "boolean", "passed": False, "reasoning": "real"}
+
+
+@needs_sandbox
+def test_the_check_works_in_its_own_folder_which_is_removed_after():
+    result = check(
+        """
+        def verify(task, output):
+            with open("notes.txt", "w") as file:
+                file.write(output.text)
+            os.mkdir("sub")
+            os.rename("notes.txt", "sub/notes.txt")
+            with open("sub/notes.txt") as file:
+                return Verdict.boolean(passed=True, reasoning=os.getcwd() + " " + file.read())
+        """
+    )
+    assert result.verdict is not None, result.detail
+    folder, text = result.verdict["reasoning"].split(" ", 1)
+    assert text == "An answer."
+    assert not os.path.exists(folder)
+
+
+@needs_sandbox
+def test_the_standard_library_and_threads_still_work():
+    result = check(
+        """
+        import json, re, math, statistics, decimal, datetime, collections, hashlib, csv, io
+        import threading, unicodedata, difflib
+
+        def verify(task, output):
+            found = []
+            thread = threading.Thread(target=lambda: found.append(re.findall(r"\\w+", output.text)))
+            thread.start()
+            thread.join()
+            return Verdict.score(statistics.mean([0, 1]), reasoning=json.dumps(found))
+        """
+    )
+    assert result.verdict == {"kind": "score", "value": 0.5, "reasoning": '[["An", "answer"]]'}
+
+
+@needs_sandbox
+def test_the_check_cannot_reach_a_server_listening_on_127_0_0_1():
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        result = check(
+            f"""
+            import socket
+
+            def verify(task, output):
+                socket.create_connection(("127.0.0.1", {port}), timeout=1)
+            """
+        )
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert result.code == "code_crash"
+    assert result.detail.endswith("PermissionError: [Errno 1] Operation not permitted")
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "/proc/1/environ", "/proc/self/environ", str(Path.cwd() / "manage.py")]
+)
+def test_the_check_cannot_read_outside_the_standard_library(path):
+    result = check(f"def verify(task, output):\n    open({path!r}).read()\n")
+    assert result.code == "code_crash"
+    assert result.detail.endswith(f"PermissionError: [Errno 13] Permission denied: {path!r}")
+
+
+@needs_sandbox
+def test_the_environment_is_empty_and_the_parent_cannot_be_killed():
+    result = check(
+        """
+        def verify(task, output):
+            assert not os.environ, os.environ
+            os.kill(os.getppid(), 9)
+        """
+    )
+    assert result.code == "code_crash"
+    assert result.detail.endswith("PermissionError: [Errno 1] Operation not permitted")
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    ("body", "code", "detail"),
+    [
+        ("while True:\n        pass", "code_timeout", "The check "),
+        (
+            "import time\n    time.sleep(60)",
+            "code_timeout",
+            "The check ran for more than 1.5 seconds",
+        ),
+        ("data = bytearray(2 * 1024 ** 3)", "code_memory", "The check ran out of memory"),
+        (
+            "sys.stdout.write('x' * 100 * 1024 * 1024)",
+            "code_output_too_large",
+            "The check printed more than 1 MiB",
+        ),
+    ],
+    ids=["spin", "sleep", "allocate 2 GiB", "print 100 MiB"],
+)
+def test_limits_end_a_check_with_their_code(body, code, detail):
+    result = check(f"def verify(task, output):\n    {body}\n")
+    assert result.code == code
+    assert result.detail.startswith(detail)
+
+
+@needs_sandbox
+def test_an_answer_larger_than_the_limit_is_too_large():
+    limits = Limits(cpu_seconds=1, wall_seconds=1.5, output_bytes=4096)
+    result = check(
+        "def verify(task, output):\n"
+        "    return Verdict.boolean(passed=True, reasoning='x' * 8000)\n",
+        limits=limits,
+    )
+    assert result.code == "code_output_too_large"
+    assert result.detail == "The check's answer is larger than 4,096 bytes"
+
+
+@needs_sandbox
+def test_the_self_test_contains_every_hostile_program():
+    report = self_test()
+    assert report.passed, "\n".join(report.lines())
+    names = {probe.name for probe in report.probes}
+    assert {"network", "environment", "fork", "kill the parent", "spin", "print 100 MiB"} <= names
+    assert report.lines()[-1].startswith("passed: 17 of 17 hostile programs contained in ")
+
+
+@pytest.mark.skipif(AVAILABLE, reason="this kernel has the sandbox")
+def test_without_the_sandbox_no_code_runs():
+    result = check("def verify(task, output):\n    return Verdict.boolean(passed=True)\n")
+    assert result.code == "sandbox_unavailable"
+    assert result.detail == REASON
