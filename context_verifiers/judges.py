@@ -22,8 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import ValidationError
-
 from context_verifiers import outcome as reasons
 from context_verifiers.outcome import JudgeCall, Outcome
 from context_verifiers.templates import Rendered, fenced, render
@@ -36,7 +34,6 @@ if TYPE_CHECKING:
     # judge configured (the command line without JUDGE_*, the app's exact matches) never
     # needs it.
     import openai
-    from openai.types.chat import ChatCompletion
 
 VerdictMode = Literal["json_schema", "tool_call", "json_in_reply"]
 VERDICT_MODES: tuple[str, ...] = ("json_schema", "tool_call", "json_in_reply")
@@ -353,27 +350,58 @@ class NotAVerdict(ValueError):
     """A reply the verdict cannot be read from; the message says why, for the re-ask."""
 
 
-def _reply_json(completion: ChatCompletion, mode: VerdictMode) -> Any:
-    from openai.types.chat import ChatCompletionMessageFunctionToolCall
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a chat completions reply says: its text or its tool call's arguments, and its
+    token counts. Read from the raw JSON with the standard library: the SDK's models cost
+    more than the rest of a call, and only these fields are ever read."""
 
-    if not completion.choices:
-        raise NotAVerdict("the reply has no choices")
-    message = completion.choices[0].message
-    if mode == "tool_call":
-        calls = message.tool_calls or []
+    content: str | None
+    tool_arguments: str | None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @classmethod
+    def parse(cls, raw: str) -> Reply:
+        try:
+            data = json.loads(raw)
+            message = data["choices"][0]["message"]
+            content = message.get("content")
+            calls = message.get("tool_calls") or []
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise NotAVerdict("the reply is not a chat completion") from exc
         arguments = next(
             (
-                c.function.arguments
-                for c in calls
-                if isinstance(c, ChatCompletionMessageFunctionToolCall)
+                call["function"].get("arguments")
+                for call in calls
+                if isinstance(call, dict) and isinstance(call.get("function"), dict)
             ),
             None,
         )
-        if arguments is None:
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return cls(
+            content=content if isinstance(content, str) else None,
+            tool_arguments=arguments if isinstance(arguments, str) else None,
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
+        )
+
+    def said(self) -> str:
+        """What the judge said, to hand back to it when asking again."""
+        return self.tool_arguments or self.content or ""
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _reply_json(reply: Reply, mode: VerdictMode) -> Any:
+    if mode == "tool_call":
+        if reply.tool_arguments is None:
             raise NotAVerdict(f"the reply did not call {_TOOL_NAME}")
-        text = arguments
+        text = reply.tool_arguments
     else:
-        text = message.content or ""
+        text = reply.content or ""
     if mode == "json_in_reply":
         start, end = text.find("{"), text.rfind("}")
         text = text[start : end + 1] if 0 <= start < end else text
@@ -383,9 +411,9 @@ def _reply_json(completion: ChatCompletion, mode: VerdictMode) -> Any:
         raise NotAVerdict("the reply is not a JSON object") from exc
 
 
-def read_verdict(ask: Ask, completion: ChatCompletion, mode: VerdictMode) -> Verdict:
+def read_verdict(ask: Ask, reply: Reply, mode: VerdictMode) -> Verdict:
     """The verdict in a structured reply; NotAVerdict when it is not there or out of range."""
-    data = _reply_json(completion, mode)
+    data = _reply_json(reply, mode)
     if not isinstance(data, dict) or not isinstance(data.get("reasoning"), str):
         raise NotAVerdict('the reply has no "reasoning" text')
     reasoning = data["reasoning"]
@@ -497,7 +525,7 @@ class Judge:
             retry = dict(body)
             retry["messages"] = [
                 *body["messages"],
-                {"role": "assistant", "content": _reply_text(exchange.calls[-1].reply)},
+                {"role": "assistant", "content": _said(exchange.calls[-1].reply)},
                 {
                     "role": "user",
                     "content": f"That reply could not be read as a verdict: {exc}. Reply "
@@ -506,77 +534,54 @@ class Judge:
             ]
             return read_verdict(ask, self._call(retry, exchange), self.config.verdict_mode)
 
-    def _call(self, body: dict[str, Any], exchange: _Exchange) -> ChatCompletion:
+    def _call(self, body: dict[str, Any], exchange: _Exchange) -> Reply:
         key = _cache_key(body, self.config) if self.config.deterministic else None
         cached = self.cache.get(key) if key else None
         started = time.perf_counter()
         raw = cached
+        reply: Reply | None = None
         error: str | None = None
         try:
             if raw is None:
                 raw = self._send(body)
-            return self._parsed(raw)
+            reply = Reply.parse(raw)
+            return reply
         except JudgeFailed as failed:
             error = f"{failed.reason.code}: {failed.detail}"
             raise
         finally:
-            exchange.calls.append(self._record(body, raw, started, cached is not None, error))
-            if key and cached is None and raw is not None and error is None:
+            exchange.calls.append(
+                JudgeCall(
+                    model=body["model"],
+                    prompt_version=PROMPT_VERSION,
+                    request=body,
+                    reply=raw,
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    prompt_tokens=reply.prompt_tokens if reply else None,
+                    completion_tokens=reply.completion_tokens if reply else None,
+                    cached=cached is not None,
+                    error=error,
+                )
+            )
+            if key and cached is None and reply is not None and raw is not None:
                 self.cache.set(key, raw)
 
     def _send(self, body: dict[str, Any]) -> str:
+        """Send the request exactly as `request_body` built it (what "Show the prompt"
+        shows), through the SDK's client: its retries, timeouts and errors. The reply is
+        taken as raw text, recorded as it came."""
+        import httpx2
         import openai
 
-        params = {name: value for name, value in body.items() if name not in ("model", "messages")}
         try:
-            response = self.client.chat.completions.with_raw_response.create(
-                model=body["model"], messages=body["messages"], **params
-            )
+            response = self.client.post("/chat/completions", body=body, cast_to=httpx2.Response)
         except openai.APIError as exc:
             raise _failure(exc) from exc
-        return response.http_response.text
-
-    @staticmethod
-    def _parsed(raw: str) -> ChatCompletion:
-        from openai.types.chat import ChatCompletion
-
-        try:
-            return ChatCompletion.model_validate_json(raw)
-        except (ValidationError, ValueError) as exc:
-            raise NotAVerdict("the reply is not a chat completion") from exc
-
-    def _record(
-        self, body: dict[str, Any], raw: str | None, started: float, cached: bool, error: str | None
-    ) -> JudgeCall:
-        prompt_tokens = completion_tokens = None
-        if raw is not None:
-            try:
-                usage = json.loads(raw).get("usage") or {}
-                prompt_tokens = usage.get("prompt_tokens")
-                completion_tokens = usage.get("completion_tokens")
-            except (ValueError, AttributeError):
-                pass  # A reply that is not JSON has no usage; it is recorded as it came.
-        return JudgeCall(
-            model=body["model"],
-            prompt_version=PROMPT_VERSION,
-            request=body,
-            reply=raw,
-            latency_ms=(time.perf_counter() - started) * 1000,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cached=cached,
-            error=error,
-        )
+        return response.text
 
 
-def _reply_text(raw: str | None) -> str:
-    """What the judge said in a reply, to hand back to it when asking again."""
-    from openai.types.chat import ChatCompletion
-
+def _said(raw: str | None) -> str:
     try:
-        message = ChatCompletion.model_validate_json(raw or "").choices[0].message
-    except (ValidationError, ValueError, IndexError):
+        return Reply.parse(raw or "").said()
+    except NotAVerdict:
         return (raw or "")[:2_000]
-    if message.tool_calls:
-        return json.dumps([call.model_dump() for call in message.tool_calls])
-    return message.content or ""
