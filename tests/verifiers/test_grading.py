@@ -8,6 +8,7 @@ import pytest
 
 from context_verifiers import outcome as reasons
 from context_verifiers.grading import Graders, checks_for, grade_task, grade_tasks
+from context_verifiers.sandbox import sandbox_status
 from context_verifiers.views import OutputView
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import (
@@ -263,3 +264,93 @@ def test_output_files_count_as_an_answer():
     outcome = grade_task(EXPECTED_ANSWERS, q3, output, graders=Graders()).criteria[0].outcome
 
     assert outcome.code != "no_answer"
+
+
+def python_task(code):
+    return plan_of(
+        {
+            "tasks": [
+                {
+                    "id": "email",
+                    "prompt": "Write it.",
+                    "criteria": [
+                        {
+                            "id": "length",
+                            "criterion": "Is 150 words or fewer.",
+                            "verifier": {"kind": "code_verifier", "code": code},
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+
+
+LENGTH = task(RUBRIC, "delayed-shipment").criteria[3].verifier.code
+needs_sandbox = pytest.mark.skipif(
+    not sandbox_status()[0],
+    reason="the sandbox is unavailable here (its own tests say why)",
+)
+
+
+@needs_sandbox
+@pytest.mark.parametrize(("words", "status"), [(149, "passed"), (151, "failed")])
+def test_the_pages_length_check_runs_as_written_in_the_sandbox(words, status):
+    plan = python_task(LENGTH)
+
+    result = grade_task(plan, plan.tasks[0], "word " * words, graders=Graders(allow_python=True))
+
+    outcome = result.criteria[0].outcome
+    assert (outcome.status, outcome.reasoning) == (status, f"{words} words")
+
+
+@needs_sandbox
+def test_an_exception_in_the_check_is_an_error_with_its_traceback_not_a_zero():
+    plan = python_task("def verify(task, output):\n    return 1 / 0\n")
+
+    result = grade_task(plan, plan.tasks[0], "hi", graders=Graders(allow_python=True))
+
+    outcome = result.criteria[0].outcome
+    assert (outcome.status, outcome.code, outcome.score) == ("error", "code_crash", None)
+    assert outcome.detail.endswith("ZeroDivisionError: division by zero")
+    assert result.score.value is None
+
+
+@needs_sandbox
+def test_a_wrong_return_names_what_verify_must_return():
+    plan = python_task("def verify(task, output):\n    return 3\n")
+
+    outcome = grade_task(plan, plan.tasks[0], "hi", graders=Graders(allow_python=True))
+    outcome = outcome.criteria[0].outcome
+
+    assert (outcome.status, outcome.code) == ("error", "code_bad_return")
+    assert outcome.reasoning == reasons.CODE_BAD_RETURN.message
+    assert "it returned an int" in outcome.detail
+
+
+@needs_sandbox
+def test_a_check_sees_the_task_its_criterion_and_the_answer():
+    code = (
+        "from context_verifiers import Verdict\n"
+        "def verify(task, output):\n"
+        "    seen = f'{task.id}|{task.criterion.id}|{task.criterion.weight:g}|{output.text}'\n"
+        "    return Verdict.score(0.25, reasoning=seen)\n"
+    )
+    plan = python_task(code)
+
+    outcome = grade_task(plan, plan.tasks[0], "hello", graders=Graders(allow_python=True))
+    outcome = outcome.criteria[0].outcome
+
+    assert (outcome.status, outcome.score, outcome.reasoning) == (
+        "scored",
+        0.25,
+        "email|length|1|hello",
+    )
+
+
+def test_python_checks_off_are_skipped():
+    plan = python_task(LENGTH)
+
+    outcome = grade_task(plan, plan.tasks[0], "hi", graders=Graders()).criteria[0].outcome
+
+    assert (outcome.status, outcome.code) == ("skipped", "python_checks_off")
