@@ -1,5 +1,6 @@
-"""Python checks in a real sandbox: a fresh `python -I` process per check, locked in with
-resource limits, Landlock and seccomp before the author's code is even sent to it.
+"""Python checks in a real sandbox: a process of its own per check, forked from a `python -I`
+server that holds no secret, locked in with resource limits, Landlock and seccomp before the
+author's code is even sent to it.
 
 `run_code_check` runs one; `sandbox_status` says whether this machine can; `self_test` runs
 hostile programs and says whether each was contained.

@@ -51,6 +51,18 @@ poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait epoll
 epoll_pwait2 eventfd eventfd2
 """
 
+# The fork server's additions. kill is not limited by pid here: the server signals only its
+# own checks, and Landlock's signal scope keeps it from any process outside the sandbox.
+SERVER_SYSCALLS = """
+wait4 waitid kill tgkill setsid prlimit64 setrlimit getrlimit recvmsg sendmsg recvfrom
+sendto shutdown prctl capget capset seccomp landlock_create_ruleset landlock_add_rule
+landlock_restrict_self
+"""
+# CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+CLONE_NEW_ANY = (
+    0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+)
+
 
 class SeccompError(OSError):
     """libseccomp is missing, or it or the kernel refused the filter."""
@@ -110,21 +122,30 @@ def drop_privileges() -> None:
 
 
 def _effective_capabilities() -> int:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("CapEff:"):
-                return int(line.split()[1], 16)
-    return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if libc.capget(header, data) != 0:
+        return -1  # unknown: drop them all
+    return data[0] | data[3] << 32  # effective, low and high words
 
 
-def load_filter() -> None:
-    """Install the allowlist on this process for good. SeccompError when refused."""
+def load_filter(*, server: bool = False) -> None:
+    """Install the allowlist on this process for good. SeccompError when refused.
+
+    `server`: the fork server's wider filter, under which each check then installs its own.
+    It adds what starting a check takes (fork, wait, fds passed on its socket, limits,
+    Landlock, seccomp); never a new socket or exec. Filters stack: a check is held by both.
+    """
     lib = load_library()
     ctx = lib.seccomp_init(_errno_action(errno.EPERM))
     if not ctx:
         raise SeccompError(0, "seccomp_init failed")
     try:
-        _add_rules(lib, ctx)
+        if server:
+            _add_server_rules(lib, ctx)
+        else:
+            _add_check_rules(lib, ctx)
         result = lib.seccomp_load(ctx)
         if result != 0:
             raise SeccompError(-result, f"seccomp_load: {os.strerror(-result)}")
@@ -142,7 +163,17 @@ def _rule(lib: ctypes.CDLL, ctx: int, action: int, name: str, *conditions: _ArgC
         raise SeccompError(-result, f"seccomp rule for {name}: {os.strerror(-result)}")
 
 
-def _add_rules(lib: ctypes.CDLL, ctx: int) -> None:
+def _add_server_rules(lib: ctypes.CDLL, ctx: int) -> None:
+    for name in (SYSCALLS + SERVER_SYSCALLS).split():
+        _rule(lib, ctx, ALLOW, name)
+    # A process, never in a new namespace; clone3 as below.
+    _rule(lib, ctx, ALLOW, "clone", _ArgCmp(0, CMP_MASKED_EQ, CLONE_NEW_ANY, 0))
+    _rule(lib, ctx, _errno_action(errno.ENOSYS), "clone3")
+    for request in IOCTLS:
+        _rule(lib, ctx, ALLOW, "ioctl", _ArgCmp(1, CMP_EQ, request, 0))
+
+
+def _add_check_rules(lib: ctypes.CDLL, ctx: int) -> None:
     for name in SYSCALLS.split():
         _rule(lib, ctx, ALLOW, name)
     pid = os.getpid()

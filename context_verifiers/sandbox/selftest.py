@@ -122,6 +122,12 @@ def _probes(*, port: int, outside: str, secret: str) -> list[Probe]:
             )
         ),
         refused_unless(
+            "other checks",
+            "list the folder that holds every check's folder",
+            "    try:\n        return escaped(repr(os.listdir('..')))\n"
+            "    except OSError as e:\n        return refused(repr(e))\n",
+        ),
+        refused_unless(
             "write outside",
             f"write {outside}",
             "    try:\n"
@@ -146,6 +152,13 @@ def _probes(*, port: int, outside: str, secret: str) -> list[Probe]:
             "kill the parent",
             "os.kill(os.getppid(), SIGKILL)",
             "    try:\n        os.kill(os.getppid(), 9)\n    except OSError as e:\n"
+            "        return refused(repr(e))\n    return escaped('signal sent')\n",
+        ),
+        refused_unless(
+            "kill the grader",
+            f"os.kill({os.getpid()}, SIGKILL), the process that asked for the check",
+            "    try:\n"
+            f"        os.kill({os.getpid()}, 9)\n    except OSError as e:\n"
             "        return refused(repr(e))\n    return escaped('signal sent')\n",
         ),
         refused_unless(
