@@ -306,7 +306,11 @@ def grade_check(
     return grader(check.verifier, task, output, graders)
 
 
-_Job = tuple[int, Check, TaskView, OutputView | None]
+_Job = tuple[int, Check, TaskSpec, OutputView | None]
+
+# The verifiers that read a task's attached files; the others are not given them, so that
+# a task's files are read only for the checks that look at them.
+READS_FILES = frozenset({"agent_judge", "code_verifier"})
 
 
 def grade_tasks(
@@ -326,10 +330,14 @@ def grade_tasks(
         output = as_output(answer)
         for check in checks_for(dataset, task):
             if only is None or check.id == only:
-                jobs.append((index, check, task_view(task, check, graders.read_file), output))
+                jobs.append((index, check, task, output))
 
     def run(job: _Job) -> Outcome:
-        return grade_check(job[1], job[2], job[3], graders)
+        # The task's view (with its files) is made as its check runs, not before: holding
+        # every task's files at once would take up to 20 MiB a task.
+        _, check, task, output = job
+        reader = graders.read_file if check.verifier.kind in READS_FILES else _no_files
+        return grade_check(check, task_view(task, check, reader), output, graders)
 
     if graders.concurrency > 1 and len(jobs) > 1:
         with ThreadPoolExecutor(max_workers=graders.concurrency) as pool:

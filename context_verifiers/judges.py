@@ -445,10 +445,25 @@ class _Exchange:
 class JudgeFailed(Exception):
     """The server could not be asked (unreachable, refused); `reason` says which."""
 
-    def __init__(self, reason: reasons.Reason, detail: str) -> None:
+    def __init__(self, reason: reasons.Reason, detail: str, status: int | None = None) -> None:
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
+        self.status = status
+
+
+# Sent "where the server accepts them": some servers and models (reasoning models, some
+# proxies) refuse a temperature or a seed with a 400 that names it; the request is then sent
+# again without it, once for each.
+OPTIONAL_PARAMETERS = ("seed", "temperature")
+
+
+def _refused_parameter(failed: JudgeFailed, body: dict[str, Any]) -> str | None:
+    if failed.status != 400:
+        return None
+    return next(
+        (name for name in OPTIONAL_PARAMETERS if name in body and name in failed.detail), None
+    )
 
 
 def _cache_key(body: dict[str, Any], config: JudgeConfig) -> str:
@@ -464,8 +479,8 @@ def _failure(exc: openai.APIError) -> JudgeFailed:
     if isinstance(exc, openai.APIStatusError):
         detail = f"HTTP {exc.status_code}: {exc.response.text[:500]}"
         if exc.status_code == 429 or exc.status_code >= 500:
-            return JudgeFailed(reasons.JUDGE_UNREACHABLE, detail)
-        return JudgeFailed(reasons.JUDGE_REFUSED, detail)
+            return JudgeFailed(reasons.JUDGE_UNREACHABLE, detail, exc.status_code)
+        return JudgeFailed(reasons.JUDGE_REFUSED, detail, exc.status_code)
     return JudgeFailed(reasons.JUDGE_UNREACHABLE, str(exc))
 
 
@@ -539,11 +554,12 @@ class Judge:
         cached = self.cache.get(key) if key else None
         started = time.perf_counter()
         raw = cached
+        sent = body
         reply: Reply | None = None
         error: str | None = None
         try:
             if raw is None:
-                raw = self._send(body)
+                raw, sent = self._send(body)
             reply = Reply.parse(raw)
             return reply
         except JudgeFailed as failed:
@@ -554,7 +570,7 @@ class Judge:
                 JudgeCall(
                     model=body["model"],
                     prompt_version=PROMPT_VERSION,
-                    request=body,
+                    request=sent,
                     reply=raw,
                     latency_ms=(time.perf_counter() - started) * 1000,
                     prompt_tokens=reply.prompt_tokens if reply else None,
@@ -566,18 +582,22 @@ class Judge:
             if key and cached is None and reply is not None and raw is not None:
                 self.cache.set(key, raw)
 
-    def _send(self, body: dict[str, Any]) -> str:
+    def _send(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Send the request exactly as `request_body` built it (what "Show the prompt"
         shows), through the SDK's client: its retries, timeouts and errors. The reply is
-        taken as raw text, recorded as it came."""
+        taken as raw text, recorded as it came; with it, the request as it was sent."""
         import httpx2
         import openai
 
         try:
             response = self.client.post("/chat/completions", body=body, cast_to=httpx2.Response)
         except openai.APIError as exc:
-            raise _failure(exc) from exc
-        return response.text
+            failed = _failure(exc)
+            refused = _refused_parameter(failed, body)
+            if refused is None:
+                raise failed from exc
+            return self._send({name: value for name, value in body.items() if name != refused})
+        return response.text, body
 
 
 def _said(raw: str | None) -> str:

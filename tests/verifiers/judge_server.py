@@ -36,6 +36,7 @@ class Fault:
     delay: float = 0.0
     body: bytes | None = None
     content: str | None = None
+    message: str | None = None
 
 
 def verdict_for(answer: str, asked: str) -> dict[str, Any]:
@@ -146,7 +147,8 @@ class JudgeServer:
         if path != "/v1/chat/completions":
             return 404, {}, b'{"error": {"message": "not found"}}'
         if fault.status is not None:
-            error = json.dumps({"error": {"message": f"fault {fault.status}"}}).encode()
+            message = fault.message or f"fault {fault.status}"
+            error = json.dumps({"error": {"message": message}}).encode()
             return fault.status, fault.headers, error
         if fault.body is not None:
             return 200, {}, fault.body

@@ -199,6 +199,17 @@ def test_a_bad_key_is_refused_not_retried(judge, judge_server):
     assert len(judge_server.requests) == 1
 
 
+def test_a_seed_the_server_refuses_is_left_out_and_the_call_says_so(judge, judge_server):
+    judge_server.fail(Fault(status=400, message="Unsupported parameter: 'seed'"))
+
+    result = judge.grade(BOOLEAN, TASK, answer("correct"))
+
+    assert result.status == "passed"
+    first, second = judge_server.requests
+    assert first["seed"] == 7 and "seed" not in second
+    assert "seed" not in result.calls[0].request
+
+
 def test_a_malformed_reply_is_asked_again_once(judge, judge_server):
     judge_server.fail(Fault(body=b"{not json"))
 
