@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from context_verifiers import outcome as reasons
-from context_verifiers.judges import Judge
+from context_verifiers.judges import Judge, JudgeConfig, render_prompt
 from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, dataset_score, task_score
 from context_verifiers.templates import UnknownPlaceholders
@@ -370,3 +370,26 @@ def grade_task(
 ) -> TaskResult:
     """Grade one answer to one task, exactly as a run grades it ("Try an answer")."""
     return grade_tasks(dataset, [(task, answer)], graders=graders, only=only).tasks[0]
+
+
+JUDGE_KINDS = frozenset({"llm_judge", "agent_judge"})
+
+
+def show_prompt(
+    dataset: DatasetSpec,
+    task: TaskSpec,
+    answer: OutputView | str | None,
+    *,
+    criterion_id: str,
+    config: JudgeConfig,
+    read_file: FileReader = _no_files,
+) -> dict[str, Any] | None:
+    """ "Show the prompt": the exact request the judge of `criterion_id` would be sent for
+    this answer, without calling it; None when that criterion is not graded by a judge.
+    UnknownPlaceholders names placeholders its instructions use that are not ours."""
+    check = next((c for c in checks_for(dataset, task) if c.id == criterion_id), None)
+    if check is None or check.verifier.kind not in JUDGE_KINDS:
+        return None
+    reader = read_file if check.verifier.kind in READS_FILES else _no_files
+    output = as_output(answer) or OutputView(text="")
+    return render_prompt(check.verifier, task_view(task, check, reader), output, config)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from context_verifiers import outcome as reasons
-from context_verifiers.grading import Graders, checks_for, grade_task, grade_tasks
+from context_verifiers.grading import Graders, checks_for, grade_task, grade_tasks, show_prompt
 from context_verifiers.sandbox import sandbox_status
 from context_verifiers.views import OutputView
 from datasets_app.importing.checker import check_file
@@ -354,3 +354,19 @@ def test_python_checks_off_are_skipped():
     outcome = grade_task(plan, plan.tasks[0], "hi", graders=Graders()).criteria[0].outcome
 
     assert (outcome.status, outcome.code) == ("skipped", "python_checks_off")
+
+
+def test_show_the_prompt_is_the_request_a_try_sends(judge, judge_config, judge_server):
+    shipment = task(RUBRIC, "delayed-shipment")
+    answer = "correct: 14 November"
+
+    shown = show_prompt(RUBRIC, shipment, answer, criterion_id="tone", config=judge_config)
+    assert judge_server.requests == []
+    grade_task(RUBRIC, shipment, answer, graders=Graders(judge=judge), only="tone")
+
+    assert judge_server.requests == [shown]
+    assert shown["messages"][1]["content"].startswith(
+        "Fail the response if it contains any internal codes, ticket ids or warehouse names. "
+        "Criterion: Uses plain customer-facing language"
+    )
+    assert show_prompt(RUBRIC, shipment, answer, criterion_id="length", config=judge_config) is None
