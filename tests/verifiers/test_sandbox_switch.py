@@ -81,3 +81,16 @@ def test_the_command_exits_1_where_the_sandbox_is_unavailable(capsys):
         call_command("check_verifier_sandbox")
     assert exit_.value.code == 1
     assert capsys.readouterr().out.startswith("sandbox unavailable: ")
+
+
+@pytest.mark.skipif(not sandbox_status()[0], reason="the sandbox is unavailable here")
+def test_the_verifiers_queue_task_runs_the_check_in_the_same_sandbox():
+    from datasets_app.verifier_tasks import QUEUE, verifier_code_check
+
+    code = "from context_verifiers import Verdict\n\ndef verify(task, output):\n"
+    code += "    return Verdict.score(0.5, reasoning=output.text)\n"
+    task = {"id": "t", "name": "T", "prompt": "P"}
+    result = verifier_code_check.delay(code, task, {"text": "half"}).get()
+    assert result["verdict"] == {"kind": "score", "value": 0.5, "reasoning": "half"}
+    assert result["code"] is None
+    assert verifier_code_check.queue == QUEUE == "verifiers"
