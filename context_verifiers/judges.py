@@ -254,6 +254,9 @@ def _files_section(title: str, files: tuple[FileView, ...], budget: int) -> tupl
         if text is None:
             parts.append(f"{file.name}: a binary file of {file.size:,} bytes, not shown.")
             continue
+        if budget <= 0:
+            parts.append(f"{file.name}: not shown (the files shown already fill the limit).")
+            continue
         shown = text[: min(MAX_JUDGE_FILE_CHARS, budget)]
         budget -= len(shown)
         cut = len(shown) < len(text) or file.truncated

@@ -318,3 +318,13 @@ def test_a_setting_that_cannot_be_read_is_named(variable, value):
         JudgeConfig.from_env({variable: value})
 
     assert raised.value.variable == variable
+
+
+def test_files_past_the_judges_limit_are_named_not_shown(judge, judge_server):
+    big = [FileView.of(f"part{n}.txt", b"y" * 25_000) for n in range(4)]
+
+    judge.grade(AGENT, replace(TASK, input_files=tuple(big)), answer("correct"))
+
+    user = judge_server.requests[0]["messages"][1]["content"]
+    assert user.count("y" * 20_000) == 3
+    assert "part3.txt: not shown (the files shown already fill the limit)." in user
