@@ -284,9 +284,15 @@ class _Child:
         pipes = self.server.spawn(self.work, self.limits)
         try:
             self._exchange(pipes, request, deadline)
-            if self.timed_out or self.overflow:
+            status, cpu = None, 0.0
+            if not (self.timed_out or self.overflow):
+                # Its pipes are closed; it has ended, or closed them and goes on (a check can
+                # close its own fds): the wall clock still holds.
+                status, cpu = _exit_status(pipes.status, deadline)
+                self.timed_out = status is None
+            if status is None:
                 self.server.kill(pipes.pid)
-            status, cpu = _exit_status(pipes.status, deadline + KILL_GRACE_SECONDS)
+                status, cpu = _exit_status(pipes.status, time.monotonic() + KILL_GRACE_SECONDS)
         finally:
             pipes.close()
         return replace(self._result(status), cpu_seconds=cpu)
@@ -357,20 +363,20 @@ class _Child:
     def _result(self, status: int | None) -> SandboxResult:
         if self.overflow:
             return _failed("code_output_too_large", self.overflow)
-        if self.timed_out:
-            seconds = _seconds(self.limits.wall_seconds)
-            return _failed("code_timeout", f"The check ran for more than {seconds}")
         lines = bytes(self.replies).split(b"\n")
         first = _message(lines[0])
         if first.get("error") == "sandbox_unavailable":
             return _failed("sandbox_unavailable", str(first.get("detail", "")))
+        answer = _message(lines[1]) if self._ready() and len(lines) > 2 else {}
+        if answer:  # a whole answer counts, even one that came as the clock ran out
+            return _answer(answer)
+        if self.timed_out:
+            seconds = _seconds(self.limits.wall_seconds)
+            return _failed("code_timeout", f"The check ran for more than {seconds}")
         if not self._ready():
             return _failed(
                 "sandbox_unavailable", f"The sandbox did not start: {self._ended(status)}"
             )
-        answer = _message(lines[1]) if len(lines) > 2 else {}
-        if answer:
-            return _answer(answer)
         return self._died(status)
 
     def _died(self, status: int | None) -> SandboxResult:
