@@ -9,12 +9,16 @@ import pytest
 from context_verifiers import outcome as reasons
 from context_verifiers.grading import Graders, checks_for, grade_task, grade_tasks, show_prompt
 from context_verifiers.sandbox import sandbox_status
+from context_verifiers.templates import OUTPUT_LEFT_OUT
 from context_verifiers.views import OutputView
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import (
     DEFAULT_CRITERION_VERIFIER,
     EXPECTED_ANSWER_CRITERION_ID,
     EXPECTED_ANSWER_CRITERION_TEXT,
+    CriterionSpec,
+    DatasetSpec,
+    TaskSpec,
     Verifier,
 )
 from tests.conftest import SHARED
@@ -370,3 +374,33 @@ def test_show_the_prompt_is_the_request_a_try_sends(judge, judge_config, judge_s
         "Criterion: Uses plain customer-facing language"
     )
     assert show_prompt(RUBRIC, shipment, answer, criterion_id="length", config=judge_config) is None
+
+
+def judged_task(instructions):
+    verifier = Verifier(kind="llm_judge", output_type="boolean", instructions=instructions)
+    criterion = CriterionSpec(id="polite", criterion="Is polite.", verifier=verifier)
+    return DatasetSpec(), TaskSpec(id="t", name="T", prompt="Say hi.", criteria=(criterion,))
+
+
+def test_instructions_without_output_still_judge_the_answer_and_warn_the_author(
+    judge, judge_server
+):
+    dataset, polite = judged_task("Pass if the reply meets: {{criterion}}")
+
+    outcome = grade_task(dataset, polite, "correct, hello", graders=Graders(judge=judge))
+    outcome = outcome.criteria[0].outcome
+
+    assert outcome.status == "passed"
+    assert outcome.warnings == (OUTPUT_LEFT_OUT,)
+    user = judge_server.requests[0]["messages"][1]["content"]
+    assert "Answer under test:\n```answer\ncorrect, hello\n```" in user
+
+
+def test_an_unknown_placeholder_is_an_error_that_names_it(judge, judge_server):
+    dataset, polite = judged_task("{{output}} against {{rubric}}")
+
+    outcome = grade_task(dataset, polite, "hi", graders=Graders(judge=judge)).criteria[0].outcome
+
+    assert (outcome.status, outcome.code) == ("error", "unknown_placeholder")
+    assert "{{rubric}}" in outcome.reasoning
+    assert judge_server.requests == []
