@@ -27,6 +27,9 @@ CMP_EQ = 4
 CMP_MASKED_EQ = 7
 LAST_CAPABILITY = 63
 
+# fcntl commands a check may use: dup, fd and status flags, locks, pipe size. Not F_SETOWN,
+# F_SETOWN_EX or F_SETSIG, which would have the kernel signal another process (SIGIO) for it.
+FCNTLS = (0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 16, 36, 37, 38, 1030, 1031, 1032, 1033, 1034)
 # ioctl requests Python itself makes on its own files (isatty, non-blocking, close-on-exec).
 # TIOCSTI, which can type into a terminal, is not one of them.
 IOCTLS = (0x5401, 0x541B, 0x5421, 0x5450, 0x5451)
@@ -36,7 +39,7 @@ read write readv writev pread64 pwrite64 preadv pwritev lseek close close_range
 open openat openat2 creat stat fstat lstat newfstatat statx statfs fstatfs access faccessat
 faccessat2 readlink readlinkat getdents getdents64 getcwd chdir fchdir mkdir mkdirat rmdir
 unlink unlinkat rename renameat renameat2 truncate ftruncate fsync fdatasync fallocate
-fadvise64 flock fcntl dup dup2 dup3 pipe pipe2 chmod fchmod fchmodat utimensat futimesat
+fadvise64 flock dup dup2 dup3 pipe pipe2 chmod fchmod fchmodat utimensat futimesat
 umask getxattr lgetxattr fgetxattr listxattr llistxattr flistxattr sendfile copy_file_range
 mmap munmap mprotect mremap madvise brk msync mincore membarrier
 rt_sigaction rt_sigprocmask rt_sigreturn rt_sigpending rt_sigtimedwait rt_sigsuspend
@@ -164,7 +167,7 @@ def _rule(lib: ctypes.CDLL, ctx: int, action: int, name: str, *conditions: _ArgC
 
 
 def _add_server_rules(lib: ctypes.CDLL, ctx: int) -> None:
-    for name in (SYSCALLS + SERVER_SYSCALLS).split():
+    for name in (SYSCALLS + SERVER_SYSCALLS + " fcntl").split():
         _rule(lib, ctx, ALLOW, name)
     # A process, never in a new namespace; clone3 as below.
     _rule(lib, ctx, ALLOW, "clone", _ArgCmp(0, CMP_MASKED_EQ, CLONE_NEW_ANY, 0))
@@ -189,3 +192,5 @@ def _add_check_rules(lib: ctypes.CDLL, ctx: int) -> None:
     _rule(lib, ctx, ALLOW, "getrlimit")
     for request in IOCTLS:
         _rule(lib, ctx, ALLOW, "ioctl", _ArgCmp(1, CMP_EQ, request, 0))
+    for command in FCNTLS:
+        _rule(lib, ctx, ALLOW, "fcntl", _ArgCmp(1, CMP_EQ, command, 0))

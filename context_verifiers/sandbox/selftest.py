@@ -164,6 +164,14 @@ def _probes(*, port: int, outside: str, secret: str) -> list[Probe]:
             "        return refused(repr(e))\n    return escaped('signal sent')\n",
         ),
         refused_unless(
+            "signal by SIGIO",
+            "fcntl(F_SETOWN) a pipe to the parent, so the kernel signals it",
+            "    import fcntl\n    reading, writing = os.pipe()\n    try:\n"
+            "        fcntl.fcntl(reading, fcntl.F_SETOWN, os.getppid())\n"
+            "    except OSError as e:\n        return refused(repr(e))\n"
+            "    return escaped('owner set')\n",
+        ),
+        refused_unless(
             "ptrace",
             "ptrace(PTRACE_ATTACH) the parent",
             "    import ctypes\n    libc = ctypes.CDLL(None, use_errno=True)\n"

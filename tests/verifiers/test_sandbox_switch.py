@@ -68,7 +68,7 @@ def test_a_failed_self_test_turns_python_checks_off():
 def test_the_command_prints_each_probe_exits_0_and_records_the_pass(capsys):
     call_command("check_verifier_sandbox")
     printed = capsys.readouterr().out.splitlines()
-    assert printed[-1].startswith("passed: 19 of 19 hostile programs contained in ")
+    assert printed[-1].startswith("passed: 20 of 20 hostile programs contained in ")
     assert any(line.strip().startswith("contained  kill the parent: ") for line in printed)
     settings = SiteSettings.load()
     assert settings.sandbox_self_test_passed is True
