@@ -589,18 +589,17 @@ class Judge:
         """Send the request exactly as `request_body` built it (what "Show the prompt"
         shows), through the SDK's client: its retries, timeouts and errors. The reply is
         taken as raw text, recorded as it came; with it, the request as it was sent."""
-        import httpx2
         import openai
 
         try:
-            response = self.client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+            text = self.client.post("/chat/completions", body=body, cast_to=str)
         except openai.APIError as exc:
             failed = _failure(exc)
             refused = _refused_parameter(failed, body)
             if refused is None:
                 raise failed from exc
             return self._send({name: value for name, value in body.items() if name != refused})
-        return response.text, body
+        return text, body
 
 
 def _said(raw: str | None) -> str:
