@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -316,3 +318,53 @@ def test_without_the_sandbox_no_code_runs():
     result = check("def verify(task, output):\n    return Verdict.boolean(passed=True)\n")
     assert result.code == "sandbox_unavailable"
     assert result.detail == REASON
+
+
+# A grading process whose kernel refuses one system call the sandbox needs: it is started
+# under a seccomp filter (inherited by everything it starts) that makes that call fail.
+REFUSING = """
+import ctypes, errno, json, sys
+from context_verifiers.sandbox import seccomp
+lib = seccomp.load_library()
+ctx = lib.seccomp_init(seccomp.ALLOW)
+for refused in sys.argv[1:]:  # a call's name, or NAME:N for the call with N as first argument
+    name, _, first = refused.partition(":")
+    number = lib.seccomp_syscall_resolve_name(name.encode())
+    cmp = seccomp._ArgCmp(0, seccomp.CMP_EQ, int(first or 0), 0)
+    args = (seccomp._ArgCmp * 1)(cmp) if first else None
+    refuse = 0x00050000 | errno.EPERM
+    assert lib.seccomp_rule_add_array(ctx, refuse, number, bool(first), args) == 0
+assert lib.seccomp_load(ctx) == 0
+from context_verifiers.sandbox import run_code_check
+code = "def verify(task, output):\\n    open('MARKER', 'w').write('ran')\\n"
+result = run_code_check(code.replace('MARKER', sys.argv[0]), task={"id": "t", "name": "T",
+    "prompt": "P"}, output={"text": "x"})
+print(json.dumps([result.code, result.detail]))
+"""
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    ("refused", "says"),
+    [
+        (["landlock_create_ruleset"], "The kernel has no Landlock; Python checks need Landlock"),
+        # libseccomp falls back to prctl(PR_SET_SECCOMP) when seccomp() fails: both refused.
+        (["seccomp", "prctl:22"], "The sandbox is unavailable: "),
+    ],
+    ids=["no Landlock", "no seccomp filter"],
+)
+def test_where_the_kernel_refuses_the_sandbox_no_code_runs(tmp_path, refused, says):
+    marker = tmp_path / "ran.txt"
+    script = REFUSING.replace("sys.argv[0]", repr(str(marker)))
+    done = subprocess.run(
+        [sys.executable, "-c", script, *refused],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    code, detail = json.loads(done.stdout)
+    assert code == "sandbox_unavailable"
+    assert detail.startswith(says)
+    assert not marker.exists()
