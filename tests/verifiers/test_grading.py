@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from context_verifiers import outcome as reasons
 from context_verifiers.grading import Graders, checks_for, grade_task, grade_tasks, show_prompt
@@ -404,3 +406,16 @@ def test_an_unknown_placeholder_is_an_error_that_names_it(judge, judge_server):
     assert (outcome.status, outcome.code) == ("error", "unknown_placeholder")
     assert "{{rubric}}" in outcome.reasoning
     assert judge_server.requests == []
+
+
+@given(st.lists(st.sampled_from(["2025-09-30", "2025-09-30 ", "", "2025-9-30"]), max_size=12))
+@settings(max_examples=25, deadline=None)
+def test_grading_at_once_or_one_by_one_gives_the_same_results_in_order(answers):
+    q3 = task(EXPECTED_ANSWERS, "q3-end-date")
+    pairs = [(q3, answer) for answer in answers]
+
+    alone = grade_tasks(EXPECTED_ANSWERS, pairs, graders=Graders(concurrency=1))
+    together = grade_tasks(EXPECTED_ANSWERS, pairs, graders=Graders(concurrency=8))
+
+    assert together == alone
+    assert [t.score.value for t in alone.tasks] == [float(a == "2025-09-30") for a in answers]
