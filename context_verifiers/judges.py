@@ -96,7 +96,8 @@ class JudgeConfig:
     the Django settings can build one the same way."""
 
     base_url: str | None = None
-    api_key: str | None = None
+    # Never in a repr: the config is a Django setting, which error pages and logs may show.
+    api_key: str | None = field(default=None, repr=False)
     model: str | None = None
     timeout_seconds: float = 60.0
     concurrency: int = 4

@@ -328,3 +328,10 @@ def test_files_past_the_judges_limit_are_named_not_shown(judge, judge_server):
     user = judge_server.requests[0]["messages"][1]["content"]
     assert user.count("y" * 20_000) == 3
     assert "part3.txt: not shown (the files shown already fill the limit)." in user
+
+
+def test_the_key_never_shows_in_the_configs_repr():
+    config = JudgeConfig.from_env({"JUDGE_API_KEY": "sk-secret-123", "JUDGE_MODEL": "m"})
+
+    assert "sk-secret-123" not in repr(config)
+    assert config.api_key == "sk-secret-123"
