@@ -6,6 +6,7 @@ import json
 import socket
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -335,3 +336,10 @@ def test_the_key_never_shows_in_the_configs_repr():
 
     assert "sk-secret-123" not in repr(config)
     assert config.api_key == "sk-secret-123"
+
+
+def test_the_readme_states_the_agent_judges_scale_as_the_code_has_it():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+    for letter, (score, description) in FACTUALITY_SCALE.items():
+        assert f"| {letter} | {description} | {score:g} |" in readme
