@@ -43,10 +43,19 @@ LIBRARY = {
 # The interpreter itself, not a virtualenv's link to it: with -S no site-packages is on the
 # path, and Landlock lets the check read the standard library and nothing of the project.
 PYTHON = os.path.realpath(sys.executable)
+# The system's own shared libraries (libffi, libz, libcrypto, ... that compiled modules of
+# the standard library load): the multiarch folder where there is one, else all of /usr/lib.
+_MULTIARCH = f"/usr/lib/{sysconfig.get_config_var('MULTIARCH') or ''}".rstrip("/")
+SHARED_LIBRARIES = _MULTIARCH if os.path.isdir(_MULTIARCH) else "/usr/lib"
 # What a check may read after it is locked in: the standard library (and its compiled
-# modules), and the shared libraries those modules load. Not /etc, /proc, /home, the project.
+# modules), the shared libraries those load, and the loader's cache to find them. Not the
+# rest of /etc, not /proc, /home, /tmp or the project.
+# The interpreter's own standard library, found from a module of it: sysconfig's "platstdlib"
+# in a virtualenv is the virtualenv's folder, site-packages and all.
+STDLIB = os.path.dirname(os.__file__)
+COMPILED_STDLIB = str(sysconfig.get_config_var("DESTSHARED") or STDLIB)
 READ_ONLY = sorted(
-    {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"], "/usr/lib"}
+    {STDLIB, COMPILED_STDLIB, SHARED_LIBRARIES}
     | ({"/etc/ld.so.cache"} if os.path.exists("/etc/ld.so.cache") else set())
 )
 

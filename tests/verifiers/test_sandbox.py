@@ -238,6 +238,35 @@ def test_the_check_cannot_read_outside_the_standard_library(path):
 
 
 @needs_sandbox
+def test_the_check_cannot_import_what_the_app_has_installed():
+    result = check("import django\n\ndef verify(task, output):\n    pass\n")
+    assert result.code == "code_crash"
+    assert result.detail.endswith("ModuleNotFoundError: No module named 'django'")
+
+
+@needs_sandbox
+def test_the_check_can_read_only_the_standard_library_and_shared_libraries():
+    # This process's prefix is the app's virtualenv, with every package the app installed.
+    app = (sys.prefix, str(Path(__file__).resolve().parents[2]))
+    result = check(
+        f"""
+        import os
+
+        def verify(task, output):
+            readable = []
+            for path in ("/usr/lib", "/root", "/home", "/tmp", "/", sys.prefix + "/lib", *{app}):
+                try:
+                    os.listdir(path)
+                    readable.append(path)
+                except OSError:
+                    pass
+            return Verdict.boolean(passed=not readable, reasoning=", ".join(readable))
+        """
+    )
+    assert result.verdict == {"kind": "boolean", "passed": True, "reasoning": ""}
+
+
+@needs_sandbox
 def test_the_environment_is_empty_and_the_parent_cannot_be_killed():
     result = check(
         """
