@@ -154,16 +154,22 @@ class _Server:
             "read_only": READ_ONLY,
             "root": self.root,
         }
-        self.process = subprocess.Popen(
-            [PYTHON, "-I", "-S", "-X", "utf8", str(HARNESS), json.dumps(config)],
-            stdin=theirs.fileno(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={},
-            cwd=self.root,
-            start_new_session=True,
-        )
-        theirs.close()
+        try:
+            self.process = subprocess.Popen(
+                [PYTHON, "-I", "-S", "-X", "utf8", str(HARNESS), json.dumps(config)],
+                stdin=theirs.fileno(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={},
+                cwd=self.root,
+                start_new_session=True,
+            )
+        except OSError as error:
+            self.control.close()
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise SandboxUnavailable(f"{PYTHON} could not be started ({error})") from error
+        finally:
+            theirs.close()
         self.lock = threading.Lock()
         self.control.settimeout(START_SECONDS)
         try:
@@ -176,7 +182,8 @@ class _Server:
         atexit.register(self.stop)
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        # A cleaner of the temporary folder may have taken its folder: then start anew.
+        return self.process.poll() is None and os.path.isdir(self.root)
 
     def spawn(self, work: str, limits: Limits) -> _Pipes:
         """A new check process on fresh pipes, locked in to `work` (not yet sent any code)."""
@@ -239,6 +246,8 @@ def _server() -> _Server:
     with _servers_lock:
         server = _servers.get(os.getpid())
         if server is None or not server.alive():
+            if server is not None:
+                server.stop()
             server = _servers[os.getpid()] = _Server()
         return server
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -319,6 +320,22 @@ def test_a_check_that_closes_its_pipes_and_sleeps_is_still_timed_out():
     )
     assert result.code == "code_timeout"
     assert result.detail == "The check ran for more than 1.5 seconds"
+
+
+@needs_sandbox
+def test_a_fork_server_that_died_or_lost_its_folder_is_started_anew():
+    from context_verifiers.sandbox import launcher
+
+    first = launcher._server()
+    first.process.kill()
+    first.process.wait()
+    assert check(LENGTH_CHECK.replace("def verify", "def unused")).code == "code_bad_return"
+    second = launcher._server()
+    assert second is not first
+    shutil.rmtree(second.root)
+    result = run_code_check(LENGTH_CHECK, task=TASK, output={"text": words(3)})
+    assert result.verdict == {"kind": "boolean", "passed": True, "reasoning": "3 words"}
+    assert launcher._server() is not second
 
 
 @needs_sandbox
