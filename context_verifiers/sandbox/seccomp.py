@@ -182,7 +182,8 @@ def _add_check_rules(lib: ctypes.CDLL, ctx: int) -> None:
     pid = os.getpid()
     # Threads only: a clone without CLONE_THREAD makes a process. clone3 hides its flags in
     # memory a filter cannot read, so it says ENOSYS and the C library falls back to clone.
-    _rule(lib, ctx, ALLOW, "clone", _ArgCmp(0, CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD))
+    thread_only = CLONE_THREAD | CLONE_NEW_ANY  # a thread, in no new namespace
+    _rule(lib, ctx, ALLOW, "clone", _ArgCmp(0, CMP_MASKED_EQ, thread_only, CLONE_THREAD))
     _rule(lib, ctx, _errno_action(errno.ENOSYS), "clone3")
     # Signals only to itself (signal.raise_signal, os.kill(os.getpid(), ...)).
     _rule(lib, ctx, ALLOW, "kill", _ArgCmp(0, CMP_EQ, pid, 0))
