@@ -74,10 +74,13 @@ def verifiers_worker(tmp_path, monkeypatch) -> Iterator[tuple[subprocess.Popen[b
     app.conf.update(task_always_eager=False, broker_url=REDIS_URL, result_backend=REDIS_URL)
     monkeypatch.setattr(app, "_pool", None)
     monkeypatch.setattr(app.amqp, "_producer_pool", None)
+    # The app keeps the result backend it made first (none, when eager): made anew here.
+    vars(app._local).pop("backend", None)
     try:
         yield worker, log
     finally:
         app.conf.update(saved)
+        vars(app._local).pop("backend", None)
         os.killpg(worker.pid, signal.SIGTERM)
         try:
             worker.wait(timeout=20)
