@@ -36,12 +36,13 @@ worker: install
 	$(BIN)/celery -A contextevals worker --beat --loglevel=info
 
 # Debian's chromium for the browser tests (pip's Playwright browser download does not work
-# on machines without internet), and nginx, the web process's front (scripts/web.py), which
-# the deploy tests start.
+# on machines without internet), nginx, the web process's front (scripts/web.py), which
+# the deploy tests start, and libseccomp2, which the Python checks' sandbox loads.
 browser:
-	@{ command -v chromium && { command -v nginx || test -x /usr/sbin/nginx; }; } >/dev/null 2>&1 || { \
+	@{ command -v chromium && { command -v nginx || test -x /usr/sbin/nginx; } \
+	  && /sbin/ldconfig -p | grep -q libseccomp.so.2; } >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium nginx; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium nginx libseccomp2; }
 
 lint: install
 	$(BIN)/ruff check .

@@ -12,6 +12,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.management.utils import get_random_secret_key
 
+from context_verifiers.judges import JudgeConfig
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -332,6 +334,11 @@ CONTENT_SECURITY_POLICY = {
         "object-src": ["'none'"],
     }
 }
+
+# The judges of llm_judge and agent_judge criteria: JUDGE_BASE_URL, JUDGE_MODEL and the other
+# JUDGE_* variables (README, "Judges"). Unset, judge criteria are skipped as "no judge
+# configured"; a value that cannot be read stops the start, naming its variable.
+JUDGE = JudgeConfig.from_env()
 
 # Checks and imports per person per minute (django-ratelimit, counted in the cache: set
 # CACHE_URL to a shared Redis when several web processes serve the app).

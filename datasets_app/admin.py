@@ -29,7 +29,7 @@ from datasets_app.models import (
     Upload,
     Version,
 )
-from datasets_app.services import datasets, tokens
+from datasets_app.services import datasets, sandbox, tokens
 
 
 class AdminForm(KeepsShownText, forms.ModelForm):
@@ -519,9 +519,41 @@ class UploadAdmin(ReadOnlyAdmin):
     list_filter = ("state",)
 
 
+class SiteSettingsForm(forms.ModelForm):
+    """The "Python checks" switch turns on only while the last sandbox self-test passed."""
+
+    class Meta:
+        model = SiteSettings
+        fields = ("python_checks_enabled",)
+
+    def clean_python_checks_enabled(self) -> bool:
+        enabled = bool(self.cleaned_data["python_checks_enabled"])
+        refusal = sandbox.python_checks_refusal(settings=self.instance)
+        if enabled and refusal:
+            raise forms.ValidationError(refusal)
+        return enabled
+
+
 @admin.register(SiteSettings)
 class SiteSettingsAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "python_checks_enabled")
+    form = SiteSettingsForm
+    list_display = ("__str__", "python_checks_enabled", "sandbox_self_test_passed")
+    fields = (
+        "python_checks_enabled",
+        "python_checks_can_be_on",
+        "sandbox_self_test_at",
+        "self_test_report",
+    )
+    readonly_fields = ("python_checks_can_be_on", "sandbox_self_test_at", "self_test_report")
+
+    @admin.display(description="Can Python checks be on?")
+    def python_checks_can_be_on(self, obj: SiteSettings) -> str:
+        refusal = sandbox.python_checks_refusal(settings=obj)
+        return f"No. {refusal}" if refusal else "Yes: the last sandbox self-test passed."
+
+    @admin.display(description="Last sandbox self-test report")
+    def self_test_report(self, obj: SiteSettings) -> SafeString:
+        return format_html("<pre>{}</pre>", obj.sandbox_self_test_report or "None yet.")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return not SiteSettings.objects.exists()

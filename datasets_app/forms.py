@@ -289,7 +289,9 @@ def verifier_fields(label: str) -> dict[str, forms.Field]:
             label="Instructions",
             required=False,
             widget=forms.Textarea(attrs={"rows": 2}),
-            help_text="For llm_judge: may use {{criterion}}, {{prompt}} and {{output}}.",
+            help_text=(
+                "For llm_judge: may use {{criterion}}, {{prompt}}, {{output}} and {{expected}}."
+            ),
         ),
         "code": forms.CharField(
             label="Python code",

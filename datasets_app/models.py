@@ -46,8 +46,18 @@ class SiteSettings(models.Model):
         default=False,
         help_text=(
             "Allow criteria graded by Python code (code_verifier). Off: such criteria are "
-            "imported and shown but not graded."
+            "imported and shown but not graded. Can be turned on only while the last "
+            "sandbox self-test passed."
         ),
+    )
+    # The last sandbox self-test (`manage.py check_verifier_sandbox`, or a worker starting):
+    # None until one has run. Its report is the lines the command prints.
+    sandbox_self_test_passed = models.BooleanField(
+        "last sandbox self-test passed", null=True, editable=False
+    )
+    sandbox_self_test_at = models.DateTimeField("last sandbox self-test", null=True, editable=False)
+    sandbox_self_test_report = models.TextField(
+        "last sandbox self-test report", blank=True, editable=False
     )
 
     class Meta:

@@ -121,7 +121,7 @@ COLUMN_HELP: dict[str, str] = {
     ),
     "verifier_output_type": "float (a score from 0 to 1) or boolean (pass or fail).",
     "verifier_instructions": (
-        "Instructions for a judge; may use {{criterion}}, {{prompt}} and {{output}}."
+        "Instructions for a judge; may use {{criterion}}, {{prompt}}, {{output}} and {{expected}}."
     ),
     "verifier_code": "The Python check, for code_verifier: defines verify(task, output).",
 }

@@ -34,7 +34,6 @@ import functools
 import json
 import math
 import posixpath
-import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
@@ -70,6 +69,7 @@ from datasets_app.importing.spec import (
     MAX_TEXT_CHARS_PER_FILE,
     MAX_URL_CHARS,
     OUTPUT_TYPES,
+    PLACEHOLDER_PATTERN,
     VERIFIER_KINDS,
     CheckOptions,
     CheckResult,
@@ -157,7 +157,7 @@ MISSING_VERIFIER_KIND = Rule(
 UNKNOWN_PLACEHOLDER = Rule(
     "unknown_placeholder",
     "The instructions use {placeholder}; an llm_judge can only use {{{{criterion}}}}, "
-    "{{{{prompt}}}} and {{{{output}}}}.",
+    "{{{{prompt}}}}, {{{{output}}}} and {{{{expected}}}}.",
 )
 MISSING_CODE = Rule("missing_code", "This code_verifier has no code.")
 CODE_SYNTAX_ERROR = Rule(
@@ -737,7 +737,6 @@ def _id_in_document(tasks: Any) -> Callable[[int], Any]:
 
 # --- The rules across values.
 
-_PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _BLANK_VERIFIER = Verifier(kind=None)  # type: ignore[arg-type]  # "verifier": {} = none given
 _DEFAULT_EXPECTED_ANSWER_VERIFIER = Verifier(
     kind=DEFAULT_EXPECTED_ANSWER_VERIFIER["kind"],
@@ -1058,7 +1057,7 @@ class _Validator:
             return None
         found_before = self.findings.count()
         if verifier.kind == "llm_judge" and verifier.instructions:
-            for name in _PLACEHOLDER.findall(verifier.instructions):
+            for name in PLACEHOLDER_PATTERN.findall(verifier.instructions):
                 if name.strip() not in LLM_JUDGE_PLACEHOLDERS:
                     self.findings.problem(
                         UNKNOWN_PLACEHOLDER,

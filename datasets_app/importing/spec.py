@@ -7,7 +7,7 @@ every writer (export, templates) starts from them. Pure Python: no Django here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -99,8 +99,11 @@ DEFAULT_CRITERION_VERIFIER: dict[str, Any] = {
 EXPECTED_ANSWER_CRITERION_ID = "matches-expected-answer"
 EXPECTED_ANSWER_CRITERION_TEXT = "Matches the expected answer"
 
-# The placeholders an llm_judge's instructions may use.
-LLM_JUDGE_PLACEHOLDERS: tuple[str, ...] = ("criterion", "prompt", "output")
+# The placeholders an llm_judge's instructions may use (`{{ output }}` as well as
+# `{{output}}`), found by one pattern: the checker names any other, and the judges
+# (context_verifiers.templates) fill these.
+LLM_JUDGE_PLACEHOLDERS: tuple[str, ...] = ("criterion", "prompt", "output", "expected")
+PLACEHOLDER_PATTERN = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +168,24 @@ def lands_as_rubric(
         and bool(criterion_ids or shared_criteria)
         and EXPECTED_ANSWER_CRITERION_ID not in criterion_ids
     )
+
+
+def expected_answer_verifier(settings: Mapping[str, Any]) -> Verifier:
+    """The verifier that grades expected answers under a dataset's settings: its
+    `expectedAnswerVerifier`, else the page's default (an agent judge scoring 0 to 1)."""
+    verifier = Verifier.from_json(
+        settings.get("expectedAnswerVerifier") or DEFAULT_EXPECTED_ANSWER_VERIFIER
+    )
+    assert verifier is not None
+    return verifier
+
+
+def default_verifier(settings: Mapping[str, Any]) -> Verifier:
+    """The verifier of a criterion that names none: the settings' `defaultVerifier`, else
+    an llm_judge passing or failing the criterion (DEFAULT_CRITERION_VERIFIER)."""
+    verifier = Verifier.from_json(settings.get("defaultVerifier") or DEFAULT_CRITERION_VERIFIER)
+    assert verifier is not None
+    return verifier
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,8 @@ RUBRIC_DESCRIPTION = (
     'counts as 1). Criteria in "criteria" at the top grade every task; criteria inside a task '
     "grade only that task. A criterion with no verifier of its own is checked the way "
     '"defaultVerifier" in "settings" says. Verifier kinds: llm_judge (a model checks the '
-    "criterion; its instructions can use {{criterion}}, {{prompt}} and {{output}}), "
+    "criterion; its instructions can use {{criterion}}, {{prompt}}, {{output}} and "
+    "{{expected}}), "
     "agent_judge, exact_match and code_verifier (Python defining verify(task, output); Python "
     "checks need your administrator to turn them on). Give a task an expected answer too and "
     'it lands as a rubric with "Matches the expected answer" as one of its criteria.'

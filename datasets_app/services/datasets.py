@@ -15,11 +15,10 @@ from django.utils import timezone
 from datasets_app import selectors
 from datasets_app.importing import json_format
 from datasets_app.importing.spec import (
-    DEFAULT_EXPECTED_ANSWER_VERIFIER,
     EXPECTED_ANSWER_CRITERION_ID,
     CriterionSpec,
     TaskSpec,
-    Verifier,
+    expected_answer_verifier,
     graded_as_rubric,
 )
 from datasets_app.models import (
@@ -289,16 +288,6 @@ def dataset_settings_update(
 
 
 # --- Criteria: the rule that makes answer tasks rubrics, and a criterion's row --------------
-
-
-def expected_answer_verifier(settings: dict[str, Any]) -> Verifier:
-    """The verifier that grades answer tasks under these dataset settings (the default
-    when they name none); Add asks it of the settings the dataset will have."""
-    verifier = Verifier.from_json(
-        settings.get("expectedAnswerVerifier") or DEFAULT_EXPECTED_ANSWER_VERIFIER
-    )
-    assert verifier is not None
-    return verifier
 
 
 def tasks_grade_as_rubrics(*, dataset: Dataset) -> None:

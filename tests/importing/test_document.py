@@ -208,16 +208,16 @@ def test_an_empty_verifier_means_none_given():
     assert plan.tasks[0].expected_verifier is None
 
 
-def test_llm_judge_instructions_may_only_use_the_three_placeholders():
-    ok = "C: {{criterion}} P: {{ prompt }} O: {{output}}"
+def test_llm_judge_instructions_may_only_use_the_four_placeholders():
+    ok = "C: {{criterion}} P: {{ prompt }} O: {{output}} E: {{expected}}"
     criteria = [
         {"criterion": "a", "verifier": {"kind": "llm_judge", "instructions": ok}},
-        {"criterion": "b", "verifier": {"kind": "llm_judge", "instructions": "{{expected}}"}},
+        {"criterion": "b", "verifier": {"kind": "llm_judge", "instructions": "{{answer}}"}},
     ]
     _, problems, _ = check({"tasks": [task(criteria=criteria)]})
 
     assert codes(problems) == [doc.UNKNOWN_PLACEHOLDER.code]
-    assert '"{{expected}}"' in problems[0].message
+    assert '"{{answer}}"' in problems[0].message
 
 
 @pytest.mark.parametrize(
