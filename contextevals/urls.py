@@ -41,3 +41,9 @@ urlpatterns = [
     *api.urlpatterns,
     path("", include("datasets_app.urls")),
 ]
+
+# Errors: a plain page in the app's style, the API's error shape under /api/.
+handler400 = "datasets_app.error_pages.bad_request"
+handler403 = "datasets_app.error_pages.permission_denied"
+handler404 = "datasets_app.error_pages.page_not_found"
+handler500 = "datasets_app.error_pages.server_error"
