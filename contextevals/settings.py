@@ -134,6 +134,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    # Not a rule: told of every saved password, it revokes the person's API tokens.
+    {"NAME": "datasets_app.passwords.ApiTokensRevokedOnChange"},
 ]
 
 # Login throttling (django-axes), on the app's and the admin's login pages alike. Failures
@@ -332,6 +334,17 @@ CONTENT_SECURITY_POLICY = {
 # CACHE_URL to a shared Redis when several web processes serve the app).
 RATELIMIT_CHECKS = os.environ.get("RATELIMIT_CHECKS", "30/m")
 RATELIMIT_IMPORTS = os.environ.get("RATELIMIT_IMPORTS", "20/m")
+# Making datasets and API tokens, per person per minute: far more than a person clicking,
+# few enough that a script in a loop is stopped within the minute.
+RATELIMIT_DATASETS = os.environ.get("RATELIMIT_DATASETS", "30/m")
+RATELIMIT_TOKENS = os.environ.get("RATELIMIT_TOKENS", "10/m")
+
+# Upper bounds on what one person makes (services/limits.py), generous: a team's whole work
+# fits, a runaway script does not. Tasks per dataset: a hundred imports of the largest file
+# (1,000 tasks each), while the dataset page and a version's snapshot stay workable.
+MAX_API_TOKENS_PER_PERSON = int(os.environ.get("MAX_API_TOKENS_PER_PERSON", "100"))
+MAX_DATASETS_PER_PERSON = int(os.environ.get("MAX_DATASETS_PER_PERSON", "1000"))
+MAX_TASKS_PER_DATASET = int(os.environ.get("MAX_TASKS_PER_DATASET", "100000"))
 # django-ratelimit only knows the memcached and django-redis backends; Django's own
 # RedisCache increments atomically too, so its "not officially supported" warning is noise.
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]

@@ -32,7 +32,7 @@ from datasets_app.forms import (
 from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import limits_for_people
 from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
-from datasets_app.services import datasets, imports, sharing, tokens
+from datasets_app.services import datasets, imports, limits, sharing, tokens
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -274,7 +274,7 @@ def _refuse_new_dataset(request: HtmxHttpRequest, message: str) -> HttpResponse:
     return _render_new_dataset(request, NewDatasetForm(), None, file_errors=[message])
 
 
-@guards.guard_upload(refuse=_refuse_new_dataset)
+@guards.guard_upload(rate=guards.DATASETS, refuse=_refuse_new_dataset)
 def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
     """New dataset; with a file, its tasks are imported as drafts once it is created.
 
@@ -290,6 +290,14 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
     upload = _new_dataset_upload(request) if request.method == "POST" else None
     if request.method != "POST" or not (form.is_valid() or (upload and _only_name_missing(form))):
         return _render_new_dataset(request, form, upload)
+    try:
+        return _create_dataset(request, form, upload)
+    except limits.LimitReached as exc:
+        form.add_error(None, str(exc))
+        return _render_new_dataset(request, form, upload)
+
+
+def _create_dataset(request: HtmxHttpRequest, form: NewDatasetForm, upload: Upload | None):
     data = form.cleaned_data
     if upload is None and data.get("file"):
         upload = imports.upload_create(owner=request.user, dataset=None, uploaded_file=data["file"])
@@ -441,7 +449,11 @@ def _task_editor(request: HtmxHttpRequest, dataset: Dataset, task=None) -> TaskE
 
 def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
     if request.method == "POST" and editor.is_valid():
-        saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
+        try:
+            saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
+        except limits.LimitReached as exc:
+            messages.error(request, str(exc))
+            return _redirect(request, dataset.get_absolute_url())
         messages.success(
             request,
             f"Saved {saved.task_id} as a draft. Save as "
@@ -594,17 +606,32 @@ def dataset_sharing(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 # --- API tokens -----------------------------------------------------------------------------
 
 
+def _refuse_token(request: HtmxHttpRequest, message: str) -> HttpResponse:
+    form = ApiTokenForm(request.POST)
+    form.add_error(None, message)
+    return _render_tokens(request, {"form": form})
+
+
+@guards.guard_upload(rate=guards.TOKENS, check_size=False, refuse=_refuse_token)
 def api_tokens(request: HtmxHttpRequest) -> HttpResponse:
     """The person's API tokens; a new one is shown on this response once, never again."""
     form = ApiTokenForm(request.POST or None)
     context: dict = {"form": form}
     if request.method == "POST" and form.is_valid():
-        token, secret = tokens.api_token_create(
-            user=request.user,
-            name=form.cleaned_data["name"],
-            expires_days=form.cleaned_data["expires_days"],
-        )
-        context = {"form": ApiTokenForm(), "new_token": token, "secret": secret}
+        try:
+            token, secret = tokens.api_token_create(
+                user=request.user,
+                name=form.cleaned_data["name"],
+                expires_days=form.cleaned_data["expires_days"],
+            )
+        except limits.LimitReached as exc:
+            form.add_error(None, str(exc))
+        else:
+            context = {"form": ApiTokenForm(), "new_token": token, "secret": secret}
+    return _render_tokens(request, context)
+
+
+def _render_tokens(request: HtmxHttpRequest, context: dict) -> HttpResponse:
     context["tokens"] = selectors.api_tokens_of(request.user)
     response = render(request, "datasets_app/api_tokens.html", context)
     # The page may hold a token: no cache keeps it.

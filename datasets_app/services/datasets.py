@@ -32,6 +32,7 @@ from datasets_app.models import (
     TaskState,
     Version,
 )
+from datasets_app.services import limits
 
 
 class NothingToSave(Exception):
@@ -42,6 +43,7 @@ class NothingToSave(Exception):
 NOTHING_TO_SAVE = "Nothing has changed since the latest version, so there is nothing to save."
 
 
+@transaction.atomic
 def dataset_create(
     *,
     owner: User,
@@ -49,6 +51,8 @@ def dataset_create(
     description: str = "",
     settings: dict[str, Any] | None = None,
 ) -> Dataset:
+    """A new, empty dataset; LimitReached past MAX_DATASETS_PER_PERSON of `owner`'s."""
+    limits.datasets_check(owner=owner)
     dataset = Dataset(owner=owner, name=name, description=description, settings=settings or {})
     dataset.full_clean()
     dataset.save()
@@ -170,6 +174,7 @@ def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
     """
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
     if task is None:
+        limits.tasks_check(dataset=dataset)
         position = (dataset.tasks.live().aggregate(n=Max("position"))["n"] or -1) + 1
         draft = Task(dataset=dataset, position=position)
     else:
