@@ -363,7 +363,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {
         "json": {"()": "contextevals.logs.JsonFormatter"},
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "text": {
+            "()": "contextevals.logs.TextFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s: %(message)s",
+        },
     },
     "handlers": {
         "console": {

@@ -10,9 +10,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from datasets_app.models import ApiToken
+from datasets_app.redaction import API_TOKEN_PREFIX
 from datasets_app.services import limits
 
-API_TOKEN_PREFIX = "cev_"  # noqa: S105 - a marker, not a secret: scanners spot leaked tokens by it
 # How often a token's last-used time is written: often enough to tell a person which token
 # a pipeline still uses, rarely enough that a busy pipeline costs no write per request.
 LAST_USED_EVERY = timedelta(minutes=1)
