@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Avg, Count, F, Q, QuerySet
 from django.http import HttpRequest
@@ -15,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from datasets_app.forms import KeepsShownText, VerifierField
+from datasets_app.importing import document
 from datasets_app.importing.spec import counted
 from datasets_app.models import (
     ApiToken,
@@ -151,9 +153,19 @@ class TaskCriterionInline(admin.StackedInline):
     extra = 0
 
 
+class TaskFileForm(AdminForm):
+    def clean_url(self) -> str:
+        # The importer's rule for links, so that the admin cannot save one a file could not.
+        url = self.cleaned_data.get("url") or ""
+        problem = document.link_problem(url) if url else None
+        if problem is not None:
+            raise ValidationError(problem)
+        return url
+
+
 class TaskFileInline(admin.StackedInline):
     model = TaskFile
-    form = AdminForm
+    form = TaskFileForm
     # A link typed without a scheme means https (task links must be; Django 6's default).
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fields = ("role", "name", "file", "url", "size", "sha256")

@@ -12,7 +12,7 @@ from django.urls import reverse
 from datasets_app import guards, selectors
 from datasets_app.models import ApiToken, Dataset
 from datasets_app.services import limits, tokens
-from tests.api.conftest import error_of
+from tests.api.conftest import bearer, error_of
 from tests.conftest import FILES
 from tests.test_task_views import task_form
 
@@ -20,10 +20,8 @@ from tests.test_task_views import task_form
 TWO_TASKS = (FILES / "json" / "expected_answers_template.json").read_bytes()
 
 
-def bearer(user) -> Client:
-    return Client(
-        headers={"authorization": f"Bearer {tokens.api_token_create(user=user, name='CI')[1]}"}
-    )
+def api_of(user) -> Client:
+    return bearer(tokens.api_token_create(user=user, name="CI")[1])
 
 
 @pytest.mark.django_db
@@ -70,7 +68,7 @@ def test_past_the_dataset_bound_the_new_dataset_page_and_the_api_refuse(
     page = auth_client.post(reverse("datasets_app:dataset_create"), {"name": "Second"})
     assert page.status_code == 200
     assert limits.TOO_MANY_DATASETS.format(count=1) in page.content.decode()
-    response = bearer(user).post(
+    response = api_of(user).post(
         "/api/v1/datasets", {"name": "Third"}, content_type="application/json"
     )
     assert response.status_code == 400 and error_of(response)["code"] == "limit_reached"
@@ -86,7 +84,7 @@ def test_making_datasets_is_rate_limited_on_the_page_and_the_api(auth_client, us
     assert refused.status_code == 429
     assert guards.TOO_MANY_NEW_DATASETS in refused.content.decode()
     # The API counts in the same rate.
-    response = bearer(user).post(
+    response = api_of(user).post(
         "/api/v1/datasets", {"name": "Three"}, content_type="application/json"
     )
     assert response.status_code == 429 and error_of(response)["code"] == "rate_limited"
@@ -110,7 +108,7 @@ def test_an_import_past_the_task_bound_is_a_problem_and_writes_nothing(
     settings.MAX_TASKS_PER_DATASET = 3
     dataset = make_dataset(tasks=2)
     body = (
-        bearer(user)
+        api_of(user)
         .post(
             f"/api/v1/datasets/{dataset.pk}/imports",
             {"file": SimpleUploadedFile("qa.json", TWO_TASKS)},

@@ -599,6 +599,15 @@ _TYPE_RULES: dict[str, Rule] = {
 }
 
 
+def link_problem(url: str) -> str | None:
+    """Why a task may not link to `url` (the one rule for links, the file's and the
+    admin's: https, with a host), or None."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "https" or not parts.netloc:
+        return LINK_NOT_HTTPS.format(url=_shown(url))
+    return None
+
+
 def _shown(value: Any) -> str:
     """A value from the file, quoted for a message and cut short if long."""
     if not isinstance(value, str):
@@ -1099,7 +1108,7 @@ class _Validator:
             return None
         if url is not None:
             parts = urlsplit(url)
-            if parts.scheme.lower() != "https" or not parts.netloc:
+            if link_problem(url) is not None:
                 self.findings.problem(LINK_NOT_HTTPS, (*path, "url"), url=_shown(url))
                 return None
             default_name = unquote(posixpath.basename(parts.path)) or parts.netloc

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
 from datasets_app import request_errors
-from datasets_app.services import tokens
 from tests.api.conftest import error_of
 
 CSV = b"id,prompt,expected answer\nt1,What is 2+2?,4\n"
@@ -17,12 +15,6 @@ CSV = b"id,prompt,expected answer\nt1,What is 2+2?,4\n"
 
 def many_fields(count: int) -> dict:
     return {f"field{index}": "x" for index in range(count)}
-
-
-@pytest.fixture
-def api(user) -> Client:
-    secret = tokens.api_token_create(user=user, name="CI")[1]
-    return Client(headers={"authorization": f"Bearer {secret}"})
 
 
 @pytest.mark.django_db
