@@ -32,7 +32,7 @@ from datasets_app.forms import (
 from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import limits_for_people
 from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
-from datasets_app.services import datasets, imports, limits, sharing, tokens
+from datasets_app.services import datasets, deletion, imports, limits, sharing, tokens
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -645,3 +645,20 @@ def api_token_revoke(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     tokens.api_token_revoke(token=token)
     messages.success(request, f"Revoked the token “{token.name}”. It no longer opens the API.")
     return _redirect(request, reverse("datasets_app:api_tokens"))
+
+
+# --- Deleting a dataset ---------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_delete(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Settings > Delete this dataset: a page naming what goes (GET), then the deletion."""
+    dataset = selectors.dataset_for(request.user, pk)
+    if not deletion.may_delete(dataset, request.user):
+        return render(request, "403.html", {"message": deletion.ONLY_THE_OWNER}, status=403)
+    if request.method == "POST":
+        deletion.dataset_delete(dataset=dataset, user=request.user)
+        messages.success(request, f"Deleted {dataset.name}.")
+        return _redirect(request, reverse("datasets_app:dataset_list"))
+    context = {"dataset": dataset, "contents": deletion.dataset_contents(dataset)}
+    return render(request, "datasets_app/dataset_delete.html", context)

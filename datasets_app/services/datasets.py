@@ -224,16 +224,23 @@ def task_remove(*, task: Task) -> None:
         # The rows go first: an import that shares one of these files holds its rows locked
         # until it commits, so the check below, once it runs, sees that import's tasks.
         task.delete()
-
-        def delete_unheld() -> None:
-            held = set(TaskFile.objects.filter(file__in=names).values_list("file", flat=True))
-            for name in names - held:
-                default_storage.delete(name)
-
-        transaction.on_commit(delete_unheld)
+        stored_files_delete_unheld(names)
     else:
         task.state = TaskState.ARCHIVED
         task.save(update_fields=["state", "updated_at"])
+
+
+def stored_files_delete_unheld(names: set[str]) -> None:
+    """Once the transaction commits, remove from the storage those of `names` (stored task
+    files whose rows were just deleted) that no task holds any more: identical bytes are
+    stored once, and another task, of any dataset, may hold the same file."""
+
+    def delete_unheld() -> None:
+        held = set(TaskFile.objects.filter(file__in=names).values_list("file", flat=True))
+        for name in names - held:
+            default_storage.delete(name)
+
+    transaction.on_commit(delete_unheld)
 
 
 @transaction.atomic
