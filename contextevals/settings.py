@@ -278,6 +278,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
         os.environ.get("CELERY_VISIBILITY_TIMEOUT", str(max(1200, CELERY_TASK_TIME_LIMIT + 60)))
     ),
 }
+# A worker checking or importing a file notes on its upload that it is alive this often; a
+# dialog (and the API) whose upload has not heard from its worker for this long says the
+# worker stopped, until the broker hands the task to another (the visibility timeout above).
+UPLOAD_HEARTBEAT_SECONDS = float(os.environ.get("UPLOAD_HEARTBEAT_SECONDS", "10"))
+WORKER_STOPPED_AFTER_SECONDS = float(os.environ.get("WORKER_STOPPED_AFTER_SECONDS", "60"))
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Workers log through LOGGING below (JSON lines with DEBUG=0), like the web process, instead of

@@ -560,6 +560,28 @@ def task_visible(user: User, pk: int) -> Task:
     return get_object_or_404(tasks.prefetch_related("criteria", "files"), pk=pk)
 
 
+WORKER_STOPPED = (
+    "The worker {doing} this file stopped (it has not been heard from for over a minute). "
+    "It carries on by itself once another worker takes it up; nothing is written until it "
+    "has finished."
+)
+
+
+def worker_stopped(upload: Upload) -> str:
+    """What to say when the worker checking or importing the upload stopped beating
+    (`tasks.heartbeat`): a crash, a kill, a lost machine; "" while it is alive, or before
+    a worker has taken it up."""
+    if upload.state not in (Upload.State.CHECKING, Upload.State.IMPORTING) or not (
+        upload.heartbeat_at
+    ):
+        return ""
+    silent = (timezone.now() - upload.heartbeat_at).total_seconds()
+    if silent <= settings.WORKER_STOPPED_AFTER_SECONDS:
+        return ""
+    doing = "checking" if upload.state == Upload.State.CHECKING else "importing"
+    return WORKER_STOPPED.format(doing=doing)
+
+
 def upload_of(user: User, key: Any) -> Upload:
     """An upload of this person's (404 for anyone else's)."""
     return get_object_or_404(Upload.objects.select_related("dataset"), key=key, owner=user)

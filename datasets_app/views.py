@@ -94,6 +94,7 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
         "starters": starters.STARTERS,
         "max_upload_mib": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
         "accept": FILE_ACCEPT,
+        "worker_stopped": selectors.worker_stopped(upload) if upload else "",
     }
     if upload is not None and upload.state != Upload.State.CHECKING:
         context.update(selectors.import_preview(upload=upload, mode=mode))

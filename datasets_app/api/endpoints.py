@@ -323,7 +323,7 @@ def _import_out(upload: Upload, *, sees_dataset: bool = True) -> dict[str, Any]:
         "task_count": result.get("task_count", 0),
         "problems": problems,
         "warnings": result.get("warnings", []),
-        "error": upload.error or None,
+        "error": upload.error or selectors.worker_stopped(upload) or None,
         "mapping": result.get("mapping"),
         "tasks": [_task_summary(t) for t in selectors.tasks_from_upload(upload)]
         if sees_dataset
