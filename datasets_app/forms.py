@@ -109,6 +109,7 @@ NOT_IN_FILE = "— not in this file —"
 MAPPING_NEEDS_PROMPT = "Choose the column that holds the prompt."
 MAPPING_NEEDS_GRADING = "Choose the column that holds the expected answer, or the criterion."
 MAPPING_SAME_SOURCE = "{source} is chosen for both {first} and {second}; choose it once."
+MAPPING_NOT_A_COLUMN = "Select a valid choice: one of the file’s columns, or “not in this file”."
 MAPPING_FIELD_TWICE = "The {label} was given twice, as {first} and as {second}; choose one."
 
 
@@ -126,7 +127,11 @@ class MappingForm(forms.Form):
         choices = [("", NOT_IN_FILE), *((source, source) for source in sources)]
         for field in FIELDS:
             self.fields[f"map_{field.key}"] = forms.ChoiceField(
-                label=field.label, choices=choices, required=False
+                label=field.label,
+                choices=choices,
+                required=False,
+                # Django's own message echoes what was sent, however long.
+                error_messages={"invalid_choice": MAPPING_NOT_A_COLUMN},
             )
 
     @classmethod

@@ -338,6 +338,7 @@ def _new_dataset_upload(request: HtmxHttpRequest) -> Upload | None:
 
 def _render_new_dataset(request, form, upload: Upload | None, **extra) -> HttpResponse:
     context = {"form": form, "upload": upload, "accept": FILE_ACCEPT}
+    context["worker_stopped"] = selectors.worker_stopped(upload) if upload else ""
     if upload is not None and upload.state != Upload.State.CHECKING:
         context |= selectors.import_preview(upload=upload, mode=ImportMode.ADD)
         context |= _mapping_context(upload)

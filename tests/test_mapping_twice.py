@@ -87,3 +87,14 @@ def test_the_mapping_step_refuses_a_field_sent_twice_naming_both(auth_client, ma
     assert html.escape(message) in page
     upload.refresh_from_db()
     assert upload.mapping == {}, "nothing was checked again with either"
+
+
+@pytest.mark.django_db
+def test_the_mapping_step_does_not_echo_a_long_value_it_refuses(auth_client, make_dataset):
+    dataset = make_dataset()
+    check(auth_client, dataset, "support_triage.csv", TRIAGE)
+    upload = Upload.objects.get()
+    url = reverse("datasets_app:import_map", args=[dataset.pk, upload.key])
+    data = {"mode": "add", "map_prompt": LONG, "map_expected": "labels"}
+    page = auth_client.post(url, data, HTTP_HX_REQUEST="true").content.decode()
+    assert html.escape(forms.MAPPING_NOT_A_COLUMN) in page and LONG not in page

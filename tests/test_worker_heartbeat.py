@@ -57,3 +57,15 @@ def test_claiming_an_import_forgets_the_checks_heartbeat(user, make_dataset):
     Upload.objects.filter(pk=upload.pk).update(state=Upload.State.CHECKED, result={"ok": True})
     imports.upload_import_start(upload=upload_state(upload), mode="add")
     assert upload_state(upload).heartbeat_at is None
+
+
+@pytest.mark.django_db
+def test_the_new_dataset_page_says_the_worker_checking_its_file_stopped(auth_client, user):
+    upload = imports.upload_create(
+        owner=user, dataset=None, uploaded_file=SimpleUploadedFile("a.json", b"{}")
+    )
+    beat = timezone.now() - timedelta(minutes=2)
+    Upload.objects.filter(pk=upload.pk).update(heartbeat_at=beat)  # still checking
+    url = reverse("datasets_app:dataset_create_status", args=[upload.key])
+    page = auth_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert selectors.WORKER_STOPPED.format(doing="checking").split(" (")[0] in page
