@@ -75,14 +75,20 @@ def test_the_api_echoes_an_unknown_long_source_cut_short(api):
     assert LONG not in message and "qqqq…" in message and len(message) < 300
 
 
-@pytest.mark.django_db
-def test_the_mapping_step_refuses_a_field_sent_twice_naming_both(auth_client, make_dataset):
-    dataset = make_dataset()
-    check(auth_client, dataset, "support_triage.csv", TRIAGE)
+def map_as_posted(client, dataset, **fields) -> tuple[Upload, str]:
+    """Check the triage file in the dialog, then post its mapping step with `fields`."""
+    check(client, dataset, "support_triage.csv", TRIAGE)
     upload = Upload.objects.get()
     url = reverse("datasets_app:import_map", args=[dataset.pk, upload.key])
-    data = {"mode": "add", "map_prompt": ["text", "id"], "map_expected": "labels"}
-    page = auth_client.post(url, data, HTTP_HX_REQUEST="true").content.decode()
+    page = client.post(url, {"mode": "add", **fields}, HTTP_HX_REQUEST="true")
+    return upload, page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_mapping_step_refuses_a_field_sent_twice_naming_both(auth_client, make_dataset):
+    upload, page = map_as_posted(
+        auth_client, make_dataset(), map_prompt=["text", "id"], map_expected="labels"
+    )
     message = forms.MAPPING_FIELD_TWICE.format(label="Prompt", first="text", second="id")
     assert html.escape(message) in page
     upload.refresh_from_db()
@@ -91,10 +97,7 @@ def test_the_mapping_step_refuses_a_field_sent_twice_naming_both(auth_client, ma
 
 @pytest.mark.django_db
 def test_the_mapping_step_does_not_echo_a_long_value_it_refuses(auth_client, make_dataset):
-    dataset = make_dataset()
-    check(auth_client, dataset, "support_triage.csv", TRIAGE)
-    upload = Upload.objects.get()
-    url = reverse("datasets_app:import_map", args=[dataset.pk, upload.key])
-    data = {"mode": "add", "map_prompt": LONG, "map_expected": "labels"}
-    page = auth_client.post(url, data, HTTP_HX_REQUEST="true").content.decode()
+    _upload, page = map_as_posted(
+        auth_client, make_dataset(), map_prompt=LONG, map_expected="labels"
+    )
     assert html.escape(forms.MAPPING_NOT_A_COLUMN) in page and LONG not in page
