@@ -450,19 +450,20 @@ def _task_editor(request: HtmxHttpRequest, dataset: Dataset, task=None) -> TaskE
 
 
 def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
+    context = {"dataset": dataset, "task": task, "editor": editor}
     if request.method == "POST" and editor.is_valid():
         try:
             saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
         except limits.LimitReached as exc:
-            messages.error(request, str(exc))
-            return _redirect(request, dataset.get_absolute_url())
+            # The form again, as typed, with why it was not saved.
+            context["refused"] = str(exc)
+            return render(request, "datasets_app/task_form.html", context)
         messages.success(
             request,
             f"Saved {saved.task_id} as a draft. Save as "
             f"{selectors.next_version_label(dataset)} to put it in the next version.",
         )
         return _redirect(request, saved.get_absolute_url())
-    context = {"dataset": dataset, "task": task, "editor": editor}
     return render(request, "datasets_app/task_form.html", context)
 
 
