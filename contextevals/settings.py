@@ -391,6 +391,8 @@ if SENTRY_DSN:
     from sentry_sdk.integrations.celery import CeleryIntegration
     from sentry_sdk.integrations.django import DjangoIntegration
 
+    from datasets_app import redaction
+
     sentry_sdk.init(
         dsn=SENTRY_DSN,
         integrations=[DjangoIntegration(), CeleryIntegration()],
@@ -399,4 +401,6 @@ if SENTRY_DSN:
         traces_sample_rate=float(os.environ.get("SENTRY_TRACES_SAMPLE_RATE", "0")),
         send_default_pii=False,
         max_request_body_size="never",
+        # A token a client sent in the URL never reaches Sentry either.
+        before_send=redaction.sentry_event_redacted,
     )

@@ -9,6 +9,7 @@ passes through `redacted` first.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 API_TOKEN_PREFIX = "cev_"  # noqa: S105 - a marker, not a secret: scanners spot leaked tokens by it
 REDACTED = "[redacted]"
@@ -27,3 +28,20 @@ def redacted(text: str) -> str:
     value and every API token replaced by [redacted]."""
     text = _SECRET_PARAMETER.sub(lambda m: m.group("name") + REDACTED, text)
     return _OUR_TOKEN.sub(API_TOKEN_PREFIX + REDACTED, text)
+
+
+def sentry_event_redacted(event: Any, hint: Any = None) -> Any:
+    """Sentry's `before_send`: an error report carries the request's URL and query string
+    (and, whatever `send_default_pii` says, its headers but cookies): redacted alike, and no
+    Authorization header."""
+    request = event.get("request")
+    if isinstance(request, dict):
+        for key in ("url", "query_string"):
+            if isinstance(request.get(key), str):
+                request[key] = redacted(request[key])
+        headers = request.get("headers")
+        if isinstance(headers, dict):
+            for name in list(headers):
+                if name.lower() in ("authorization", "cookie", "x-csrftoken"):
+                    headers[name] = REDACTED
+    return event

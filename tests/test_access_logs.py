@@ -102,3 +102,18 @@ def test_redaction_keeps_what_is_harmless():
     assert redacted(f"/x?Token={PLAIN}&a=1") == f"/x?Token={REDACTED}&a=1"
     assert redacted(f"/x?a=1;password={PLAIN}") == f"/x?a=1;password={REDACTED}"
     assert redacted(f"/tokens/{SECRET}/x") == f"/tokens/cev_{REDACTED}/x"
+
+
+def test_an_error_report_to_sentry_carries_no_token():
+    from datasets_app.redaction import sentry_event_redacted
+
+    event = {
+        "request": {
+            "url": f"https://evals.example.com/api/v1/{SECRET}/",
+            "query_string": f"token={PLAIN}&format=csv",
+            "headers": {"Authorization": f"Bearer {SECRET}", "Accept": "*/*"},
+        }
+    }
+    report = str(sentry_event_redacted(event))
+    _assert_no_secret(report)
+    assert "format=csv" in report and "*/*" in report
