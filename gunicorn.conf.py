@@ -21,3 +21,6 @@ timeout = 60
 max_requests = 2000
 max_requests_jitter = 200
 accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None  # "-" for stdout
+# When on, it never prints a token a client sent in the URL (?token=…) or as the user name
+# of Basic auth: its lines pass through the app's redaction (contextevals/access_log.py).
+logger_class = "contextevals.access_log.RedactingLogger"

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from datasets_app.redaction import API_TOKEN_PREFIX
+
 # What a multipart body adds to the file it carries (boundaries, part headers, the CSRF
 # token and the form's few fields).
 MULTIPART_SLACK_BYTES = 64 * 1024
@@ -29,6 +31,17 @@ error_log stderr warn;
 events {{ worker_connections 1024; }}
 
 http {{
+    # Method and path only: a query string (?token=…) or the user name of Basic auth may be
+    # a token sent the wrong way, and nginx's own format ($request, $remote_user) prints both;
+    # a token in the path is redacted.
+    map $uri $logged_uri {{
+        "~^(?<before>.*){token_prefix}[A-Za-z0-9_%-]+(?<after>.*)$"
+            "${{before}}{token_prefix}[redacted]${{after}}";
+        default $uri;
+    }}
+    log_format redacted '$remote_addr - - [$time_local] '
+                        '"$request_method $logged_uri $server_protocol" '
+                        '$status $body_bytes_sent $request_time "$http_user_agent"';
     access_log {access_log};
     server_tokens off;
     client_body_temp_path {prefix}/client_body;
@@ -117,9 +130,10 @@ def nginx_config(*, listen: str, upstream: str, prefix: str, access_log: str = "
     )
     return TEMPLATE.format(
         prefix=prefix,
+        token_prefix=API_TOKEN_PREFIX,
         listen=listen,
         upstream=upstream,
-        access_log=access_log,
+        access_log=access_log if access_log == "off" else f"{access_log} redacted",
         form_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
         upload_locations=locations,
     )

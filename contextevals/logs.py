@@ -1,10 +1,14 @@
-"""Log records as one JSON object a line, for a log collector to search by field."""
+"""Log records as one JSON object a line, for a log collector to search by field, or as
+text; either way without a token a client sent in a URL (`redaction.redacted`): Django
+logs the path of a refused request ("Not Found: /api/v1/cev_…/")."""
 
 from __future__ import annotations
 
 import json
 import logging
 from datetime import UTC, datetime
+
+from datasets_app.redaction import redacted
 
 
 class JsonFormatter(logging.Formatter):
@@ -26,4 +30,11 @@ class JsonFormatter(logging.Formatter):
             entry["status"] = record.status_code
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False, default=str)
+        return redacted(json.dumps(entry, ensure_ascii=False, default=str))
+
+
+class TextFormatter(logging.Formatter):
+    """logging's own text lines, redacted."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redacted(super().format(record))

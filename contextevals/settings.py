@@ -141,6 +141,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    # Not a rule: told of every saved password, it revokes the person's API tokens.
+    {"NAME": "datasets_app.passwords.ApiTokensRevokedOnChange"},
 ]
 
 # Login throttling (django-axes), on the app's and the admin's login pages alike. Failures
@@ -283,6 +285,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
         os.environ.get("CELERY_VISIBILITY_TIMEOUT", str(max(1200, CELERY_TASK_TIME_LIMIT + 60)))
     ),
 }
+# A worker checking or importing a file notes on its upload that it is alive this often; a
+# dialog (and the API) whose upload has not heard from its worker for this long says the
+# worker stopped, until the broker hands the task to another (the visibility timeout above).
+UPLOAD_HEARTBEAT_SECONDS = float(os.environ.get("UPLOAD_HEARTBEAT_SECONDS", "10"))
+WORKER_STOPPED_AFTER_SECONDS = float(os.environ.get("WORKER_STOPPED_AFTER_SECONDS", "60"))
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Workers log through LOGGING below (JSON lines with DEBUG=0), like the web process, instead of
@@ -344,6 +351,17 @@ JUDGE = JudgeConfig.from_env()
 # CACHE_URL to a shared Redis when several web processes serve the app).
 RATELIMIT_CHECKS = os.environ.get("RATELIMIT_CHECKS", "30/m")
 RATELIMIT_IMPORTS = os.environ.get("RATELIMIT_IMPORTS", "20/m")
+# Making datasets and API tokens, per person per minute: far more than a person clicking,
+# few enough that a script in a loop is stopped within the minute.
+RATELIMIT_DATASETS = os.environ.get("RATELIMIT_DATASETS", "30/m")
+RATELIMIT_TOKENS = os.environ.get("RATELIMIT_TOKENS", "10/m")
+
+# Upper bounds on what one person makes (services/limits.py), generous: a team's whole work
+# fits, a runaway script does not. Tasks per dataset: a hundred imports of the largest file
+# (1,000 tasks each), while the dataset page and a version's snapshot stay workable.
+MAX_API_TOKENS_PER_PERSON = int(os.environ.get("MAX_API_TOKENS_PER_PERSON", "100"))
+MAX_DATASETS_PER_PERSON = int(os.environ.get("MAX_DATASETS_PER_PERSON", "1000"))
+MAX_TASKS_PER_DATASET = int(os.environ.get("MAX_TASKS_PER_DATASET", "100000"))
 # django-ratelimit only knows the memcached and django-redis backends; Django's own
 # RedisCache increments atomically too, so its "not officially supported" warning is noise.
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
@@ -362,7 +380,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {
         "json": {"()": "contextevals.logs.JsonFormatter"},
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "text": {
+            "()": "contextevals.logs.TextFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s: %(message)s",
+        },
     },
     "handlers": {
         "console": {
@@ -382,6 +403,8 @@ if SENTRY_DSN:
     from sentry_sdk.integrations.celery import CeleryIntegration
     from sentry_sdk.integrations.django import DjangoIntegration
 
+    from datasets_app import redaction
+
     sentry_sdk.init(
         dsn=SENTRY_DSN,
         integrations=[DjangoIntegration(), CeleryIntegration()],
@@ -390,4 +413,6 @@ if SENTRY_DSN:
         traces_sample_rate=float(os.environ.get("SENTRY_TRACES_SAMPLE_RATE", "0")),
         send_default_pii=False,
         max_request_body_size="never",
+        # A token a client sent in the URL never reaches Sentry either.
+        before_send=redaction.sentry_event_redacted,
     )

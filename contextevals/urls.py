@@ -9,7 +9,7 @@ from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-from datasets_app import api
+from datasets_app import api, passwords
 
 # Password reset mails a link: without email configured (EMAIL_HOST), its pages would say
 # "sent" and send nothing, so they are not served at all.
@@ -20,9 +20,17 @@ PASSWORD_RESET_PAGES = {
     "password_reset_complete",
 }
 account_urls = [
-    pattern
-    for pattern in auth_urls.urlpatterns
-    if settings.PASSWORD_RESET_ENABLED or getattr(pattern, "name", None) not in PASSWORD_RESET_PAGES
+    # Django's, saying beforehand how many API tokens a new password revokes.
+    path("password_change/", passwords.PasswordChangeView.as_view(), name="password_change"),
+    *(
+        pattern
+        for pattern in auth_urls.urlpatterns
+        if getattr(pattern, "name", None) != "password_change"
+        and (
+            settings.PASSWORD_RESET_ENABLED
+            or getattr(pattern, "name", None) not in PASSWORD_RESET_PAGES
+        )
+    ),
 ]
 
 
@@ -41,3 +49,9 @@ urlpatterns = [
     *api.urlpatterns,
     path("", include("datasets_app.urls")),
 ]
+
+# Errors: a plain page in the app's style, the API's error shape under /api/.
+handler400 = "datasets_app.error_pages.bad_request"
+handler403 = "datasets_app.error_pages.permission_denied"
+handler404 = "datasets_app.error_pages.page_not_found"
+handler500 = "datasets_app.error_pages.server_error"

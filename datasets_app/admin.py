@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Avg, Count, F, Q, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
@@ -15,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from datasets_app.forms import KeepsShownText, VerifierField
+from datasets_app.importing import document
 from datasets_app.importing.spec import counted
 from datasets_app.models import (
     ApiToken,
@@ -29,7 +31,7 @@ from datasets_app.models import (
     Upload,
     Version,
 )
-from datasets_app.services import datasets, sandbox, tokens
+from datasets_app.services import datasets, deletion, sandbox, tokens
 
 
 class AdminForm(KeepsShownText, forms.ModelForm):
@@ -152,9 +154,19 @@ class TaskCriterionInline(admin.StackedInline):
     extra = 0
 
 
+class TaskFileForm(AdminForm):
+    def clean_url(self) -> str:
+        # The importer's rule for links, so that the admin cannot save one a file could not.
+        url = self.cleaned_data.get("url") or ""
+        problem = document.link_problem(url) if url else None
+        if problem is not None:
+            raise ValidationError(problem)
+        return url
+
+
 class TaskFileInline(admin.StackedInline):
     model = TaskFile
-    form = AdminForm
+    form = TaskFileForm
     # A link typed without a scheme means https (task links must be; Django 6's default).
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fields = ("role", "name", "file", "url", "size", "sha256")
@@ -249,6 +261,25 @@ class DatasetAdmin(admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
         live = Count("tasks", filter=~Q(tasks__state=TaskState.ARCHIVED))
         return super().get_queryset(request).annotate(live_tasks=live)
+
+    # Deleting goes through the one service, as on the dataset's Settings page: its results,
+    # runs and versions first (they PROTECT what they hold), its stored files once the
+    # transaction commits. Django's own collector would stop at those PROTECTs.
+    def get_deleted_objects(self, objs, request: HttpRequest):
+        described = [
+            f"{dataset}: {deletion.dataset_contents(dataset).described}" for dataset in objs
+        ]
+        return described, {"datasets": len(described)}, set(), []
+
+    def delete_model(self, request: HttpRequest, obj: Dataset) -> None:
+        assert isinstance(request.user, User)
+        deletion.dataset_delete(dataset=obj, user=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Dataset]) -> None:
+        assert isinstance(request.user, User)
+        with transaction.atomic():
+            for dataset in queryset:
+                deletion.dataset_delete(dataset=dataset, user=request.user)
 
     @admin.display(description="tasks", ordering="live_tasks")
     def task_count(self, dataset: Dataset) -> int:

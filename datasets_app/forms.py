@@ -11,6 +11,7 @@ from django.utils.functional import cached_property
 from datasets_app import wording
 from datasets_app.importing import checker
 from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
+from datasets_app.importing.columns import shorten
 from datasets_app.importing.document import validate_document
 from datasets_app.importing.spec import Problem, TaskSpec, Verifier, nowhere
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
@@ -108,6 +109,8 @@ NOT_IN_FILE = "— not in this file —"
 MAPPING_NEEDS_PROMPT = "Choose the column that holds the prompt."
 MAPPING_NEEDS_GRADING = "Choose the column that holds the expected answer, or the criterion."
 MAPPING_SAME_SOURCE = "{source} is chosen for both {first} and {second}; choose it once."
+MAPPING_NOT_A_COLUMN = "Select a valid choice: one of the file’s columns, or “not in this file”."
+MAPPING_FIELD_TWICE = "The {label} was given twice, as {first} and as {second}; choose one."
 
 
 class MappingForm(forms.Form):
@@ -124,7 +127,11 @@ class MappingForm(forms.Form):
         choices = [("", NOT_IN_FILE), *((source, source) for source in sources)]
         for field in FIELDS:
             self.fields[f"map_{field.key}"] = forms.ChoiceField(
-                label=field.label, choices=choices, required=False
+                label=field.label,
+                choices=choices,
+                required=False,
+                # Django's own message echoes what was sent, however long.
+                error_messages={"invalid_choice": MAPPING_NOT_A_COLUMN},
             )
 
     @classmethod
@@ -148,10 +155,23 @@ class MappingForm(forms.Form):
                 first, second = FIELDS_BY_KEY[seen[source]].label, FIELDS_BY_KEY[key].label
                 self.add_error(
                     f"map_{key}",
-                    MAPPING_SAME_SOURCE.format(source=source, first=first, second=second),
+                    MAPPING_SAME_SOURCE.format(source=shorten(source), first=first, second=second),
                 )
             seen.setdefault(source, key)
+        self._check_given_once()
         return cleaned or {}
+
+    def _check_given_once(self) -> None:
+        # A select sends one value; a request that sends two for one field (which Django
+        # would quietly take the last of) is told so, naming both.
+        if not hasattr(self.data, "getlist"):
+            return
+        for field in FIELDS:
+            given = [v for v in dict.fromkeys(self.data.getlist(f"map_{field.key}")) if v]
+            if len(given) > 1:
+                first, second = shorten(given[0]), shorten(given[1])
+                message = MAPPING_FIELD_TWICE.format(label=field.label, first=first, second=second)
+                self.add_error(f"map_{field.key}", message)
 
     def mapping(self) -> dict[str, str]:
         """{field: source} for the fields given a column."""

@@ -20,6 +20,12 @@ from datasets_app.services import imports
 
 TOO_MANY_CHECKS = "You have chosen many files in a short time. Wait a minute, then try again."
 TOO_MANY_IMPORTS = "You have imported many files in a short time. Wait a minute, then try again."
+TOO_MANY_NEW_DATASETS = (
+    "You have made many datasets in a short time. Wait a minute, then try again."
+)
+TOO_MANY_NEW_TOKENS = (
+    "You have made many API tokens in a short time. Wait a minute, then try again."
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,8 @@ class Rate:
 
 CHECKS = Rate(group="checks", setting="RATELIMIT_CHECKS", message=TOO_MANY_CHECKS)
 IMPORTS = Rate(group="imports", setting="RATELIMIT_IMPORTS", message=TOO_MANY_IMPORTS)
+DATASETS = Rate(group="datasets", setting="RATELIMIT_DATASETS", message=TOO_MANY_NEW_DATASETS)
+TOKENS = Rate(group="tokens", setting="RATELIMIT_TOKENS", message=TOO_MANY_NEW_TOKENS)
 
 
 @dataclass(frozen=True)

@@ -354,6 +354,9 @@ class Upload(models.Model):
     problems_file = models.FileField(upload_to=upload_path, max_length=500, blank=True)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # When the worker checking or importing it last said it was alive (every few seconds,
+    # whatever the progress); empty until a worker takes it up. See selectors.worker_stopped.
+    heartbeat_at = models.DateTimeField(null=True, blank=True, editable=False)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(default=upload_expiry)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
@@ -294,6 +295,11 @@ TASK_ID_TAKEN = Rule(
     "Task id '{id}' is already one of this dataset's tasks. Give it another id, or choose "
     "Replace its tasks.",
 )
+TOO_MANY_TASKS = Rule(
+    "too_many_tasks",
+    "This dataset has {count} tasks and the file adds {adding}: more than the {limit} one "
+    "dataset can hold. Import fewer, choose Replace its tasks, or use another dataset.",
+)
 CRITERION_ID_TAKEN = Rule(
     "criterion_id_taken",
     "Criterion id '{id}' is already one of this dataset's criteria for every task. Give it "
@@ -302,7 +308,8 @@ CRITERION_ID_TAKEN = Rule(
 
 
 def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
-    """Problems that only Add has: ids the file shares with the dataset's live tasks.
+    """Problems that only Add has: ids the file shares with the dataset's live tasks, and
+    more tasks than a dataset may hold (MAX_TASKS_PER_DATASET).
 
     As the stored check holds its problems (`Problem.to_json`), so that both are shown,
     printed and counted alike.
@@ -310,7 +317,8 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
     result = upload.result
     file_ids = [task["id"] for task in result.get("tasks", [])]
     # The dataset's ids, intersected here: cheaper than an IN clause of 1,000 file ids.
-    taken = live_task_ids(dataset).intersection(file_ids)
+    live = live_task_ids(dataset)
+    taken = live.intersection(file_ids)
     shared = set(result.get("dataset", {}).get("criteria", []))
     taken_criteria = shared.intersection(
         dataset_criteria(dataset).values_list("criterion_id", flat=True)
@@ -327,6 +335,13 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
         CRITERION_ID_TAKEN.at(upload.original_name, field="criteria", id=criterion_id)
         for criterion_id in sorted(taken_criteria)
     ]
+    limit = settings.MAX_TASKS_PER_DATASET
+    if len(live) + len(file_ids) > limit:
+        problems.append(
+            TOO_MANY_TASKS.at(
+                upload.original_name, count=len(live), adding=len(file_ids), limit=limit
+            )
+        )
     return [problem.to_json() for problem in problems]
 
 
@@ -543,6 +558,28 @@ def task_visible(user: User, pk: int) -> Task:
     """A task of a dataset the person may see, with its criteria and files; 404 otherwise."""
     tasks = Task.objects.filter(dataset__in=datasets_for(user)).select_related("dataset")
     return get_object_or_404(tasks.prefetch_related("criteria", "files"), pk=pk)
+
+
+WORKER_STOPPED = (
+    "The worker {doing} this file stopped (it has not been heard from for over a minute). "
+    "It carries on by itself once another worker takes it up; nothing is written until it "
+    "has finished."
+)
+
+
+def worker_stopped(upload: Upload) -> str:
+    """What to say when the worker checking or importing the upload stopped beating
+    (`tasks.heartbeat`): a crash, a kill, a lost machine; "" while it is alive, or before
+    a worker has taken it up."""
+    if upload.state not in (Upload.State.CHECKING, Upload.State.IMPORTING) or not (
+        upload.heartbeat_at
+    ):
+        return ""
+    silent = (timezone.now() - upload.heartbeat_at).total_seconds()
+    if silent <= settings.WORKER_STOPPED_AFTER_SECONDS:
+        return ""
+    doing = "checking" if upload.state == Upload.State.CHECKING else "importing"
+    return WORKER_STOPPED.format(doing=doing)
 
 
 def upload_of(user: User, key: Any) -> Upload:

@@ -9,11 +9,15 @@ import once, not twice.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from django.conf import settings
+from django.db import DatabaseError, connection
 from kombu.exceptions import OperationalError
 
 from datasets_app.models import Upload
@@ -41,20 +45,56 @@ class UploadTask(Task):
             imports.upload_timed_out(upload_id=args[0])
 
 
+@contextmanager
+def heartbeat(task: Task, upload_id: int) -> Iterator[None]:
+    """While the task runs on a worker, note on the upload every UPLOAD_HEARTBEAT_SECONDS
+    that the worker is alive, from a thread of its own (a long parse or a slow store writes
+    no progress for a while). A worker killed mid-way stops beating, and the dialog says so
+    within WORKER_STOPPED_AFTER_SECONDS instead of showing a frozen bar until the broker
+    hands the task on. Not when run in the caller's process (eager, or called directly):
+    the request waiting on it is the proof."""
+    if task.request.is_eager or task.request.called_directly:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while True:
+                try:
+                    imports.upload_heartbeat(upload_id=upload_id)
+                except DatabaseError:
+                    logger.warning("Could not note the heartbeat of upload %s", upload_id)
+                if stop.wait(settings.UPLOAD_HEARTBEAT_SECONDS):
+                    return
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{upload_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
 @shared_task(
     base=UploadTask,
+    bind=True,
     acks_late=True,
     soft_time_limit=settings.CHECK_TIME_LIMIT_SECONDS,
     time_limit=settings.CHECK_TIME_LIMIT_SECONDS + settings.TIME_LIMIT_GRACE_SECONDS,
 )
-def check_upload(upload_id: int, import_mode: str | None = None) -> None:
+def check_upload(self: Task, upload_id: int, import_mode: str | None = None) -> None:
     """Check the upload; with `import_mode`, then import a file that can be (the API's
     one-step import), claimed as the dialog's Import button claims it."""
     upload = Upload.objects.filter(pk=upload_id).first()
     if upload is None or upload.state != Upload.State.CHECKING:
         return
     try:
-        imports.upload_check(upload=upload)
+        with heartbeat(self, upload_id):
+            imports.upload_check(upload=upload)
     except SoftTimeLimitExceeded:
         logger.warning("Checking upload %s ran past its time limit", upload_id)
         imports.upload_timed_out(upload_id=upload_id)
@@ -69,16 +109,18 @@ def check_upload(upload_id: int, import_mode: str | None = None) -> None:
 
 @shared_task(
     base=UploadTask,
+    bind=True,
     acks_late=True,
     soft_time_limit=settings.IMPORT_TIME_LIMIT_SECONDS,
     time_limit=settings.IMPORT_TIME_LIMIT_SECONDS + settings.TIME_LIMIT_GRACE_SECONDS,
 )
-def import_upload(upload_id: int, mode: str) -> None:
+def import_upload(self: Task, upload_id: int, mode: str) -> None:
     upload = Upload.objects.filter(pk=upload_id).first()
     if upload is None or upload.state != Upload.State.IMPORTING:
         return
     try:
-        imports.import_run(upload=upload, mode=mode)
+        with heartbeat(self, upload_id):
+            imports.import_run(upload=upload, mode=mode)
     except SoftTimeLimitExceeded:
         # import_run has rolled its transaction back and removed the files it stored.
         logger.warning("Importing upload %s ran past its time limit", upload_id)

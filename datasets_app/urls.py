@@ -11,6 +11,7 @@ urlpatterns = [
     path("datasets/new/<uuid:key>/map/", views.dataset_create_map, name="dataset_create_map"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
     path("datasets/<int:pk>/settings/", views.dataset_settings, name="dataset_settings"),
+    path("datasets/<int:pk>/delete/", views.dataset_delete, name="dataset_delete"),
     path("datasets/<int:pk>/save/", views.version_save, name="version_save"),
     path("datasets/<int:pk>/sharing/", views.dataset_sharing, name="dataset_sharing"),
     path("datasets/<int:pk>/export/", views.dataset_export, name="dataset_export_page"),

@@ -34,7 +34,7 @@ from datasets_app.forms import (
 from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import limits_for_people
 from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
-from datasets_app.services import datasets, imports, sharing, tokens
+from datasets_app.services import datasets, deletion, imports, limits, sharing, tokens
 from datasets_app.services import people as people_service
 
 
@@ -97,6 +97,7 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
         "starters": starters.STARTERS,
         "max_upload_mib": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
         "accept": FILE_ACCEPT,
+        "worker_stopped": selectors.worker_stopped(upload) if upload else "",
     }
     if upload is not None and upload.state != Upload.State.CHECKING:
         context.update(selectors.import_preview(upload=upload, mode=mode))
@@ -269,7 +270,7 @@ def _refuse_new_dataset(request: HtmxHttpRequest, message: str) -> HttpResponse:
     return _render_new_dataset(request, NewDatasetForm(), None, file_errors=[message])
 
 
-@guards.guard_upload(refuse=_refuse_new_dataset)
+@guards.guard_upload(rate=guards.DATASETS, refuse=_refuse_new_dataset)
 def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
     """New dataset; with a file, its tasks are imported as drafts once it is created.
 
@@ -286,6 +287,14 @@ def dataset_create(request: HtmxHttpRequest) -> HttpResponse:
     upload = _new_dataset_upload(request) if request.method == "POST" else None
     if request.method != "POST" or not (form.is_valid() or (upload and _only_name_missing(form))):
         return _render_new_dataset(request, form, upload)
+    try:
+        return _create_dataset(request, form, upload)
+    except limits.LimitReached as exc:
+        form.add_error(None, str(exc))
+        return _render_new_dataset(request, form, upload)
+
+
+def _create_dataset(request: HtmxHttpRequest, form: NewDatasetForm, upload: Upload | None):
     data = form.cleaned_data
     if upload is None and data.get("file"):
         # A file sent with the form (no JavaScript, or Create pressed before the check that
@@ -329,6 +338,7 @@ def _new_dataset_upload(request: HtmxHttpRequest) -> Upload | None:
 
 def _render_new_dataset(request, form, upload: Upload | None, **extra) -> HttpResponse:
     context = {"form": form, "upload": upload, "accept": FILE_ACCEPT}
+    context["worker_stopped"] = selectors.worker_stopped(upload) if upload else ""
     if upload is not None and upload.state != Upload.State.CHECKING:
         context |= selectors.import_preview(upload=upload, mode=ImportMode.ADD)
         context |= _mapping_context(upload)
@@ -443,7 +453,7 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
     if request.method == "POST" and editor.is_valid():
         try:
             saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
-        except datasets.TaskNotEditable as refused:
+        except (datasets.TaskNotEditable, limits.LimitReached) as refused:
             # The form comes back with what the person typed and why it did not land.
             editor.form.add_error(None, str(refused))
         else:
@@ -608,17 +618,32 @@ def dataset_sharing(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 # --- API tokens -----------------------------------------------------------------------------
 
 
+def _refuse_token(request: HtmxHttpRequest, message: str) -> HttpResponse:
+    form = ApiTokenForm(request.POST)
+    form.add_error(None, message)
+    return _render_tokens(request, {"form": form})
+
+
+@guards.guard_upload(rate=guards.TOKENS, check_size=False, refuse=_refuse_token)
 def api_tokens(request: HtmxHttpRequest) -> HttpResponse:
     """The person's API tokens; a new one is shown on this response once, never again."""
     form = ApiTokenForm(request.POST or None)
     context: dict = {"form": form}
     if request.method == "POST" and form.is_valid():
-        token, secret = tokens.api_token_create(
-            user=request.user,
-            name=form.cleaned_data["name"],
-            expires_days=form.cleaned_data["expires_days"],
-        )
-        context = {"form": ApiTokenForm(), "new_token": token, "secret": secret}
+        try:
+            token, secret = tokens.api_token_create(
+                user=request.user,
+                name=form.cleaned_data["name"],
+                expires_days=form.cleaned_data["expires_days"],
+            )
+        except limits.LimitReached as exc:
+            form.add_error(None, str(exc))
+        else:
+            context = {"form": ApiTokenForm(), "new_token": token, "secret": secret}
+    return _render_tokens(request, context)
+
+
+def _render_tokens(request: HtmxHttpRequest, context: dict) -> HttpResponse:
     context["tokens"] = selectors.api_tokens_of(request.user)
     response = render(request, "datasets_app/api_tokens.html", context)
     # The page may hold a token: no cache keeps it.
@@ -632,6 +657,23 @@ def api_token_revoke(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     tokens.api_token_revoke(token=token)
     messages.success(request, f"Revoked the token “{token.name}”. It no longer opens the API.")
     return _redirect(request, reverse("datasets_app:api_tokens"))
+
+
+# --- Deleting a dataset ---------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_delete(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Settings > Delete this dataset: a page naming what goes (GET), then the deletion."""
+    dataset = selectors.dataset_for(request.user, pk)
+    if not deletion.may_delete(dataset, request.user):
+        return render(request, "403.html", {"message": deletion.ONLY_THE_OWNER}, status=403)
+    if request.method == "POST":
+        deletion.dataset_delete(dataset=dataset, user=request.user)
+        messages.success(request, f"Deleted {dataset.name}.")
+        return _redirect(request, reverse("datasets_app:dataset_list"))
+    context = {"dataset": dataset, "contents": deletion.dataset_contents(dataset)}
+    return render(request, "datasets_app/dataset_delete.html", context)
 
 
 # --- People ---------------------------------------------------------------------------------

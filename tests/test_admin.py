@@ -272,3 +272,29 @@ def test_the_admin_shows_weights_as_people_write_them(admin_client_, make_datase
     Criterion.objects.update(weight=2.5)
     page = admin_client_.get(reverse("admin:datasets_app_task_change", args=[task.pk]))
     assert 'name="criteria-0-weight" value="2.5"' in page.content.decode()
+
+
+def post_link(client, task, url: str):
+    change = reverse("admin:datasets_app_task_change", args=[task.pk])
+    files = {"TOTAL_FORMS": "1", "0-role": "input", "0-name": "a.csv", "0-url": url}
+    return post_as_rendered(client, change, **{f"files-{k}": v for k, v in files.items()})
+
+
+@pytest.mark.parametrize("url", ["http://example.com/a.csv", "ftp://example.com/a.csv"])
+def test_the_admin_refuses_a_task_link_the_importer_refuses(admin_client_, make_dataset, url):
+    from datasets_app.importing import document
+    from datasets_app.models import TaskFile
+
+    response = post_link(admin_client_, make_dataset(tasks=1).tasks.get(), url)
+    assert response.status_code == 200
+    page = response.content.decode().replace("&quot;", '"')
+    assert document.LINK_NOT_HTTPS.format(url=f'"{url}"') in page
+    assert not TaskFile.objects.exists()
+
+
+def test_the_admin_keeps_an_https_task_link(admin_client_, make_dataset):
+    from datasets_app.models import TaskFile
+
+    response = post_link(admin_client_, make_dataset(tasks=1).tasks.get(), "https://e.com/a.csv")
+    assert response.status_code == 302
+    assert TaskFile.objects.get().url == "https://e.com/a.csv"

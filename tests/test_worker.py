@@ -26,7 +26,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
 from contextevals.celery import app
-from datasets_app import tasks
+from datasets_app import selectors, tasks
 from datasets_app.models import TaskFile, Upload
 from datasets_app.services import imports
 from tests.conftest import REPO_ROOT
@@ -280,3 +280,23 @@ def files_under(folder: str) -> list[str]:
     return [f"{folder}/{name}" for name in files] + [
         path for name in folders for path in files_under(f"{folder}/{name}")
     ]
+
+
+def test_a_killed_worker_is_reported_and_the_import_resumes(
+    start_worker, broker, make_dataset, user, settings
+):
+    settings.WORKER_STOPPED_AFTER_SECONDS = 1
+    worker = start_worker(UPLOAD_HEARTBEAT_SECONDS="0.2")
+    dataset = make_dataset()
+    upload = check_on_worker(user, dataset, broker, worker.log)
+    enqueue_import(upload, broker)
+    # Storing takes 0.2 s a file here: kill the worker while it stores them.
+    wait_for(lambda: upload_state(upload).progress_done >= 3, worker.log)
+    assert upload.heartbeat_at is not None and selectors.worker_stopped(upload) == ""
+    worker.kill()
+    time.sleep(1.5)
+    stopped = selectors.WORKER_STOPPED.format(doing="importing")
+    assert selectors.worker_stopped(upload_state(upload)) == stopped
+    again = start_worker(UPLOAD_HEARTBEAT_SECONDS="0.2")
+    wait_for(lambda: upload_state(upload).state == Upload.State.IMPORTED, again.log)
+    assert (upload.error, dataset.tasks.count()) == ("", 20)

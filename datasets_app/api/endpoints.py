@@ -40,7 +40,7 @@ from datasets_app.api.schemas import (
 from datasets_app.importing import checker
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.models import Dataset, Task, Upload, Version
-from datasets_app.services import datasets, imports
+from datasets_app.services import datasets, imports, limits
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
@@ -75,6 +75,7 @@ UPLOAD_ERRORS = {**ERRORS, 413: ErrorOut, 429: ErrorOut}
 CHOOSE_A_FILE = "Send the dataset file as the multipart field 'file'."
 INVALID_MAP = "Each 'map' is FIELD=SOURCE, e.g. prompt=question; details says which is not."
 NOTHING_TO_SAVE = "nothing_to_save"
+LIMIT_REACHED = "limit_reached"
 INVALID_SETTINGS = "The settings are not valid; details lists each problem."
 # The export formats' slugs, as the schema's enum.
 ExportSlug = Literal[tuple(f.slug for f in exporting.EXPORT_FORMATS)]  # type: ignore[valid-type]
@@ -230,12 +231,18 @@ def dataset_list(request: HttpRequest):
 @api.post("/datasets", response={201: DatasetOut, **ERRORS}, tags=["datasets"])
 def dataset_create(request: HttpRequest, body: DatasetIn):
     """A new, empty dataset; import a file into it next."""
-    dataset = datasets.dataset_create(
-        owner=_person(request),
-        name=body.name,
-        description=body.description,
-        settings=_checked_settings(body.settings),
-    )
+    # The pages' rate of new datasets and bound on datasets per person (limits.py); the
+    # docstring is the schema's description, which changes only with a new API version.
+    _guard(request, guards.DATASETS, kept=False)
+    try:
+        dataset = datasets.dataset_create(
+            owner=_person(request),
+            name=body.name,
+            description=body.description,
+            settings=_checked_settings(body.settings),
+        )
+    except limits.LimitReached as exc:
+        raise ApiError(400, LIMIT_REACHED, str(exc)) from exc
     return Status(201, _dataset_out(dataset))
 
 
@@ -293,7 +300,9 @@ API_STATES = {
 }
 
 
-def _import_out(upload: Upload) -> dict[str, Any]:
+def _import_out(upload: Upload, *, sees_dataset: bool = True) -> dict[str, Any]:
+    """The upload as the API shows it. Without `sees_dataset` (the dataset was unshared
+    from the person since), only what they uploaded: none of the dataset's tasks."""
     result = upload.result or {}
     state = API_STATES.get(Upload.State(upload.state))
     problems = list(result.get("problems", []))
@@ -301,7 +310,7 @@ def _import_out(upload: Upload) -> dict[str, Any]:
         # Checked: waiting for the dialog's Import button, unless the file has problems or
         # its import was refused (an API import never waits there).
         state = "checked" if result.get("ok") and not upload.error else "failed"
-        if result.get("ok") and upload.mode == "add" and upload.dataset is not None:
+        if result.get("ok") and upload.mode == "add" and upload.dataset and sees_dataset:
             problems += selectors.add_conflicts(dataset=upload.dataset, upload=upload)
     return {
         "id": upload.key,
@@ -314,9 +323,11 @@ def _import_out(upload: Upload) -> dict[str, Any]:
         "task_count": result.get("task_count", 0),
         "problems": problems,
         "warnings": result.get("warnings", []),
-        "error": upload.error or None,
+        "error": upload.error or selectors.worker_stopped(upload) or None,
         "mapping": result.get("mapping"),
-        "tasks": [_task_summary(t) for t in selectors.tasks_from_upload(upload)],
+        "tasks": [_task_summary(t) for t in selectors.tasks_from_upload(upload)]
+        if sees_dataset
+        else [],
         "created_at": upload.created_at,
         "expires_at": upload.expires_at,
     }
@@ -366,7 +377,10 @@ def import_create(request: HttpRequest, dataset_id: int):
 @api.get("/imports/{import_id}", response={200: ImportOut, **ERRORS}, tags=["files"])
 def import_read(request: HttpRequest, import_id: UUID):
     """An import's state and progress, its problems, and (once imported) the tasks it made."""
-    return _import_out(selectors.upload_of(_person(request), import_id))
+    person = _person(request)
+    upload = selectors.upload_of(person, import_id)
+    sees = upload.dataset_id is None or _visible(request).filter(pk=upload.dataset_id).exists()
+    return _import_out(upload, sees_dataset=sees)
 
 
 # --- Versions -------------------------------------------------------------------------------

@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
+
+from datasets_app import request_errors
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +25,6 @@ UNAUTHORIZED = (
 )
 INVALID = "The request is not valid; details lists each field at fault."
 SERVER_ERROR = "Something went wrong on our side. Nothing was written; try again."
-TOO_LARGE = "The request body is larger than this endpoint takes."
 
 # Codes for the statuses ninja or Django raise on their own.
 CODES = {
@@ -118,9 +118,14 @@ def install(api: NinjaAPI) -> None:
     def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
         return error_response(404, "not_found", NOT_FOUND)
 
-    @api.exception_handler(RequestDataTooBig)
-    def too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-        return error_response(413, "too_large", TOO_LARGE)
+    def refused(request: HttpRequest, exc: Exception) -> HttpResponse:
+        # What Django raises reading a request (too many fields, a body too large, ...):
+        # the 4xx the pages answer too, never the 500 below.
+        answer = request_errors.describe(exc)
+        return error_response(answer.status, answer.code, answer.message)
+
+    for kind in request_errors.ERROR_CLASSES:
+        api.add_exception_handler(kind, refused)  # type: ignore[arg-type]
 
     @api.exception_handler(Exception)
     def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:

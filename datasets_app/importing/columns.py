@@ -479,7 +479,7 @@ class _Builder:
             self.problem(
                 NAMELESS_COLUMN_VALUE,
                 row=row_number,
-                value=_shorten(cells[stray]),
+                value=shorten(cells[stray]),
                 column=column_letter(stray),
             )
             return None
@@ -873,7 +873,7 @@ class _PromptfooCheck:
             row=row_number,
             field=self.column,
             column=self.column,
-            value=_shorten(values["expected"]),
+            value=shorten(values["expected"]),
             found=self.found,
         )
         return True
@@ -916,7 +916,8 @@ def _is_promptfoo_assertion(value: str) -> bool:
     return bool(_PROMPTFOO_ASSERTION.match(value))
 
 
-def _shorten(value: str, limit: int = 40) -> str:
+def shorten(value: str, limit: int = 40) -> str:
+    """A value from the file echoed in a message: on one line, cut short if long."""
     value = " ".join(value.split())
     return value if len(value) <= limit else value[: limit - 1] + "…"
 

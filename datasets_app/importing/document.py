@@ -88,6 +88,7 @@ from datasets_app.importing.spec import (
     file_size,
     lands_as_rubric,
     path_parts,
+    trimmed_id,
 )
 
 ExtraBehavior = Literal["forbid", "ignore"]
@@ -262,8 +263,9 @@ def _optional(schema: cs.CoreSchema, default: Any = None) -> cs.CoreSchema:
 # `str.isspace` also counts the four separators \x1c-\x1f.
 # Every text field is capped at MAX_TEXT_CHARS (see spec for why).
 _NON_BLANK_TEXT = cs.str_schema(pattern=r"[^\s\x1c-\x1f]", max_length=MAX_TEXT_CHARS)
-# An id is text; a whole number (not true/false) is read as its digits. Either way it fits
-# the database's id columns.
+# An id is text; a whole number (not true/false) is read as its digits. Either way it is
+# trimmed (spec.trimmed_id: every file format and the task form alike) and fits the
+# database's id columns.
 _ID = _optional(
     cs.chain_schema(
         [
@@ -278,6 +280,7 @@ _ID = _optional(
                 custom_error_type="bad_id",
                 custom_error_message="An id must be text or a whole number",
             ),
+            cs.no_info_plain_validator_function(trimmed_id),
             cs.str_schema(max_length=MAX_ID_CHARS),
         ]
     )
@@ -597,6 +600,15 @@ _TYPE_RULES: dict[str, Rule] = {
     "int_from_float": NOT_A_WHOLE_NUMBER,
     "bad_id": BAD_ID,
 }
+
+
+def link_problem(url: str) -> str | None:
+    """Why a task may not link to `url` (the one rule for links, the file's and the
+    admin's: https, with a host), or None."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "https" or not parts.netloc:
+        return LINK_NOT_HTTPS.format(url=_shown(url))
+    return None
 
 
 def _shown(value: Any) -> str:
@@ -1098,7 +1110,7 @@ class _Validator:
             return None
         if url is not None:
             parts = urlsplit(url)
-            if parts.scheme.lower() != "https" or not parts.netloc:
+            if link_problem(url) is not None:
                 self.findings.problem(LINK_NOT_HTTPS, (*path, "url"), url=_shown(url))
                 return None
             default_name = unquote(posixpath.basename(parts.path)) or parts.netloc

@@ -126,7 +126,13 @@ from typing import Any, TypeGuard
 
 from datasets_app.importing.aliases import FIELD_KEYS, FIELDS_BY_KEY, field_for, normalize
 from datasets_app.importing.columns import Built as Built_
-from datasets_app.importing.columns import Row, Table, document_from_table, field_for_header
+from datasets_app.importing.columns import (
+    Row,
+    Table,
+    document_from_table,
+    field_for_header,
+    shorten,
+)
 from datasets_app.importing.document import TOO_MANY_TASKS
 from datasets_app.importing.spec import (
     MAX_TASKS,
@@ -343,8 +349,14 @@ def signature_of(sources: Iterable[str]) -> str:
     return "\n".join(sorted({normalize(source) for source in sources}))
 
 
+MAP_NOT_FIELD_EQUALS_SOURCE = "--map {value}: write it as FIELD=SOURCE, e.g. prompt=question."
+MAP_NOT_A_FIELD = "--map {value}: {key} is not a field; use one of {fields}."
+MAP_FIELD_TWICE = "--map maps {key} twice, to {first} and to {second}; map each field once."
+
+
 def parse_map_options(values: Sequence[str]) -> tuple[dict[str, str], list[str]]:
-    """`--map FIELD=SOURCE` values: (mapping, errors in words)."""
+    """`--map FIELD=SOURCE` values: (mapping, errors in words). A field mapped twice is an
+    error naming both sources; what a message echoes is cut short (`columns.shorten`)."""
     mapping: dict[str, str] = {}
     errors = []
     for value in values:
@@ -354,14 +366,20 @@ def parse_map_options(values: Sequence[str]) -> tuple[dict[str, str], list[str]]
             key = "expected"
         if key == "task_id":
             key = "id"
-        if not sep or not source.strip():
-            errors.append(f"--map {value}: write it as FIELD=SOURCE, e.g. prompt=question.")
+        source = source.strip()
+        if not sep or not source:
+            errors.append(MAP_NOT_FIELD_EQUALS_SOURCE.format(value=shorten(value)))
         elif key not in FIELD_KEYS:
+            fields = ", ".join(FIELD_KEYS)
             errors.append(
-                f"--map {value}: {key} is not a field; use one of {', '.join(FIELD_KEYS)}."
+                MAP_NOT_A_FIELD.format(value=shorten(value), key=shorten(key), fields=fields)
+            )
+        elif mapping.get(key, source) != source:
+            errors.append(
+                MAP_FIELD_TWICE.format(key=key, first=shorten(mapping[key]), second=shorten(source))
             )
         else:
-            mapping[key] = source.strip()
+            mapping[key] = source
     return mapping, errors
 
 
@@ -2228,7 +2246,9 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
         shown = ", ".join(recognised.sources) or "nothing"
         shaped.mapping = FieldMap(dict(fields), "given", tuple(recognised.sources))
         shaped.problems = [
-            UNKNOWN_SOURCE.at(file_name, source=part, label=LABELS[key], kind="key", found=shown)
+            UNKNOWN_SOURCE.at(
+                file_name, source=shorten(part), label=LABELS[key], kind="key", found=shown
+            )
             for key, part in missing
         ]
         return shaped
@@ -2502,7 +2522,7 @@ def shape_table(
             shaped.header = None
             shaped.problems = [
                 UNKNOWN_SOURCE.at(
-                    file_name, source=part, label=LABELS[key], kind="column", found=shown
+                    file_name, source=shorten(part), label=LABELS[key], kind="column", found=shown
                 )
                 for key, part in missing
             ]

@@ -67,6 +67,16 @@ MAX_URL_CHARS = 2_000
 MAX_FILE_NAME_BYTES = 255
 
 
+def trimmed_id(value: str) -> str:
+    """A task's or criterion's id as every path reads it: without the whitespace around it.
+
+    Spaces a spreadsheet cell or a hand-written file carries are never part of an id: on
+    screen " t1" and "t1" read the same, and a CSV export of " t1" read back as "t1" would
+    not import back as it was. The one rule, applied where every file's (and the task
+    form's) ids are validated (document._ID)."""
+    return value.strip()
+
+
 def limits_for_people() -> dict[str, str]:
     """The limits above as the help page states them (numbers written as people read them)."""
     return {

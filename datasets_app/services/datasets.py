@@ -31,6 +31,7 @@ from datasets_app.models import (
     TaskState,
     Version,
 )
+from datasets_app.services import limits
 
 
 class NothingToSave(Exception):
@@ -41,6 +42,7 @@ class NothingToSave(Exception):
 NOTHING_TO_SAVE = "Nothing has changed since the latest version, so there is nothing to save."
 
 
+@transaction.atomic
 def dataset_create(
     *,
     owner: User,
@@ -48,6 +50,8 @@ def dataset_create(
     description: str = "",
     settings: dict[str, Any] | None = None,
 ) -> Dataset:
+    """A new, empty dataset; LimitReached past MAX_DATASETS_PER_PERSON of `owner`'s."""
+    limits.datasets_check(owner=owner)
     dataset = Dataset(owner=owner, name=name, description=description, settings=settings or {})
     dataset.full_clean()
     dataset.save()
@@ -188,6 +192,7 @@ def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
     """
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
     if task is None:
+        limits.tasks_check(dataset=dataset)
         position = (dataset.tasks.live().aggregate(n=Max("position"))["n"] or -1) + 1
         draft = Task(dataset=dataset, position=position)
     else:
@@ -244,16 +249,23 @@ def task_remove(*, task: Task) -> None:
         # The rows go first: an import that shares one of these files holds its rows locked
         # until it commits, so the check below, once it runs, sees that import's tasks.
         task.delete()
-
-        def delete_unheld() -> None:
-            held = set(TaskFile.objects.filter(file__in=names).values_list("file", flat=True))
-            for name in names - held:
-                default_storage.delete(name)
-
-        transaction.on_commit(delete_unheld)
+        stored_files_delete_unheld(names)
     else:
         task.state = TaskState.ARCHIVED
         task.save(update_fields=["state", "updated_at"])
+
+
+def stored_files_delete_unheld(names: set[str]) -> None:
+    """Once the transaction commits, remove from the storage those of `names` (stored task
+    files whose rows were just deleted) that no task holds any more: identical bytes are
+    stored once, and another task, of any dataset, may hold the same file."""
+
+    def delete_unheld() -> None:
+        held = set(TaskFile.objects.filter(file__in=names).values_list("file", flat=True))
+        for name in names - held:
+            default_storage.delete(name)
+
+    transaction.on_commit(delete_unheld)
 
 
 @transaction.atomic

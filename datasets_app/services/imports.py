@@ -147,6 +147,11 @@ class _ProgressWriter:
         Upload.objects.filter(pk=self._pk).update(progress_done=done, progress_total=total)
 
 
+def upload_heartbeat(*, upload_id: int) -> None:
+    """The worker checking or importing the upload is alive (one UPDATE, in autocommit)."""
+    Upload.objects.filter(pk=upload_id).update(heartbeat_at=timezone.now())
+
+
 def _check(
     upload: Upload,
     *,
@@ -271,7 +276,11 @@ def upload_map(*, upload: Upload, mapping: dict[str, str]) -> Upload:
     """
     fields = {key: source for key, source in mapping.items() if key in FIELD_KEYS and source}
     Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
-        mapping=fields, state=Upload.State.CHECKING, progress_done=0, progress_total=0
+        mapping=fields,
+        state=Upload.State.CHECKING,
+        progress_done=0,
+        progress_total=0,
+        heartbeat_at=None,
     )
     return upload_check_start(upload=upload)
 
@@ -519,6 +528,7 @@ def upload_import_start(*, upload: Upload, mode: str, archives_listed: str = "")
         error="",
         progress_done=0,
         progress_total=0,
+        heartbeat_at=None,  # the check's beats say nothing of the import's worker
     )
     if claimed:
         tasks = _tasks()

@@ -6,21 +6,25 @@ import secrets
 from datetime import timedelta
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.utils import timezone
 
 from datasets_app.models import ApiToken
+from datasets_app.redaction import API_TOKEN_PREFIX
+from datasets_app.services import limits
 
-API_TOKEN_PREFIX = "cev_"  # noqa: S105 - a marker, not a secret: scanners spot leaked tokens by it
 # How often a token's last-used time is written: often enough to tell a person which token
 # a pipeline still uses, rarely enough that a busy pipeline costs no write per request.
 LAST_USED_EVERY = timedelta(minutes=1)
 
 
+@transaction.atomic
 def api_token_create(
     *, user: User, name: str, expires_days: int | None = None
 ) -> tuple[ApiToken, str]:
     """A new personal API token for `user`: the row, and the token itself, which is shown
-    to its owner once and never stored."""
+    to its owner once and never stored. LimitReached past MAX_API_TOKENS_PER_PERSON."""
+    limits.tokens_check(user=user)
     secret = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(
         user=user,
@@ -40,6 +44,12 @@ def api_token_revoke(*, token: ApiToken) -> ApiToken:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
     return token
+
+
+def api_tokens_revoke_all(*, user: User) -> int:
+    """Revoke every token of `user` that still opens the API (their password changed);
+    returns how many."""
+    return ApiToken.objects.filter(user=user).active().update(revoked_at=timezone.now())
 
 
 def api_token_used(*, token: ApiToken) -> None:

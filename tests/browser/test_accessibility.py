@@ -52,6 +52,9 @@ def test_every_screen_passes_axe(logged_in, live_server, width):
         "help": "/help/dataset-files/",
         "api tokens": "/account/api-tokens/",
         "delete draft": f"/datasets/{dataset.pk}/tasks/{draft.pk}/delete/",
+        "delete dataset": f"/datasets/{dataset.pk}/delete/",
+        "change password": "/accounts/password_change/",
+        "password changed": "/accounts/password_change/done/",
     }
     found = {}
     for name, path in screens.items():

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from datasets_app.services import tokens
+from datasets_app.services import limits, tokens
 
 NO_SUCH_USER = "There is no user named {value!r}."
 DAYS_POSITIVE = "--expires-days must be a whole number of days, 1 or more."
@@ -41,6 +41,8 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
+        except limits.LimitReached as exc:
+            raise CommandError(str(exc)) from exc
         self.stderr.write(
             f"Created the API token “{token.name}” for {user.get_username()}"
             + (f", expiring {token.expires_at:%Y-%m-%d %H:%M} UTC" if token.expires_at else "")

@@ -25,7 +25,7 @@ from datasets_app import selectors, tasks
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.management.report import write_check
 from datasets_app.models import Dataset, ImportMode, Upload
-from datasets_app.services import imports
+from datasets_app.services import imports, limits
 
 EXIT_PROBLEMS = 1
 EXIT_UNREADABLE = 2
@@ -113,9 +113,12 @@ class Command(BaseCommand):
             raise SystemExit(EXIT_PROBLEMS)
 
         if options["new"]:
-            dataset = imports.dataset_create_with_file(
-                owner=owner, upload=upload, name=options["dataset"]
-            )
+            try:
+                dataset = imports.dataset_create_with_file(
+                    owner=owner, upload=upload, name=options["dataset"]
+                )
+            except limits.LimitReached as exc:
+                raise CommandError(str(exc), returncode=EXIT_PROBLEMS) from exc
         else:
             imports.upload_import_start(upload=upload, mode=mode)
         upload = self._wait(upload, Upload.State.IMPORTING, "Importing…", "files stored")
