@@ -8,7 +8,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User
 from django.db import models, transaction
-from django.db.models import Avg, Count, F, Q, QuerySet
+from django.db.models import Avg, Count, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 from datasets_app.forms import KeepsShownText, VerifierField
 from datasets_app.importing.spec import counted
 from datasets_app.models import (
+    REVIEWED,
     ApiToken,
     Criterion,
     Dataset,
@@ -206,11 +207,10 @@ class ReviewedFilter(admin.SimpleListFilter):
         return [("yes", "Reviewed"), ("no", "Not reviewed")]
 
     def queryset(self, request, queryset):
-        reviewed = Q(reviewed_at__isnull=False, reviewed_at__gte=F("updated_at"))
         if self.value() == "yes":
-            return queryset.filter(reviewed)
+            return queryset.filter(REVIEWED)
         if self.value() == "no":
-            return queryset.exclude(reviewed)
+            return queryset.exclude(REVIEWED)
         return queryset
 
 

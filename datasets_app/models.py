@@ -94,10 +94,23 @@ class TaskState(models.TextChoices):
     ARCHIVED = "archived", "Archived"
 
 
+# `Task.is_reviewed` as the database asks it: reviewed, and not changed since.
+REVIEWED = Q(reviewed_at__isnull=False, reviewed_at__gte=models.F("updated_at"))
+
+
 class TaskQuerySet(models.QuerySet["Task"]):
     def live(self) -> TaskQuerySet:
         """Tasks that belong to the dataset now: drafts and saved ones, not archived."""
         return self.exclude(state=TaskState.ARCHIVED)
+
+    def deletable(self) -> TaskQuerySet:
+        """Drafts that removing deletes for good: no version and no run holds them (any
+        other task removed is archived, so that what was saved and graded stays)."""
+        held = Version.tasks.through.objects.filter(task_id=models.OuterRef("pk"))
+        graded = RunResult.objects.filter(task_id=models.OuterRef("pk"))
+        return self.filter(state=TaskState.DRAFT).exclude(
+            models.Exists(held) | models.Exists(graded)
+        )
 
 
 class Task(models.Model):
