@@ -220,6 +220,10 @@ class AdminStyles:
     css = {"all": ["css/admin.css"]}
 
 
+# A dataset's page lists this many of its tasks; the task list has them all, a page at a
+# time (a dataset of 100,000 tasks must not make a page of 100,000 rows).
+TASK_LIST_ROWS = 100
+
 # A fixed row: nothing in it comes from data (format_html needs arguments to format).
 _NO_TASKS_ROW = mark_safe('<tr><td colspan="5">No tasks yet.</td></tr>')
 
@@ -258,7 +262,8 @@ class DatasetAdmin(admin.ModelAdmin):
         """The dataset's tasks (archived ones left out) with their state, each a link."""
         if dataset.pk is None:
             return "—"
-        tasks = dataset.tasks.live().order_by("position", "pk")
+        live = dataset.tasks.live()
+        tasks = live.order_by("position", "pk")[:TASK_LIST_ROWS]
         rows = format_html_join(
             "",
             '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td>'
@@ -276,12 +281,25 @@ class DatasetAdmin(admin.ModelAdmin):
             ),
         )
         drafts = reverse("admin:datasets_app_task_changelist")
+        count = live.count()
+        more = (
+            format_html(
+                '<p>The first {} of its {} tasks: <a href="{}?dataset={}">see them all</a>.</p>',
+                f"{TASK_LIST_ROWS:,}",
+                f"{count:,}",
+                drafts,
+                dataset.pk,
+            )
+            if count > TASK_LIST_ROWS
+            else ""
+        )
         return format_html(
             '<table class="dataset-tasks"><thead><tr><th scope="col">Id</th>'
             '<th scope="col">Name</th><th scope="col">State</th><th scope="col">Reviewed</th>'
-            '<th scope="col">In the app</th></tr></thead><tbody>{}</tbody></table>'
+            '<th scope="col">In the app</th></tr></thead><tbody>{}</tbody></table>{}'
             '<p><a href="{}?dataset={}&amp;state__exact=draft">Review its drafts</a></p>',
             rows or _NO_TASKS_ROW,
+            more,
             drafts,
             dataset.pk,
         )
@@ -297,7 +315,12 @@ class TaskAdmin(admin.ModelAdmin):
     list_display = ("task_id", "name", "dataset", "state", "reviewed", "updated_at")
     list_filter = ("state", ReviewedFilter, DatasetFilter)
     search_fields = ("task_id", "name", "prompt")
-    list_select_related = ("dataset__owner", "reviewed_by")
+    # At 100,000 rows: the dataset shown by name in the same query, no count of every task
+    # beside the filtered one, and a dataset picked by id rather than from a list of all.
+    # (The trigram indexes of migration 0007 serve the search on PostgreSQL.)
+    list_select_related = ("dataset",)
+    show_full_result_count = False
+    raw_id_fields = ("dataset",)
     inlines = [TaskCriterionInline, TaskFileInline]
     readonly_fields = ("reviewed", "created_at", "updated_at")
     actions = ["mark_reviewed", "delete_drafts", "save_datasets_as_next_version"]
@@ -384,6 +407,32 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+@admin.register(Criterion)
+class CriterionAdmin(ReadOnlyAdmin):
+    """Every criterion, to find one (by id or text) and open its task: a criterion is changed
+    on its task's page or the dataset's, which keep what versions saved."""
+
+    list_display = ("criterion_id", "short_text", "task_link", "dataset", "weight", "archived")
+    list_filter = ("archived", DatasetFilter)
+    search_fields = ("criterion_id", "text")
+    list_select_related = ("task", "dataset")
+    show_full_result_count = False
+    raw_id_fields = ("task", "dataset")
+    Media = AdminStyles
+
+    @admin.display(description="criterion")
+    def short_text(self, criterion: Criterion) -> str:
+        return str(criterion)
+
+    @admin.display(description="task")
+    def task_link(self, criterion: Criterion) -> SafeString | str:
+        if criterion.task_id is None:
+            return "every task"
+        url = reverse("admin:datasets_app_task_change", args=[criterion.task_id])
+        assert criterion.task is not None  # selected with the row
+        return format_html('<a href="{}">{}</a>', url, criterion.task.task_id)
 
 
 class VersionRunInline(admin.TabularInline):
