@@ -576,7 +576,7 @@ class TaskListForm(forms.Form):
     has_files = forms.ChoiceField(
         label="Files",
         required=False,
-        choices=[("", "With or without"), ("yes", "Has files"), ("no", "No files")],
+        choices=[("", "Any"), ("yes", "Has files"), ("no", "No files")],
     )
     sort = forms.ChoiceField(label="Sort by", required=False, choices=SORTS)
     per_page = forms.TypedChoiceField(

@@ -622,20 +622,29 @@ class TaskListing:
         """Whether the search or a filter leaves tasks out."""
         return any((self.query, self.state, self.scored_by, self.verifier, self.files))
 
-    def params(self, **changes: Any) -> str:
-        """The URL's query string for this listing with `changes` (defaults left out), so
-        that every link keeps the search, filters and sort it was made under."""
-        values = {
+    def fields(self) -> dict[str, Any]:
+        """The listing as the URL's fields (`TaskListForm`'s), defaults included."""
+        return {
             "q": self.query,
             "state": self.state,
             "scored_by": self.scored_by,
             "verifier": self.verifier,
             "has_files": self.files,
             "sort": self.sort,
-            "per_page": self.per_page if self.per_page != DEFAULT_PAGE_SIZE else "",
-            "page": self.page if self.page != 1 else "",
-        } | changes
-        kept = {key: value for key, value in values.items() if value not in ("", None)}
+            "per_page": self.per_page,
+            "page": self.page,
+        }
+
+    def params(self, **changes: Any) -> str:
+        """The URL's query string for this listing with `changes` (defaults left out), so
+        that every link keeps the search, filters and sort it was made under."""
+        defaults = {"per_page": DEFAULT_PAGE_SIZE, "page": 1}
+        values = self.fields() | changes
+        kept = {
+            key: value
+            for key, value in values.items()
+            if value not in ("", None) and value != defaults.get(key)
+        }
         return f"?{urlencode(kept)}" if kept else "?"
 
 

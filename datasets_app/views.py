@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, push_url
 from django_htmx.middleware import HtmxDetails
 
 from datasets_app import exporting, guards, selectors, wording
@@ -67,14 +67,25 @@ def _swaps_task_list(request: HtmxHttpRequest) -> bool:
 def _task_list_response(request: HtmxHttpRequest, template: str, context: dict) -> HttpResponse:
     partial = _swaps_task_list(request)
     response = render(request, f"{template}#task_list" if partial else template, context)
+    if partial:
+        # The address bar gets the list's own URL (defaults and empty fields left out),
+        # not the form's every field.
+        push_url(response, request.path + context["page"].listing.params())
     # One URL, two bodies: no cache may answer a whole-page visit with the list alone.
     patch_vary_headers(response, ["HX-Request"])
     return response
 
 
+def _task_list_form(request: HtmxHttpRequest, *, with_state: bool = True) -> TaskListForm:
+    """The list's form as the URL asks, shown with what is listed: a value missing or not
+    valid shows as its default (50 a page), never as the first choice of its select."""
+    listing = TaskListForm(request.GET, with_state=with_state).listing()
+    return TaskListForm(listing.fields(), with_state=with_state)
+
+
 def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
-    form = TaskListForm(request.GET)
+    form = _task_list_form(request)
     task_page = selectors.dataset_task_page(dataset, form.listing())
     if _swaps_task_list(request):
         context = {"dataset": dataset, "form": form, "page": task_page}
@@ -589,7 +600,7 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
     dataset = selectors.dataset_for(request.user, pk)
     version = selectors.version_for(dataset, number)
     head = selectors.version_head(version)
-    form = TaskListForm(request.GET, with_state=False)
+    form = _task_list_form(request, with_state=False)
     context = {
         "dataset": dataset,
         "version": version,

@@ -105,6 +105,15 @@ def test_with_htmx_a_page_link_swaps_in_the_task_list_alone(auth_client, big):
     assert 'href="?page=3" hx-get="?page=3"' in text and 'hx-push-url="true"' in text
 
 
+def test_the_address_bar_gets_the_lists_own_url_not_every_field(auth_client, big):
+    # What htmx sends from the form: every field, most of them empty.
+    fields = {"q": "Task", "state": "", "scored_by": "", "sort": "", "per_page": "50"}
+    response = auth_client.get(big.get_absolute_url(), fields, **HTMX)
+    assert response["HX-Push-Url"] == big.get_absolute_url() + "?q=Task"
+    # The selects show what is listed: 50 a page unless the URL says otherwise.
+    assert '<option value="50" selected>50</option>' in response.content.decode()
+
+
 def test_going_back_to_a_page_htmx_forgot_gets_the_whole_page(auth_client, big):
     restore = {**HTMX, "HTTP_HX_HISTORY_RESTORE_REQUEST": "true"}
     text = auth_client.get(big.get_absolute_url(), {"page": 2}, **restore).content.decode()
