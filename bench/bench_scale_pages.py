@@ -152,6 +152,7 @@ def main() -> None:
             big_url, small_url = big.get_absolute_url(), small.get_absolute_url()
             found = f"task-{BIG * 3 // 4:06}"
             figure("dataset_page", getter(client, big_url), getter(client, small_url))
+            getter(client, small_version.get_absolute_url())()  # templates, URLs: warm
             start = time.perf_counter()
             getter(client, big_version.get_absolute_url())()
             note(
