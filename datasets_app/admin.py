@@ -9,7 +9,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.db.models import Avg, Count, F, Q, QuerySet
+from django.db.models import Avg, Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -19,6 +19,7 @@ from datasets_app.forms import KeepsShownText, VerifierField
 from datasets_app.importing import document
 from datasets_app.importing.spec import counted
 from datasets_app.models import (
+    REVIEWED,
     ApiToken,
     Criterion,
     Dataset,
@@ -219,11 +220,10 @@ class ReviewedFilter(admin.SimpleListFilter):
         return [("yes", "Reviewed"), ("no", "Not reviewed")]
 
     def queryset(self, request, queryset):
-        reviewed = Q(reviewed_at__isnull=False, reviewed_at__gte=F("updated_at"))
         if self.value() == "yes":
-            return queryset.filter(reviewed)
+            return queryset.filter(REVIEWED)
         if self.value() == "no":
-            return queryset.exclude(reviewed)
+            return queryset.exclude(REVIEWED)
         return queryset
 
 
@@ -232,6 +232,10 @@ class AdminStyles:
     # inline style, so this is a stylesheet of our own).
     css = {"all": ["css/admin.css"]}
 
+
+# A dataset's page lists this many of its tasks; the task list has them all, a page at a
+# time (a dataset of 100,000 tasks must not make a page of 100,000 rows).
+TASK_LIST_ROWS = 100
 
 # A fixed row: nothing in it comes from data (format_html needs arguments to format).
 _NO_TASKS_ROW = mark_safe('<tr><td colspan="5">No tasks yet.</td></tr>')
@@ -290,7 +294,8 @@ class DatasetAdmin(admin.ModelAdmin):
         """The dataset's tasks (archived ones left out) with their state, each a link."""
         if dataset.pk is None:
             return "—"
-        tasks = dataset.tasks.live().order_by("position", "pk")
+        live = dataset.tasks.live()
+        tasks = live.order_by("position", "pk")[:TASK_LIST_ROWS]
         rows = format_html_join(
             "",
             '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td>'
@@ -308,12 +313,25 @@ class DatasetAdmin(admin.ModelAdmin):
             ),
         )
         drafts = reverse("admin:datasets_app_task_changelist")
+        count = live.count()
+        more = (
+            format_html(
+                '<p>The first {} of its {} tasks: <a href="{}?dataset={}">see them all</a>.</p>',
+                f"{TASK_LIST_ROWS:,}",
+                f"{count:,}",
+                drafts,
+                dataset.pk,
+            )
+            if count > TASK_LIST_ROWS
+            else ""
+        )
         return format_html(
             '<table class="dataset-tasks"><thead><tr><th scope="col">Id</th>'
             '<th scope="col">Name</th><th scope="col">State</th><th scope="col">Reviewed</th>'
-            '<th scope="col">In the app</th></tr></thead><tbody>{}</tbody></table>'
+            '<th scope="col">In the app</th></tr></thead><tbody>{}</tbody></table>{}'
             '<p><a href="{}?dataset={}&amp;state__exact=draft">Review its drafts</a></p>',
             rows or _NO_TASKS_ROW,
+            more,
             drafts,
             dataset.pk,
         )
@@ -329,7 +347,12 @@ class TaskAdmin(admin.ModelAdmin):
     list_display = ("task_id", "name", "dataset", "state", "reviewed", "updated_at")
     list_filter = ("state", ReviewedFilter, DatasetFilter)
     search_fields = ("task_id", "name", "prompt")
-    list_select_related = ("dataset__owner", "reviewed_by")
+    # At 100,000 rows: the dataset shown by name in the same query, no count of every task
+    # beside the filtered one, and a dataset picked by id rather than from a list of all.
+    # (The trigram indexes of migration 0007 serve the search on PostgreSQL.)
+    list_select_related = ("dataset",)
+    show_full_result_count = False
+    raw_id_fields = ("dataset",)
     inlines = [TaskCriterionInline, TaskFileInline]
     readonly_fields = ("reviewed", "created_at", "updated_at")
     actions = ["mark_reviewed", "delete_drafts", "save_datasets_as_next_version"]
@@ -442,6 +465,35 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+@admin.register(Criterion)
+class CriterionAdmin(ReadOnlyAdmin):
+    """Every criterion, to find one (by id or text) and open its task: a criterion is changed
+    on its task's page or the dataset's, which keep what versions saved."""
+
+    list_display = ("criterion_id", "short_text", "task_link", "dataset", "weight", "archived")
+    list_filter = ("archived", DatasetFilter)
+    search_fields = ("criterion_id", "text")
+    list_select_related = ("task", "dataset")
+    show_full_result_count = False
+    raw_id_fields = ("task", "dataset")
+    # Newest first, read backwards along the primary key: a criterion's position only
+    # orders it within its task, and sorting 100,000 of them by it costs a sort of all.
+    ordering = ("-pk",)
+    Media = AdminStyles
+
+    @admin.display(description="criterion")
+    def short_text(self, criterion: Criterion) -> str:
+        return str(criterion)
+
+    @admin.display(description="task")
+    def task_link(self, criterion: Criterion) -> SafeString | str:
+        if criterion.task_id is None:
+            return "every task"
+        url = reverse("admin:datasets_app_task_change", args=[criterion.task_id])
+        assert criterion.task is not None  # selected with the row
+        return format_html('<a href="{}">{}</a>', url, criterion.task.task_id)
 
 
 class VersionRunInline(admin.TabularInline):

@@ -15,6 +15,7 @@ from datasets_app.importing.columns import shorten
 from datasets_app.importing.document import validate_document
 from datasets_app.importing.spec import Problem, TaskSpec, Verifier, nowhere
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
+from datasets_app.selectors import TaskListing
 
 if TYPE_CHECKING:
     _FormBase = forms.BaseForm
@@ -564,3 +565,83 @@ class PersonForm(forms.Form):
         required=False,
         help_text="May add people, and open the admin site.",
     )
+
+
+# --- The task lists of the dataset and version pages ----------------------------------------
+
+PAGE_SIZES = (25, 50, 100, 200)
+DEFAULT_PAGE_SIZE = 50
+# A search is a phrase to find, not a document: longer text is refused, not searched.
+MAX_SEARCH_CHARS = 200
+# Past this many pages a number is a typo; the paginator shows the last page instead.
+MAX_PAGE = 1_000_000
+SORTS = [("", "Position"), ("name", "Name"), ("changed", "Last changed")]
+
+
+class TaskListForm(forms.Form):
+    """What the URL of a dataset or version page asks of its task list: search, filters,
+    sort, page. Each field is optional and bounded; a value that is not one of its choices
+    is read as the field's default (a link is never an error page)."""
+
+    q = forms.CharField(label="Search", required=False, max_length=MAX_SEARCH_CHARS)
+    state = forms.ChoiceField(
+        label="State",
+        required=False,
+        choices=[
+            ("", "Drafts and saved"),
+            ("draft", "Draft"),
+            ("reviewed", "Reviewed"),
+            ("saved", "Saved"),
+            ("archived", "Archived"),
+        ],
+    )
+    scored_by = forms.ChoiceField(
+        label="Scored by",
+        required=False,
+        choices=[
+            ("", "Anything"),
+            ("expected_answer", "Expected answer"),
+            ("criteria", "Criteria"),
+        ],
+    )
+    verifier = forms.ChoiceField(
+        label="Verifier", required=False, choices=[("", "Any verifier"), *VERIFIER_KINDS]
+    )
+    has_files = forms.ChoiceField(
+        label="Files",
+        required=False,
+        choices=[("", "Any"), ("yes", "Has files"), ("no", "No files")],
+    )
+    sort = forms.ChoiceField(label="Sort by", required=False, choices=SORTS)
+    per_page = forms.TypedChoiceField(
+        label="Per page",
+        required=False,
+        coerce=int,
+        empty_value=None,
+        choices=[(size, f"{size:,}") for size in PAGE_SIZES],
+    )
+    page = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE)
+
+    def __init__(self, *args, with_state: bool = True, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not with_state:
+            # A version's tasks are all saved ones: its page filters by everything else.
+            del self.fields["state"]
+            sort = self.fields["sort"]
+            assert isinstance(sort, forms.ChoiceField)
+            sort.choices = SORTS[:2]
+
+    def listing(self) -> TaskListing:
+        """What to list; a field missing or not valid is its default."""
+        self.is_valid()
+        data = self.cleaned_data
+        return TaskListing(
+            query=(data.get("q") or "").strip(),
+            state=data.get("state") or "",
+            scored_by=data.get("scored_by") or "",
+            verifier=data.get("verifier") or "",
+            files=data.get("has_files") or "",
+            sort=data.get("sort") or "",
+            per_page=data.get("per_page") or DEFAULT_PAGE_SIZE,
+            page=data.get("page") or 1,
+        )

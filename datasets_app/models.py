@@ -111,10 +111,23 @@ class TaskState(models.TextChoices):
     ARCHIVED = "archived", "Archived"
 
 
+# `Task.is_reviewed` as the database asks it: reviewed, and not changed since.
+REVIEWED = Q(reviewed_at__isnull=False, reviewed_at__gte=models.F("updated_at"))
+
+
 class TaskQuerySet(models.QuerySet["Task"]):
     def live(self) -> TaskQuerySet:
         """Tasks that belong to the dataset now: drafts and saved ones, not archived."""
         return self.exclude(state=TaskState.ARCHIVED)
+
+    def deletable(self) -> TaskQuerySet:
+        """Drafts that removing deletes for good: no version and no run holds them (any
+        other task removed is archived, so that what was saved and graded stays)."""
+        held = Version.tasks.through.objects.filter(task_id=models.OuterRef("pk"))
+        graded = RunResult.objects.filter(task_id=models.OuterRef("pk"))
+        return self.filter(state=TaskState.DRAFT).exclude(
+            models.Exists(held) | models.Exists(graded)
+        )
 
 
 class Task(models.Model):
@@ -157,7 +170,11 @@ class Task(models.Model):
                 name="unique_live_task_id_per_dataset",
             ),
         ]
-        indexes = [models.Index(fields=["dataset", "state", "position"])]
+        indexes = [
+            models.Index(fields=["dataset", "state", "position"]),
+            # The dataset page's list, in order, a page at a time (no sort of every task).
+            models.Index(fields=["dataset", "position", "id"], name="task_dataset_position"),
+        ]
 
     def __str__(self) -> str:
         return self.name or self.task_id
@@ -193,6 +210,8 @@ class Criterion(models.Model):
     class Meta:
         ordering = ["position", "pk"]
         verbose_name_plural = "criteria"
+        # A dataset's criteria for every task (task empty), found without reading its tasks'.
+        indexes = [models.Index(fields=["dataset", "task"], name="criterion_dataset_task")]
         constraints = [
             models.CheckConstraint(condition=Q(weight__gt=0), name="criterion_weight_positive"),
         ]

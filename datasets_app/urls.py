@@ -27,6 +27,7 @@ urlpatterns = [
     path("help/dataset-files/", views.help_files, name="help_files"),
     # Tasks
     path("datasets/<int:pk>/tasks/new/", views.task_create, name="task_create"),
+    path("datasets/<int:pk>/tasks/bulk/", views.tasks_bulk, name="tasks_bulk"),
     path("datasets/<int:pk>/tasks/<int:task_pk>/", views.task_detail, name="task_detail"),
     path("datasets/<int:pk>/tasks/<int:task_pk>/edit/", views.task_edit, name="task_edit"),
     path("datasets/<int:pk>/tasks/<int:task_pk>/delete/", views.task_delete, name="task_delete"),

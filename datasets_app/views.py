@@ -11,17 +11,20 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, push_url
 from django_htmx.middleware import HtmxDetails
 
 from datasets_app import exporting, guards, selectors, wording
 from datasets_app.forms import (
     FILE_ACCEPT,
+    PAGE_SIZES,
     ApiTokenForm,
     ImportFileForm,
     ImportModeForm,
@@ -30,10 +33,11 @@ from datasets_app.forms import (
     PersonForm,
     SettingsEditor,
     TaskEditor,
+    TaskListForm,
 )
 from datasets_app.importing import aliases, columns, shapes, starters
-from datasets_app.importing.spec import limits_for_people
-from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
+from datasets_app.importing.spec import counted, limits_for_people
+from datasets_app.models import Dataset, ImportMode, Task, TaskFile, TaskState, Upload
 from datasets_app.services import datasets, deletion, imports, limits, sharing, tokens
 from datasets_app.services import people as people_service
 
@@ -57,12 +61,42 @@ def dataset_list(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "datasets_app/dataset_list.html", {"datasets": visible})
 
 
+def _swaps_task_list(request: HtmxHttpRequest) -> bool:
+    """Whether to answer with the task list alone: an htmx page, search or sort link. Going
+    back to a page htmx no longer holds asks for the whole page (a history restore)."""
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def _task_list_response(request: HtmxHttpRequest, template: str, context: dict) -> HttpResponse:
+    partial = _swaps_task_list(request)
+    response = render(request, f"{template}#task_list" if partial else template, context)
+    if partial:
+        # The address bar gets the list's own URL (defaults and empty fields left out),
+        # not the form's every field.
+        push_url(response, request.path + context["page"].listing.params())
+    # One URL, two bodies: no cache may answer a whole-page visit with the list alone.
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _task_list_form(request: HtmxHttpRequest, *, with_state: bool = True) -> TaskListForm:
+    """The list's form as the URL asks, shown with what is listed: a value missing or not
+    valid shows as its default (50 a page), never as the first choice of its select."""
+    listing = TaskListForm(request.GET, with_state=with_state).listing()
+    return TaskListForm(listing.fields(), with_state=with_state)
+
+
 def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
-    rows = selectors.task_rows(dataset)
+    form = _task_list_form(request)
+    task_page = selectors.dataset_task_page(dataset, form.listing())
+    if _swaps_task_list(request):
+        context = {"dataset": dataset, "form": form, "page": task_page}
+        return _task_list_response(request, "datasets_app/dataset_detail.html", context)
     context = {
         "dataset": dataset,
-        "rows": rows,
+        "form": form,
+        "page": task_page,
         "has_changes": selectors.unsaved_changes(dataset),
         "next_version": selectors.next_version_number(dataset),
         "shared_criteria": selectors.dataset_criteria(dataset),
@@ -70,7 +104,59 @@ def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "runs": selectors.runs_of(dataset),
         "imports_in_progress": selectors.imports_in_progress(dataset),
     }
-    return render(request, "datasets_app/dataset_detail.html", context)
+    return _task_list_response(request, "datasets_app/dataset_detail.html", context)
+
+
+BULK_ACTIONS = {"mark_reviewed": "Mark reviewed", "delete_drafts": "Delete drafts"}
+NOTHING_CHOSEN = "Choose the tasks first: tick them in the list, or choose all that match."
+
+
+def _chosen_tasks(request: HtmxHttpRequest, dataset: Dataset) -> QuerySet[Task]:
+    """The tasks a bulk action was asked for: those ticked, or every task the list's search
+    and filters leave ("all N tasks that match")."""
+    if request.POST.get("all"):
+        return selectors.dataset_tasks_listed(dataset, TaskListForm(request.POST).listing())
+    ticked = [int(v) for v in request.POST.getlist("task")[: PAGE_SIZES[-1]] if v.isdigit()]
+    return dataset.tasks.filter(pk__in=ticked)
+
+
+@require_POST
+def tasks_bulk(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Mark reviewed or delete drafts, for the tasks chosen on the dataset page: first a page
+    that says how many it changes, then (confirmed) one transaction."""
+    dataset = selectors.dataset_for(request.user, pk)
+    listing = TaskListForm(request.POST).listing()
+    back = dataset.get_absolute_url() + listing.params()
+    action = request.POST.get("action", "")
+    chosen = _chosen_tasks(request, dataset)
+    if action not in BULK_ACTIONS or not chosen.exists():
+        messages.warning(request, NOTHING_CHOSEN)
+        return redirect(back)
+    if request.POST.get("confirm"):
+        if action == "mark_reviewed":
+            marked = datasets.tasks_mark_reviewed(tasks=chosen, user=request.user)
+            messages.success(request, f"Marked {counted(marked, 'draft')} reviewed.")
+        else:
+            deleted = datasets.tasks_delete_drafts(dataset=dataset, tasks=chosen)
+            messages.success(request, f"Deleted {counted(deleted, 'draft')}.")
+        return redirect(back)
+    drafts = chosen.filter(state=TaskState.DRAFT).count()
+    acts_on = drafts if action == "mark_reviewed" else selectors.tasks_deletable(chosen).count()
+    context = {
+        "dataset": dataset,
+        "action": action,
+        "action_label": BULK_ACTIONS[action],
+        "chosen": chosen.count(),
+        "acts_on": acts_on,
+        "drafts": drafts,
+        # Drafts that a version or run holds: never deleted.
+        "held": drafts - acts_on,
+        "ticked": request.POST.getlist("task")[: PAGE_SIZES[-1]],
+        "all": bool(request.POST.get("all")),
+        "listing": listing,
+        "back": back,
+    }
+    return render(request, "datasets_app/tasks_bulk.html", context)
 
 
 @require_POST
@@ -533,18 +619,22 @@ def task_file_download(request: HtmxHttpRequest, pk: int, task_pk: int, file_pk:
 
 
 def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpResponse:
+    """A saved version: its downloads, criteria for every task, and its tasks a page at a
+    time (searched and filtered as the dataset page's)."""
     dataset = selectors.dataset_for(request.user, pk)
     version = selectors.version_for(dataset, number)
-    spec = selectors.version_spec(version)
+    head = selectors.version_head(version)
+    form = _task_list_form(request, with_state=False)
     context = {
         "dataset": dataset,
         "version": version,
-        "snapshot": version.snapshot,
-        "shared_criteria": spec.criteria,
-        "rows": selectors.spec_rows(spec),
-        "export_notes": exporting.export_notes(spec),
+        "head": head,
+        "form": form,
+        "page": selectors.version_task_page(version, head, form.listing()),
     }
-    return render(request, "datasets_app/version_detail.html", context)
+    if not _swaps_task_list(request):
+        context["export_notes"] = selectors.version_export_notes(version)
+    return _task_list_response(request, "datasets_app/version_detail.html", context)
 
 
 @require_GET

@@ -298,3 +298,56 @@ def test_the_admin_keeps_an_https_task_link(admin_client_, make_dataset):
     response = post_link(admin_client_, make_dataset(tasks=1).tasks.get(), "https://e.com/a.csv")
     assert response.status_code == 302
     assert TaskFile.objects.get().url == "https://e.com/a.csv"
+
+
+def test_the_task_and_criterion_lists_cost_the_same_queries_at_any_size(
+    admin_client_, make_dataset
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for size in (3, 60):
+        dataset = make_dataset(name=f"Size {size}")
+        tasks = Task.objects.bulk_create(
+            Task(dataset=dataset, task_id=f"t{n}", prompt="p", position=n) for n in range(size)
+        )
+        Criterion.objects.bulk_create(
+            Criterion(dataset=dataset, task=task, criterion_id="c", text="Is right")
+            for task in tasks
+        )
+        for name in ("task", "criterion"):
+            url = reverse(f"admin:datasets_app_{name}_changelist") + f"?dataset={dataset.pk}"
+            with CaptureQueriesContext(connection) as queries:
+                response = admin_client_.get(url)
+            assert response.status_code == 200
+            # No count of every row beside the filtered one ("60 results (120 total)").
+            assert " total)" not in response.content.decode()
+            counts.append(len(queries))
+    assert counts[:2] == counts[2:]
+
+
+def test_a_criterion_is_found_in_the_admin_and_opens_its_task(admin_client_, make_dataset):
+    dataset = make_dataset(tasks=2)  # t2 has "Is right"
+    page = admin_client_.get(
+        reverse("admin:datasets_app_criterion_changelist") + "?q=right"
+    ).content.decode()
+    task = dataset.tasks.get(task_id="t2")
+    assert f'href="{reverse("admin:datasets_app_task_change", args=[task.pk])}">t2<' in page
+    change = reverse("admin:datasets_app_criterion_change", args=[Criterion.objects.get().pk])
+    assert admin_client_.post(change, {"text": "Changed"}).status_code == 403
+
+
+def test_a_big_datasets_admin_page_lists_its_first_tasks_and_links_the_rest(
+    admin_client_, make_dataset
+):
+    dataset = make_dataset()
+    Task.objects.bulk_create(
+        Task(dataset=dataset, task_id=f"t{n}", prompt="p", position=n) for n in range(1, 1_201)
+    )
+    page = admin_client_.get(
+        reverse("admin:datasets_app_dataset_change", args=[dataset.pk])
+    ).content.decode()
+    assert "<td>Draft</td>" in page and page.count("<td>Draft</td>") == 100
+    assert "The first 100 of its 1,200 tasks" in page
+    assert f'?dataset={dataset.pk}">see them all</a>' in page

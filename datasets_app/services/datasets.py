@@ -227,9 +227,7 @@ def task_save(*, dataset: Dataset, task: Task | None, spec: TaskSpec) -> Task:
 def task_remove_deletes(task: Task) -> bool:
     """Whether removing the task deletes it for good (a draft no version or run holds) rather
     than archiving it; the page asks first when it does."""
-    return (
-        task.state == TaskState.DRAFT and not task.versions.exists() and not task.results.exists()
-    )
+    return Task.objects.filter(pk=task.pk).deletable().exists()
 
 
 def tasks_mark_reviewed(*, tasks: QuerySet[Task], user: User) -> int:
@@ -338,3 +336,25 @@ def criterion_row(
         verifier=spec.verifier.to_json() if spec.verifier else None,
         position=position,
     )
+
+
+# --- Acting on many tasks at once (the dataset page's selection) ----------------------------
+
+
+@transaction.atomic
+def tasks_delete_drafts(*, dataset: Dataset, tasks: QuerySet[Task]) -> int:
+    """Delete for good the drafts among `tasks` that no version or run holds
+    (`task_remove_deletes`' rule, asked of all of them in one query), in one transaction;
+    every other task is left as it is. Returns how many were deleted.
+
+    The dataset row is locked first, as saving a version locks it: a draft being saved as
+    a version at this moment is either in it or deleted, never both.
+    """
+    dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
+    doomed = selectors.tasks_deletable(tasks.filter(dataset=dataset))
+    names = set(
+        TaskFile.objects.filter(task__in=doomed).exclude(file="").values_list("file", flat=True)
+    )
+    _total, deleted = doomed.delete()
+    stored_files_delete_unheld(names)
+    return deleted.get(Task._meta.label, 0)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 from datasets_app import wording
 
@@ -19,3 +23,21 @@ def weight(value: float | int | None) -> str:
 def count(value: int | None) -> str:
     """1,000, not 1000: a whole number as people write it."""
     return f"{value or 0:,}"
+
+
+@register.filter
+def marked(value: object, query: str | None) -> SafeString:
+    """The text, escaped, with each match of the search (any case) in a `<mark>`.
+
+    The matches are found in the text as stored and each piece is escaped on its own, so a
+    search for `&` or `<b>` marks those characters and never writes markup.
+    """
+    text = "" if value is None else str(value)
+    if not query:
+        return escape(text)
+    pieces, start = [], 0
+    for found in re.finditer(re.escape(query), text, re.IGNORECASE):
+        pieces += [escape(text[start : found.start()]), f"<mark>{escape(found.group())}</mark>"]
+        start = found.end()
+    pieces.append(escape(text[start:]))
+    return mark_safe("".join(pieces))  # every piece is escaped above
