@@ -20,6 +20,7 @@ from datasets_app.services import imports
 
 TOO_MANY_CHECKS = "You have chosen many files in a short time. Wait a minute, then try again."
 TOO_MANY_IMPORTS = "You have imported many files in a short time. Wait a minute, then try again."
+TOO_MANY_TRIES = "You have tried many answers in a short time. Wait a minute, then try again."
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Rate:
 
 CHECKS = Rate(group="checks", setting="RATELIMIT_CHECKS", message=TOO_MANY_CHECKS)
 IMPORTS = Rate(group="imports", setting="RATELIMIT_IMPORTS", message=TOO_MANY_IMPORTS)
+TRIES = Rate(group="tries", setting="RATELIMIT_TRIES", message=TOO_MANY_TRIES)
 
 
 @dataclass(frozen=True)

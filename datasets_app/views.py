@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from datasets_app import exporting, guards, selectors, wording
+from datasets_app import exporting, guards, selectors, tries, wording
 from datasets_app.forms import (
     FILE_ACCEPT,
     ApiTokenForm,
@@ -28,10 +28,11 @@ from datasets_app.forms import (
     NewDatasetForm,
     SettingsEditor,
     TaskEditor,
+    TryAnswerForm,
 )
 from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import limits_for_people
-from datasets_app.models import Dataset, ImportMode, TaskFile, TaskState, Upload
+from datasets_app.models import Dataset, ImportMode, Task, TaskFile, TaskState, Upload
 from datasets_app.services import datasets, imports, sharing, tokens
 
 
@@ -408,9 +409,8 @@ def dataset_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         )
         messages.success(request, "Saved the settings.")
         return _redirect(request, dataset.get_absolute_url())
-    return render(
-        request, "datasets_app/dataset_settings.html", {"dataset": dataset, "editor": editor}
-    )
+    context = {"dataset": dataset, "editor": editor, **_dataset_try_context(dataset)}
+    return render(request, "datasets_app/dataset_settings.html", context)
 
 
 # --- Tasks ----------------------------------------------------------------------------------
@@ -425,6 +425,7 @@ def task_detail(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse
         "task_files": selectors.task_files(task),
         "shared_criteria": selectors.dataset_criteria(dataset),
         "python_checks_enabled": selectors.checker_options().python_checks_enabled,
+        **_task_try_context(dataset, task),
     }
     return render(request, "datasets_app/task_detail.html", context)
 
@@ -449,6 +450,8 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
         )
         return _redirect(request, saved.get_absolute_url())
     context = {"dataset": dataset, "task": task, "editor": editor}
+    if task is not None:
+        context |= _task_try_context(dataset, task)
     return render(request, "datasets_app/task_form.html", context)
 
 
@@ -503,6 +506,111 @@ def task_file_download(request: HtmxHttpRequest, pk: int, task_pk: int, file_pk:
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response
+
+
+# --- Try an answer -------------------------------------------------------------------------
+
+
+def _task_try_context(dataset: Dataset, task: Task, data=None, **initial) -> dict:
+    """The task's "Try an answer" form (its page, its edit page, a try's own page)."""
+    form = TryAnswerForm(data, checks=tries.check_choices(dataset, task), initial=initial)
+    url = reverse("datasets_app:task_try", args=[dataset.pk, task.pk])
+    return {"try_form": form, "try_url": url, "try_task": task}
+
+
+def _dataset_try_context(dataset: Dataset, data=None) -> dict:
+    """The Settings page's form: a criterion for every task, tried against a chosen task."""
+    criteria = selectors.dataset_criteria(dataset)
+    tasks = [
+        (t.pk, f"{t.task_id} · {t.name}" if t.name else t.task_id) for t in dataset.tasks.live()
+    ]
+    if not tasks or not criteria:
+        return {}
+    form = TryAnswerForm(
+        data,
+        checks=[(c.criterion_id, c.text) for c in criteria],
+        tasks=tasks,
+        every_label="All the task's criteria",
+    )
+    url = reverse("datasets_app:dataset_try", args=[dataset.pk])
+    return {"try_form": form, "try_url": url, "try_every_task": True}
+
+
+def _render_try(request: HtmxHttpRequest, context: dict) -> HttpResponse:
+    """A try's result in place (htmx), or its page (no JavaScript)."""
+    context = {"judge_configured": settings.JUDGE.configured, **context}
+    if request.htmx:
+        return render(request, "datasets_app/try_answer.html#result", context)
+    return render(request, "datasets_app/try_answer.html", context)
+
+
+def _try(request: HtmxHttpRequest, dataset: Dataset, task: Task, context: dict) -> HttpResponse:
+    """Grade the answer (or show the judges' prompts) and show the outcome."""
+    form: TryAnswerForm = context["try_form"]
+    context = {"dataset": dataset, "task": task, **context}
+    if not form.is_valid():
+        return _render_try(request, context)
+    answer, only = form.cleaned_data["answer"], form.only
+    if request.POST.get("show") == "prompt":
+        context["prompts"] = tries.judge_prompts(
+            dataset=dataset, task=task, answer=answer, only=only
+        )
+        return _render_try(request, context)
+    state = tries.try_start(dataset=dataset, task=task, answer=answer, only=only, user=request.user)
+    if state.status == "running" and not request.htmx:
+        return redirect("datasets_app:try_status", dataset.pk, state.key)
+    return _render_try(request, context | {"state": state})
+
+
+def _refuse_task_try(request: HtmxHttpRequest, message: str, pk: int, task_pk: int):
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    context = _task_try_context(dataset, task, request.POST)
+    return _render_try(request, {"dataset": dataset, "task": task, "refusal": message, **context})
+
+
+@require_POST
+@guards.guard_upload(rate=guards.TRIES, check_size=False, refuse=_refuse_task_try)
+def task_try(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    """Try an answer on the task's page: every criterion, or one alone."""
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    return _try(request, dataset, task, _task_try_context(dataset, task, request.POST))
+
+
+def _refuse_dataset_try(request: HtmxHttpRequest, message: str, pk: int):
+    dataset = selectors.dataset_for(request.user, pk)
+    context = _dataset_try_context(dataset, request.POST)
+    return _render_try(request, {"dataset": dataset, "refusal": message, **context})
+
+
+@require_POST
+@guards.guard_upload(rate=guards.TRIES, check_size=False, refuse=_refuse_dataset_try)
+def dataset_try(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Try a criterion for every task (the Settings page) against a task of the dataset."""
+    dataset = selectors.dataset_for(request.user, pk)
+    context = _dataset_try_context(dataset, request.POST)
+    if not context:
+        raise Http404
+    form: TryAnswerForm = context["try_form"]
+    if not form.is_valid():
+        return _render_try(request, {"dataset": dataset, **context})
+    task = get_object_or_404(
+        dataset.tasks.live().prefetch_related("criteria", "files"), pk=form.cleaned_data["task"]
+    )
+    return _try(request, dataset, task, context)
+
+
+@require_GET
+def try_status(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
+    """A try a worker grades: polled while it runs, then its outcome (also its page)."""
+    dataset = selectors.dataset_for(request.user, pk)
+    state = tries.try_state(key=key, user=request.user, dataset=dataset)
+    if state is None:
+        return _render_try(request, {"dataset": dataset, "gone": tries.TRY_GONE})
+    task = selectors.task_for(dataset, state.task_pk)
+    context = _task_try_context(dataset, task, answer=state.answer, criterion=state.only or "")
+    return _render_try(request, {"dataset": dataset, "task": task, "state": state, **context})
 
 
 # --- Versions and exports -------------------------------------------------------------------
