@@ -1,9 +1,10 @@
 """Try an answer: a pasted answer graded exactly as a run grades it (`grade_task`), one
 criterion or all of them, or the judges' exact requests shown without calling them.
 
-A try keeps nothing but the judge calls it made (`services.judge_calls`). One that calls a
-judge or runs a Python check runs as a Celery task; its state (a `TryState`, versioned) is
-kept in the cache for `TRY_KEPT_SECONDS` so that its page can poll for it, then forgotten.
+A try keeps nothing but the judge calls it made (`services.judge_calls`). With a broker, one
+that calls a judge or runs a Python check runs as a Celery task; its state (a `TryState`,
+versioned) is kept in the cache for `TRY_KEPT_SECONDS` so that its page can poll for it,
+then forgotten. With Celery eager (the default) the request grades it, as the task would.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from context_verifiers.judges import JudgeConfig, render_prompt
 from context_verifiers.templates import UnknownPlaceholders
 from context_verifiers.views import OutputView
 from datasets_app import grading, selectors
+from datasets_app.importing.spec import DatasetSpec, TaskSpec
 from datasets_app.models import Dataset, Task
 from datasets_app.services.judge_calls import calls_of, judge_calls_record
 
@@ -234,26 +236,39 @@ class Prompt:
         return json.dumps(self.request, indent=2, ensure_ascii=False)
 
 
-def _checks(dataset: Dataset, task: Task, only: str | None) -> tuple[Check, ...]:
-    checks = checks_for(grading.dataset_spec_for_grading(dataset), selectors.task_spec(task))
-    return tuple(check for check in checks if only is None or check.id == only)
+@dataclass(frozen=True)
+class Target:
+    """A task to try answers on, with what grades it, read once a request."""
+
+    dataset: Dataset
+    task: Task
+    dataset_spec: DatasetSpec
+    task_spec: TaskSpec
+
+    @classmethod
+    def of(cls, dataset: Dataset, task: Task) -> Target:
+        """`task` with its criteria and files prefetched (`selectors.task_for`)."""
+        spec = grading.dataset_spec_for_grading(dataset)
+        return cls(dataset, task, spec, selectors.task_spec(task))
+
+    def checks(self, only: str | None = None) -> tuple[Check, ...]:
+        checks = checks_for(self.dataset_spec, self.task_spec)
+        return tuple(check for check in checks if only is None or check.id == only)
+
+    def choices(self) -> list[tuple[str, str]]:
+        """The criteria a try can grade alone, by id, as a person reads them."""
+        return [(check.id, check.text) for check in self.checks()]
 
 
-def check_choices(dataset: Dataset, task: Task) -> list[tuple[str, str]]:
-    """The criteria a try of `task` can grade alone, by id, as a person reads them."""
-    return [(check.id, check.text) for check in _checks(dataset, task, None)]
-
-
-def judge_prompts(*, dataset: Dataset, task: Task, answer: str, only: str | None) -> list[Prompt]:
+def judge_prompts(*, target: Target, answer: str, only: str | None) -> list[Prompt]:
     """The exact request each judge criterion would send for `answer`; nothing is called."""
     config: JudgeConfig = settings.JUDGE
-    task_spec = selectors.task_spec(task)
     output = OutputView(text=answer)
     prompts = []
-    for check in _checks(dataset, task, only):
+    for check in target.checks(only):
         if check.verifier.kind not in JUDGE_KINDS:
             continue
-        view = task_view(task_spec, check, grading.read_task_file)
+        view = task_view(target.task_spec, check, grading.read_task_file)
         try:
             body = render_prompt(check.verifier, view, output, config)
         except UnknownPlaceholders as exc:
@@ -270,8 +285,7 @@ def judge_prompts(*, dataset: Dataset, task: Task, answer: str, only: str | None
 
 def try_grade(
     *,
-    dataset: Dataset,
-    task: Task,
+    target: Target,
     answer: str,
     only: str | None,
     user: User | None,
@@ -279,15 +293,15 @@ def try_grade(
 ) -> TryResult:
     """Grade `answer` as a run would, keeping the judge calls it made."""
     result = grade_task(
-        grading.dataset_spec_for_grading(dataset),
-        selectors.task_spec(task),
+        target.dataset_spec,
+        target.task_spec,
         answer,
         graders=graders or grading.graders(),
         only=only,
     )
     calls = calls_of([result])
     if calls:
-        judge_calls_record(calls=calls, dataset=dataset, user=user)
+        judge_calls_record(calls=calls, dataset=target.dataset, user=user)
     return TryResult.of(result)
 
 
@@ -300,37 +314,36 @@ def _runs_slowly(checks: Sequence[Check], graders: Graders) -> bool:
     )
 
 
-def _worker_can_answer() -> bool:
-    # A worker elsewhere hands its result back through the cache: one in this process's
-    # memory would never see it. Eager Celery runs here, and any shared cache will do.
-    backend = settings.CACHES["default"]["BACKEND"]
-    return bool(settings.CELERY_TASK_ALWAYS_EAGER) or "locmem" not in backend.lower()
+def _on_a_worker() -> bool:
+    """Whether a slow try goes to a worker. With Celery eager (no broker) the task would
+    run here, in this request, anyway: it is graded here, without a round trip through the
+    cache. A worker elsewhere hands its outcome back through the cache, which must then be
+    shared (CACHE_URL): with one in this process's memory, the request grades it here."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return False
+    return "locmem" not in settings.CACHES["default"]["BACKEND"].lower()
 
 
-def try_start(
-    *, dataset: Dataset, task: Task, answer: str, only: str | None, user: User
-) -> TryState:
+def try_start(*, target: Target, answer: str, only: str | None, user: User) -> TryState:
     """Grade `answer` now, or hand the try to a worker when it calls a judge or runs a
-    Python check; the state says which (with Celery eager, it is already done)."""
+    Python check (and a worker there is); the state says which."""
     state = TryState(
         key=uuid.uuid4().hex,
         user_id=user.pk,
-        dataset_id=dataset.pk,
-        task_pk=task.pk,
+        dataset_id=target.dataset.pk,
+        task_pk=target.task.pk,
         answer=answer,
         only=only,
     )
     graders = grading.graders()
-    if not (_runs_slowly(_checks(dataset, task, only), graders) and _worker_can_answer()):
-        result = try_grade(
-            dataset=dataset, task=task, answer=answer, only=only, user=user, graders=graders
-        )
+    if not (_on_a_worker() and _runs_slowly(target.checks(only), graders)):
+        result = try_grade(target=target, answer=answer, only=only, user=user, graders=graders)
         return TryState(**{**vars(state), "status": "done", "result": result})
     state.save()
     from datasets_app import tasks
 
     tasks.enqueue(tasks.try_answer, state.key)
-    return try_state(key=state.key, user=user, dataset=dataset) or state
+    return try_state(key=state.key, user=user, dataset=target.dataset) or state
 
 
 def try_state(*, key: str, user: User, dataset: Dataset) -> TryState | None:
@@ -354,9 +367,8 @@ def try_run(*, key: str) -> TryState | None:
     if task is None:
         done = TryState(**{**vars(state), "status": "failed", "error": TRY_GONE})
     else:
-        result = try_grade(
-            dataset=task.dataset, task=task, answer=state.answer, only=state.only, user=user
-        )
+        target = Target.of(task.dataset, task)
+        result = try_grade(target=target, answer=state.answer, only=state.only, user=user)
         done = TryState(**{**vars(state), "status": "done", "result": result})
     done.save()
     return done

@@ -513,9 +513,10 @@ def task_file_download(request: HtmxHttpRequest, pk: int, task_pk: int, file_pk:
 
 def _task_try_context(dataset: Dataset, task: Task, data=None, **initial) -> dict:
     """The task's "Try an answer" form (its page, its edit page, a try's own page)."""
-    form = TryAnswerForm(data, checks=tries.check_choices(dataset, task), initial=initial)
+    target = tries.Target.of(dataset, task)
+    form = TryAnswerForm(data, checks=target.choices(), initial=initial)
     url = reverse("datasets_app:task_try", args=[dataset.pk, task.pk])
-    return {"try_form": form, "try_url": url, "try_task": task}
+    return {"try_form": form, "try_url": url, "try_target": target}
 
 
 def _dataset_try_context(dataset: Dataset, data=None) -> dict:
@@ -544,19 +545,18 @@ def _render_try(request: HtmxHttpRequest, context: dict) -> HttpResponse:
     return render(request, "datasets_app/try_answer.html", context)
 
 
-def _try(request: HtmxHttpRequest, dataset: Dataset, task: Task, context: dict) -> HttpResponse:
+def _try(request: HtmxHttpRequest, target: tries.Target, context: dict) -> HttpResponse:
     """Grade the answer (or show the judges' prompts) and show the outcome."""
     form: TryAnswerForm = context["try_form"]
-    context = {"dataset": dataset, "task": task, **context}
+    dataset = target.dataset
+    context = {"dataset": dataset, "task": target.task, **context}
     if not form.is_valid():
         return _render_try(request, context)
     answer, only = form.cleaned_data["answer"], form.only
     if request.POST.get("show") == "prompt":
-        context["prompts"] = tries.judge_prompts(
-            dataset=dataset, task=task, answer=answer, only=only
-        )
+        context["prompts"] = tries.judge_prompts(target=target, answer=answer, only=only)
         return _render_try(request, context)
-    state = tries.try_start(dataset=dataset, task=task, answer=answer, only=only, user=request.user)
+    state = tries.try_start(target=target, answer=answer, only=only, user=request.user)
     if state.status == "running" and not request.htmx:
         return redirect("datasets_app:try_status", dataset.pk, state.key)
     return _render_try(request, context | {"state": state})
@@ -575,7 +575,8 @@ def task_try(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
     """Try an answer on the task's page: every criterion, or one alone."""
     dataset = selectors.dataset_for(request.user, pk)
     task = selectors.task_for(dataset, task_pk)
-    return _try(request, dataset, task, _task_try_context(dataset, task, request.POST))
+    context = _task_try_context(dataset, task, request.POST)
+    return _try(request, context["try_target"], context)
 
 
 def _refuse_dataset_try(request: HtmxHttpRequest, message: str, pk: int):
@@ -598,7 +599,7 @@ def dataset_try(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     task = get_object_or_404(
         dataset.tasks.live().prefetch_related("criteria", "files"), pk=form.cleaned_data["task"]
     )
-    return _try(request, dataset, task, context)
+    return _try(request, tries.Target.of(dataset, task), context)
 
 
 @require_GET

@@ -180,7 +180,21 @@ def test_a_crashing_check_is_an_error_with_its_traceback_not_a_zero(auth_client,
     assert "Weighted total: <strong>no score</strong>" in page
 
 
-def test_a_try_a_worker_grades_is_polled_until_done(auth_client, essay, site_judge, monkeypatch):
+@pytest.fixture
+def with_workers(settings, tmp_path):
+    """A broker and workers: Celery not eager, and a cache every process shares."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(tmp_path / "cache"),
+        }
+    }
+
+
+def test_a_try_a_worker_grades_is_polled_until_done(
+    auth_client, essay, site_judge, with_workers, monkeypatch
+):
     handed = []
     # The worker is busy: the message waits on the queue until the test hands it over.
     monkeypatch.setattr(tasks, "enqueue", lambda task, *args: handed.append(args))
@@ -195,6 +209,15 @@ def test_a_try_a_worker_grades_is_polled_until_done(auth_client, essay, site_jud
     tasks.try_answer(key)  # the worker
     done = auth_client.get(status, **HX).content.decode()
     assert outcomes(done) == ["Passed"] and "hx-get" not in done
+
+
+def test_with_celery_eager_a_judge_try_is_graded_in_the_request(
+    auth_client, essay, site_judge, monkeypatch
+):
+    monkeypatch.setattr(tasks, "enqueue", lambda task, *args: pytest.fail("sent to a worker"))
+    data = {"answer": "A correct one.", "criterion": "good"}
+    page = auth_client.post(try_url(essay), data).content.decode()
+    assert outcomes(page) == ["Passed"]
 
 
 def test_a_try_is_the_persons_own_and_its_dataset_is_theirs_to_see(auth_client, other_user, essay):
