@@ -268,3 +268,16 @@ def test_a_criterion_for_every_task_is_tried_against_a_chosen_task(auth_client, 
 def test_the_edit_page_has_the_try_beside_the_criteria(auth_client, essay):
     page = auth_client.get(reverse("datasets_app:task_edit", args=[essay.dataset_id, essay.pk]))
     assert "This tries the task as last saved" in page.content.decode()
+
+
+def test_an_administrator_is_sent_to_the_switch_and_sees_the_calls(
+    client, admin_user, essay, site_judge
+):
+    client.force_login(admin_user)
+    essay.dataset.shared_with.add(admin_user)
+    python_checks(False)
+    page = client.post(try_url(essay), {"answer": "A correct one."}, **HX).content.decode()
+    switch = reverse("admin:datasets_app_sitesettings_change", args=[1])
+    assert f'<a href="{switch}">Open the site settings</a>' in page
+    calls = client.get(reverse("admin:datasets_app_judgecall_changelist")).content.decode()
+    assert "local-judge" in calls and "Writing" in calls
