@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from django.conf import settings
@@ -255,6 +255,16 @@ class Target:
         checks = checks_for(self.dataset_spec, self.task_spec)
         return tuple(check for check in checks if only is None or check.id == only)
 
+    def edited(self, task_spec: TaskSpec) -> Target:
+        """The task as the edit page's form has it, unsaved, with the files it has (the
+        form does not change them)."""
+        spec = replace(
+            task_spec,
+            input_files=self.task_spec.input_files,
+            expected_files=self.task_spec.expected_files,
+        )
+        return Target(self.dataset, self.task, self.dataset_spec, spec)
+
     def choices(self) -> list[tuple[str, str]]:
         """The criteria a try can grade alone, by id, as a person reads them."""
         return [(check.id, check.text) for check in self.checks()]
@@ -324,9 +334,12 @@ def _on_a_worker() -> bool:
     return "locmem" not in settings.CACHES["default"]["BACKEND"].lower()
 
 
-def try_start(*, target: Target, answer: str, only: str | None, user: User) -> TryState:
+def try_start(
+    *, target: Target, answer: str, only: str | None, user: User, queue: bool = True
+) -> TryState:
     """Grade `answer` now, or hand the try to a worker when it calls a judge or runs a
-    Python check (and a worker there is); the state says which."""
+    Python check (and a worker there is); the state says which. `queue=False`: always
+    now (a try of unsaved edits, which a worker could not read back)."""
     state = TryState(
         key=uuid.uuid4().hex,
         user_id=user.pk,
@@ -336,7 +349,7 @@ def try_start(*, target: Target, answer: str, only: str | None, user: User) -> T
         only=only,
     )
     graders = grading.graders()
-    if not (_on_a_worker() and _runs_slowly(target.checks(only), graders)):
+    if not (queue and _on_a_worker() and _runs_slowly(target.checks(only), graders)):
         result = try_grade(target=target, answer=answer, only=only, user=user, graders=graders)
         return TryState(**{**vars(state), "status": "done", "result": result})
     state.save()

@@ -31,6 +31,11 @@ urlpatterns = [
     path("datasets/<int:pk>/tasks/<int:task_pk>/", views.task_detail, name="task_detail"),
     path("datasets/<int:pk>/tasks/<int:task_pk>/edit/", views.task_edit, name="task_edit"),
     path("datasets/<int:pk>/tasks/<int:task_pk>/try/", views.task_try, name="task_try"),
+    path(
+        "datasets/<int:pk>/tasks/<int:task_pk>/edit/try/",
+        views.task_try_edits,
+        name="task_try_edits",
+    ),
     path("datasets/<int:pk>/tasks/<int:task_pk>/delete/", views.task_delete, name="task_delete"),
     path(
         "datasets/<int:pk>/tasks/<int:task_pk>/files/<int:file_pk>/",

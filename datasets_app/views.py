@@ -440,6 +440,9 @@ def _task_editor(request: HtmxHttpRequest, dataset: Dataset, task=None) -> TaskE
     )
 
 
+TASK_FORM_PAGE = "datasets_app/task_form.html"
+
+
 def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
     if request.method == "POST" and editor.is_valid():
         saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
@@ -451,8 +454,13 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
         return _redirect(request, saved.get_absolute_url())
     context = {"dataset": dataset, "task": task, "editor": editor}
     if task is not None:
-        context |= _task_try_context(dataset, task)
-    return render(request, "datasets_app/task_form.html", context)
+        target = tries.Target.of(dataset, task)
+        context |= {
+            "try_form": _edits_try_form(target),
+            "try_url": reverse("datasets_app:task_try_edits", args=[dataset.pk, task.pk]),
+            "editing": True,
+        }
+    return render(request, TASK_FORM_PAGE, context)
 
 
 def task_create(request: HtmxHttpRequest, pk: int) -> HttpResponse:
@@ -537,29 +545,92 @@ def _dataset_try_context(dataset: Dataset, data=None) -> dict:
     return {"try_form": form, "try_url": url, "try_every_task": True}
 
 
-def _render_try(request: HtmxHttpRequest, context: dict) -> HttpResponse:
-    """A try's result in place (htmx), or its page (no JavaScript)."""
+def _render_try(
+    request: HtmxHttpRequest, context: dict, page: str = "datasets_app/try_answer.html"
+) -> HttpResponse:
+    """A try's result in place (htmx), or its page (no JavaScript): the try's own, or the
+    edit page with the edits it tried."""
     context = {"judge_configured": settings.JUDGE.configured, **context}
     if request.htmx:
         return render(request, "datasets_app/try_answer.html#result", context)
-    return render(request, "datasets_app/try_answer.html", context)
+    return render(request, page, context)
 
 
-def _try(request: HtmxHttpRequest, target: tries.Target, context: dict) -> HttpResponse:
-    """Grade the answer (or show the judges' prompts) and show the outcome."""
+def _try(
+    request: HtmxHttpRequest,
+    target: tries.Target,
+    context: dict,
+    *,
+    page: str = "datasets_app/try_answer.html",
+    queue: bool = True,
+) -> HttpResponse:
+    """Grade the answer (or show the judges' prompts) and show the outcome; `queue`: a
+    slow try may go to a worker."""
     form: TryAnswerForm = context["try_form"]
     dataset = target.dataset
     context = {"dataset": dataset, "task": target.task, **context}
     if not form.is_valid():
-        return _render_try(request, context)
+        return _render_try(request, context, page)
     answer, only = form.cleaned_data["answer"], form.only
     if request.POST.get("show") == "prompt":
         context["prompts"] = tries.judge_prompts(target=target, answer=answer, only=only)
-        return _render_try(request, context)
-    state = tries.try_start(target=target, answer=answer, only=only, user=request.user)
+        return _render_try(request, context, page)
+    state = tries.try_start(target=target, answer=answer, only=only, user=request.user, queue=queue)
     if state.status == "running" and not request.htmx:
         return redirect("datasets_app:try_status", dataset.pk, state.key)
-    return _render_try(request, context | {"state": state})
+    return _render_try(request, context | {"state": state}, page)
+
+
+EDITS_HAVE_PROBLEMS = (
+    "The task's form has problems, so its edits cannot be tried: Save as draft shows them."
+)
+
+
+def _edits_try_form(target: tries.Target, data=None) -> TryAnswerForm:
+    # Inside the editor's form: its fields are prefixed, and an empty answer must not stop
+    # the browser from submitting Save as draft.
+    return TryAnswerForm(data, checks=target.choices(), prefix="try", use_required_attribute=False)
+
+
+def _edits_try_context(request: HtmxHttpRequest, dataset: Dataset, task: Task) -> dict:
+    """The edit page's try: the task as its form has it (unsaved), and the try's fields
+    (prefixed, beside the form's own)."""
+    editor = _task_editor(request, dataset, task)
+    target = tries.Target.of(dataset, task)
+    if editor.is_valid() and editor.spec is not None:
+        target = target.edited(editor.spec)
+    form = _edits_try_form(target, request.POST)
+    url = reverse("datasets_app:task_try_edits", args=[dataset.pk, task.pk])
+    return {
+        "editor": editor,
+        "try_form": form,
+        "try_url": url,
+        "try_target": target,
+        "editing": True,
+        "refusal": None if editor.spec is not None else EDITS_HAVE_PROBLEMS,
+    }
+
+
+def _refuse_edits_try(request: HtmxHttpRequest, message: str, pk: int, task_pk: int):
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    context = _edits_try_context(request, dataset, task) | {"refusal": message}
+    return _render_try(request, {"dataset": dataset, "task": task, **context}, TASK_FORM_PAGE)
+
+
+@require_POST
+@guards.guard_upload(rate=guards.TRIES, check_size=False, refuse=_refuse_edits_try)
+def task_try_edits(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    """Try an answer on the edit page, on the task as its form has it, before saving."""
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    if task.state == TaskState.ARCHIVED:
+        raise Http404
+    context = _edits_try_context(request, dataset, task)
+    if context["refusal"]:
+        return _render_try(request, {"dataset": dataset, "task": task, **context}, TASK_FORM_PAGE)
+    # Graded in this request: a worker could read only the saved task, not these edits.
+    return _try(request, context["try_target"], context, page=TASK_FORM_PAGE, queue=False)
 
 
 def _refuse_task_try(request: HtmxHttpRequest, message: str, pk: int, task_pk: int):

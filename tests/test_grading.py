@@ -86,8 +86,8 @@ def test_without_a_judge_or_python_checks_both_are_skipped(settings, rubric_task
 def test_the_site_judge_grades_and_a_deterministic_retry_costs_nothing(
     settings,
     rubric_task,
-    judge_server,
-    user,  # noqa: F811
+    judge_server,  # noqa: F811 - the fixture imported above
+    user,
 ):
     settings.JUDGE = JudgeConfig(base_url=judge_server.base_url, model="local-judge", seed=7)
     SiteSettings.objects.update_or_create(pk=1, defaults={"python_checks_enabled": True})

@@ -4,6 +4,7 @@ result page), graded by the library as a run grades, with a real judge server on
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -11,8 +12,9 @@ from django.test import Client
 from django.urls import reverse
 
 from context_verifiers.judges import JudgeConfig
-from datasets_app import guards, tasks, tries
+from datasets_app import guards, tasks, tries, views
 from datasets_app.models import Criterion, JudgeCall, SiteSettings, Task
+from tests.as_rendered import form_data
 from tests.verifiers.conftest import judge_server  # noqa: F401 - the library's fixture
 
 pytestmark = pytest.mark.django_db
@@ -267,7 +269,7 @@ def test_a_criterion_for_every_task_is_tried_against_a_chosen_task(auth_client, 
 
 def test_the_edit_page_has_the_try_beside_the_criteria(auth_client, essay):
     page = auth_client.get(reverse("datasets_app:task_edit", args=[essay.dataset_id, essay.pk]))
-    assert "This tries the task as last saved" in page.content.decode()
+    assert "with your edits, before you save them" in page.content.decode()
 
 
 def test_an_administrator_is_sent_to_the_switch_and_sees_the_calls(
@@ -281,3 +283,44 @@ def test_an_administrator_is_sent_to_the_switch_and_sees_the_calls(
     assert f'<a href="{switch}">Open the site settings</a>' in page
     calls = client.get(reverse("admin:datasets_app_judgecall_changelist")).content.decode()
     assert "local-judge" in calls and "Writing" in calls
+
+
+def edit_page(client, task: Task) -> str:
+    return client.get(
+        reverse("datasets_app:task_edit", args=[task.dataset_id, task.pk])
+    ).content.decode()
+
+
+def test_on_the_edit_page_the_edits_are_tried_before_they_are_saved(auth_client, capital):
+    page = edit_page(auth_client, capital)
+    tried = reverse("datasets_app:task_try_edits", args=[capital.dataset_id, capital.pk])
+    assert f'formaction="{tried}" hx-post="{tried}"' in page
+    data = form_data(page, having="try-answer") | {"expected_text": "Lyon", "try-answer": "Lyon"}
+    result = auth_client.post(tried, data | {"show": "outcome"}, **HX).content.decode()
+    assert outcomes(result) == ["Passed"]
+    # Without JavaScript: the edit page again, its edits kept, with the outcome.
+    page = auth_client.post(tried, data | {"show": "outcome"}).content.decode()
+    assert "<h1>Edit capital</h1>" in page and ">\nLyon</textarea>" in page
+    assert outcomes(page) == ["Passed"]
+    capital.refresh_from_db()
+    assert capital.expected_text == "Paris"  # nothing saved
+
+
+def test_edits_with_problems_are_not_tried(auth_client, capital):
+    page = edit_page(auth_client, capital)
+    tried = reverse("datasets_app:task_try_edits", args=[capital.dataset_id, capital.pk])
+    data = form_data(page, having="try-answer") | {"prompt": "", "try-answer": "Paris"}
+    result = auth_client.post(tried, data, **HX).content.decode()
+    assert html.escape(views.EDITS_HAVE_PROBLEMS) in result and outcomes(result) == []
+
+
+def test_saving_the_edit_page_is_not_stopped_by_the_empty_answer(auth_client, capital):
+    page = edit_page(auth_client, capital)
+    assert 'name="try-answer"' in page and 'name="try-answer" required' not in page
+    response = auth_client.post(
+        reverse("datasets_app:task_edit", args=[capital.dataset_id, capital.pk]),
+        form_data(page, having="try-answer") | {"expected_text": "Lyon"},
+    )
+    assert response.status_code == 302
+    capital.refresh_from_db()
+    assert capital.expected_text == "Lyon"

@@ -105,8 +105,8 @@ def test_a_judge_criterion_with_its_reply_and_its_prompt(
     live_server,
     django_user_model,
     settings,
-    judge_server,
-    screenshot,  # noqa: F811
+    judge_server,  # noqa: F811 - the fixture imported above
+    screenshot,
 ):
     settings.JUDGE = JudgeConfig(base_url=judge_server.base_url, model="local-judge", seed=7)
     page = logged_in
@@ -141,3 +141,20 @@ def test_without_javascript_a_try_is_a_page_of_its_own(browser, live_server, dja
     expect(page.get_by_role("heading", level=1)).to_have_text("Try an answer: Quarter end date")
     expect(page.locator("#try-result .badge")).to_have_text(["Passed"])
     context.close()
+
+
+def test_the_edit_page_tries_the_edits_then_saves_them(logged_in, live_server, django_user_model):
+    page = logged_in
+    errors = watch_console(page)
+    task = starter_task(grace(django_user_model), "expected-answers", "q3-end-date")
+    page.goto(f"{live_server.url}{task.get_absolute_url()}edit/")
+    page.get_by_label("Expected answer:", exact=True).fill("30 September 2025")
+    try_answer(page, "30 September 2025")
+    expect(page.locator("#try-result .badge")).to_have_text(["Passed"])
+    task.refresh_from_db()
+    assert task.expected_text == "2025-09-30"  # tried, not saved
+    page.get_by_role("button", name="Save as draft").click()
+    page.wait_for_url(live_server.url + task.get_absolute_url())
+    task.refresh_from_db()
+    assert task.expected_text == "30 September 2025"
+    assert errors == []
