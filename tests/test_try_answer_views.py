@@ -16,6 +16,7 @@ from datasets_app import guards, tasks, tries, views
 from datasets_app.models import Criterion, JudgeCall, SiteSettings, Task
 from tests.as_rendered import form_data
 from tests.verifiers.conftest import judge_server  # noqa: F401 - the library's fixture
+from tests.verifiers.judge_server import Fault
 
 pytestmark = pytest.mark.django_db
 
@@ -324,3 +325,19 @@ def test_saving_the_edit_page_is_not_stopped_by_the_empty_answer(auth_client, ca
     assert response.status_code == 302
     capital.refresh_from_db()
     assert capital.expected_text == "Lyon"
+
+
+def test_a_judge_that_fails_is_an_error_with_why_never_a_zero(
+    auth_client,
+    essay,
+    judge_server,  # noqa: F811 - the fixture imported above
+    settings,
+):
+    settings.JUDGE = JudgeConfig(base_url=judge_server.base_url, model="local-judge", max_retries=0)
+    judge_server.fail(Fault(status=500))
+    data = {"answer": "A correct summary.", "criterion": "good"}
+    page = auth_client.post(try_url(essay), data, **HX).content.decode()
+    assert outcomes(page) == ["Error"]
+    assert "The judge could not be reached." in page and "HTTP 500" in page
+    assert "Weighted total: <strong>no score</strong>" in page
+    assert "judge_unreachable: HTTP 500" in JudgeCall.objects.get().error
