@@ -10,9 +10,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 
-from context_verifiers.judges import JudgeConfig
+from context_verifiers.judges import JudgeConfig, JudgeConfigError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -362,6 +363,10 @@ RATELIMIT_TOKENS = os.environ.get("RATELIMIT_TOKENS", "10/m")
 MAX_API_TOKENS_PER_PERSON = int(os.environ.get("MAX_API_TOKENS_PER_PERSON", "100"))
 MAX_DATASETS_PER_PERSON = int(os.environ.get("MAX_DATASETS_PER_PERSON", "1000"))
 MAX_TASKS_PER_DATASET = int(os.environ.get("MAX_TASKS_PER_DATASET", "100000"))
+
+# "Try an answer" per person per minute: each try may call the judge once per criterion (or
+# run a Python check), so it is bounded like a check.
+RATELIMIT_TRIES = os.environ.get("RATELIMIT_TRIES", "30/m")
 # django-ratelimit only knows the memcached and django-redis backends; Django's own
 # RedisCache increments atomically too, so its "not officially supported" warning is noise.
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
@@ -416,3 +421,24 @@ if SENTRY_DSN:
         # A token a client sent in the URL never reaches Sentry either.
         before_send=redaction.sentry_event_redacted,
     )
+
+
+def judge_config(environ: dict[str, str]) -> JudgeConfig:
+    """The judges' server and how they are asked, from JUDGE_* (the README's table). A value
+    that cannot be read, or half a judge (a server without a model, or a model without a
+    server), stops the start naming the variable, rather than grading without a judge."""
+    try:
+        config = JudgeConfig.from_env(environ)
+    except JudgeConfigError as exc:
+        raise ImproperlyConfigured(f"{exc} (see the JUDGE_* settings in the README)") from exc
+    if bool(config.base_url) != bool(config.model):
+        missing = "JUDGE_MODEL" if config.base_url else "JUDGE_BASE_URL"
+        given = "JUDGE_BASE_URL" if config.base_url else "JUDGE_MODEL"
+        raise ImproperlyConfigured(
+            f"{missing}: must be set too, since {given} is (a judge needs a server and a model)"
+        )
+    return config
+
+
+# Read once, here: `datasets_app.grading.graders()` makes the site's judge from it.
+JUDGE = judge_config(dict(os.environ))

@@ -23,6 +23,7 @@ from datasets_app.models import (
     ApiToken,
     Criterion,
     Dataset,
+    JudgeCall,
     Run,
     RunResult,
     SiteSettings,
@@ -593,6 +594,25 @@ class RunAdmin(ReadOnlyAdmin):
     list_filter = (RunDatasetFilter,)
     list_select_related = ("version__dataset", "created_by")
     inlines = [RunResultInline]
+
+
+@admin.register(JudgeCall)
+class JudgeCallAdmin(ReadOnlyAdmin):
+    """Every request the judges sent (a try's, a run's) with its reply: what they cost."""
+
+    list_display = (
+        "created_at",
+        "model",
+        "dataset",
+        "created_by",
+        "latency_ms",
+        "prompt_tokens",
+        "completion_tokens",
+        "cached",
+    )
+    list_filter = ("cached", "model")
+    list_select_related = ("dataset", "created_by")
+    Media = AdminStyles
 
 
 @admin.register(Upload)

@@ -13,7 +13,7 @@ from datasets_app.importing import checker
 from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
 from datasets_app.importing.columns import shorten
 from datasets_app.importing.document import validate_document
-from datasets_app.importing.spec import Problem, TaskSpec, Verifier, nowhere
+from datasets_app.importing.spec import MAX_TEXT_CHARS, Problem, TaskSpec, Verifier, nowhere
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
 from datasets_app.selectors import TaskListing
 
@@ -645,3 +645,51 @@ class TaskListForm(forms.Form):
             per_page=data.get("per_page") or DEFAULT_PAGE_SIZE,
             page=data.get("page") or 1,
         )
+
+
+EVERY_CRITERION = ""
+
+
+class TryAnswerForm(forms.Form):
+    """Try an answer: the answer, one criterion or all of them, and (on the dataset's
+    Settings page) the task to try it against."""
+
+    answer = forms.CharField(
+        label="Answer",
+        strip=False,
+        max_length=MAX_TEXT_CHARS,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        error_messages={"required": "Paste an answer to try."},
+    )
+    criterion = forms.ChoiceField(label="Grade by", required=False)
+
+    def __init__(
+        self,
+        data=None,
+        *,
+        checks: Sequence[tuple[str, str]],
+        tasks: Sequence[tuple[int, str]] | None = None,
+        every_label: str = "Every criterion",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(data, **kwargs)
+        criterion = self.fields["criterion"]
+        assert isinstance(criterion, forms.ChoiceField)
+        criterion.choices = [(EVERY_CRITERION, every_label), *checks]
+        if tasks is not None:
+            self.fields["task"] = forms.TypedChoiceField(
+                label="Task", choices=list(tasks), coerce=int
+            )
+            # The task first: what the answer is to.
+            self.order_fields(["task", "answer", "criterion"])
+
+    def clean_answer(self) -> str:
+        # A browser posts each line break as CRLF: the answer as the person typed it has LF,
+        # as an agent's would. Nothing else is changed, not even spaces at its ends.
+        answer: str = self.cleaned_data["answer"]
+        return answer.replace("\r\n", "\n")
+
+    @property
+    def only(self) -> str | None:
+        """The one criterion to grade, or None for all of them."""
+        return self.cleaned_data.get("criterion") or None

@@ -26,6 +26,7 @@ TOO_MANY_NEW_DATASETS = (
 TOO_MANY_NEW_TOKENS = (
     "You have made many API tokens in a short time. Wait a minute, then try again."
 )
+TOO_MANY_TRIES = "You have tried many answers in a short time. Wait a minute, then try again."
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ CHECKS = Rate(group="checks", setting="RATELIMIT_CHECKS", message=TOO_MANY_CHECK
 IMPORTS = Rate(group="imports", setting="RATELIMIT_IMPORTS", message=TOO_MANY_IMPORTS)
 DATASETS = Rate(group="datasets", setting="RATELIMIT_DATASETS", message=TOO_MANY_NEW_DATASETS)
 TOKENS = Rate(group="tokens", setting="RATELIMIT_TOKENS", message=TOO_MANY_NEW_TOKENS)
+TRIES = Rate(group="tries", setting="RATELIMIT_TRIES", message=TOO_MANY_TRIES)
 
 
 @dataclass(frozen=True)

@@ -317,6 +317,43 @@ class RunResult(models.Model):
         return f"{self.task}: {self.score}"
 
 
+class JudgeCall(models.Model):
+    """One request to a judge as it was sent and answered, by a try or a run: what "the
+    raw reply, tokens and latency" show. A try keeps nothing else."""
+
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="judge_calls", null=True, blank=True
+    )
+    created_by = models.ForeignKey(
+        project_settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    model = models.CharField(max_length=200)
+    # `context_verifiers.judges.PROMPT_VERSION`: which system message and schema it used.
+    prompt_version = models.CharField(max_length=40)
+    # The chat completions request as sent: its messages, schema, temperature and seed.
+    request = models.JSONField()
+    # The server's reply as it came (empty when none came: see `error`).
+    reply = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.FloatField(validators=[MinValueValidator(0.0)])
+    # Answered from the cache of deterministic replies (temperature 0 and a seed): no cost.
+    cached = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["dataset", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.model} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
 def upload_expiry() -> datetime:
     return timezone.now() + timedelta(days=1)
 

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from kombu.exceptions import OperationalError
 
+from datasets_app import tries
 from datasets_app.models import Upload
 from datasets_app.services import imports
 
@@ -134,6 +135,22 @@ def import_upload(self: Task, upload_id: int, mode: str) -> None:
         Upload.objects.filter(pk=upload_id).exclude(state=Upload.State.IMPORTED).update(
             state=Upload.State.CHECKED, error=IMPORT_FAILED
         )
+
+
+@shared_task(
+    soft_time_limit=tries.TRY_TIME_LIMIT_SECONDS,
+    time_limit=tries.TRY_TIME_LIMIT_SECONDS + settings.TIME_LIMIT_GRACE_SECONDS,
+)
+def try_answer(key: str) -> None:
+    """Grade a try ("Try an answer") that calls a judge or runs a Python check."""
+    try:
+        tries.try_run(key=key)
+    except SoftTimeLimitExceeded:
+        logger.warning("Try %s ran past its time limit", key)
+        tries.try_failed(key=key, error=tries.TRY_TOO_LONG)
+    except Exception:
+        logger.exception("Try %s failed", key)
+        tries.try_failed(key=key, error=tries.TRY_FAILED)
 
 
 @shared_task

@@ -12,6 +12,8 @@ urlpatterns = [
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
     path("datasets/<int:pk>/settings/", views.dataset_settings, name="dataset_settings"),
     path("datasets/<int:pk>/delete/", views.dataset_delete, name="dataset_delete"),
+    path("datasets/<int:pk>/settings/try/", views.dataset_try, name="dataset_try"),
+    path("datasets/<int:pk>/tries/<slug:key>/", views.try_status, name="try_status"),
     path("datasets/<int:pk>/save/", views.version_save, name="version_save"),
     path("datasets/<int:pk>/sharing/", views.dataset_sharing, name="dataset_sharing"),
     path("datasets/<int:pk>/export/", views.dataset_export, name="dataset_export_page"),
@@ -30,6 +32,12 @@ urlpatterns = [
     path("datasets/<int:pk>/tasks/bulk/", views.tasks_bulk, name="tasks_bulk"),
     path("datasets/<int:pk>/tasks/<int:task_pk>/", views.task_detail, name="task_detail"),
     path("datasets/<int:pk>/tasks/<int:task_pk>/edit/", views.task_edit, name="task_edit"),
+    path("datasets/<int:pk>/tasks/<int:task_pk>/try/", views.task_try, name="task_try"),
+    path(
+        "datasets/<int:pk>/tasks/<int:task_pk>/edit/try/",
+        views.task_try_edits,
+        name="task_try_edits",
+    ),
     path("datasets/<int:pk>/tasks/<int:task_pk>/delete/", views.task_delete, name="task_delete"),
     path(
         "datasets/<int:pk>/tasks/<int:task_pk>/files/<int:file_pk>/",

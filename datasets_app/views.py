@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, push_url
 from django_htmx.middleware import HtmxDetails
 
-from datasets_app import exporting, guards, selectors, wording
+from datasets_app import exporting, guards, selectors, tries, wording
 from datasets_app.forms import (
     FILE_ACCEPT,
     PAGE_SIZES,
@@ -34,6 +34,7 @@ from datasets_app.forms import (
     SettingsEditor,
     TaskEditor,
     TaskListForm,
+    TryAnswerForm,
 )
 from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import counted, limits_for_people
@@ -504,9 +505,8 @@ def dataset_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         )
         messages.success(request, "Saved the settings.")
         return _redirect(request, dataset.get_absolute_url())
-    return render(
-        request, "datasets_app/dataset_settings.html", {"dataset": dataset, "editor": editor}
-    )
+    context = {"dataset": dataset, "editor": editor, **_dataset_try_context(dataset)}
+    return render(request, "datasets_app/dataset_settings.html", context)
 
 
 # --- Tasks ----------------------------------------------------------------------------------
@@ -521,6 +521,7 @@ def task_detail(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse
         "task_files": selectors.task_files(task),
         "shared_criteria": selectors.dataset_criteria(dataset),
         "python_checks_enabled": selectors.checker_options().python_checks_enabled,
+        **_task_try_context(dataset, task),
     }
     return render(request, "datasets_app/task_detail.html", context)
 
@@ -533,6 +534,9 @@ def _task_editor(request: HtmxHttpRequest, dataset: Dataset, task=None) -> TaskE
         options=selectors.checker_options(),
         taken_ids=selectors.live_task_ids(dataset, exclude=task),
     )
+
+
+TASK_FORM_PAGE = "datasets_app/task_form.html"
 
 
 def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
@@ -550,7 +554,14 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
             )
             return _redirect(request, saved.get_absolute_url())
     context = {"dataset": dataset, "task": task, "editor": editor}
-    return render(request, "datasets_app/task_form.html", context)
+    if task is not None:
+        target = tries.Target.of(dataset, task)
+        context |= {
+            "try_form": _edits_try_form(target),
+            "try_url": reverse("datasets_app:task_try_edits", args=[dataset.pk, task.pk]),
+            "editing": True,
+        }
+    return render(request, TASK_FORM_PAGE, context)
 
 
 def task_create(request: HtmxHttpRequest, pk: int) -> HttpResponse:
@@ -613,6 +624,175 @@ def task_file_download(request: HtmxHttpRequest, pk: int, task_pk: int, file_pk:
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response
+
+
+# --- Try an answer -------------------------------------------------------------------------
+
+
+def _task_try_context(dataset: Dataset, task: Task, data=None, **initial) -> dict:
+    """The task's "Try an answer" form (its page, its edit page, a try's own page)."""
+    target = tries.Target.of(dataset, task)
+    form = TryAnswerForm(data, checks=target.choices(), initial=initial)
+    url = reverse("datasets_app:task_try", args=[dataset.pk, task.pk])
+    return {"try_form": form, "try_url": url, "try_target": target}
+
+
+def _dataset_try_context(dataset: Dataset, data=None) -> dict:
+    """The Settings page's form: a criterion for every task, tried against a chosen task."""
+    criteria = selectors.dataset_criteria(dataset)
+    tasks = [
+        (t.pk, f"{t.task_id} · {t.name}" if t.name else t.task_id) for t in dataset.tasks.live()
+    ]
+    if not tasks or not criteria:
+        return {}
+    form = TryAnswerForm(
+        data,
+        checks=[(c.criterion_id, c.text) for c in criteria],
+        tasks=tasks,
+        every_label="All the task's criteria",
+    )
+    url = reverse("datasets_app:dataset_try", args=[dataset.pk])
+    return {"try_form": form, "try_url": url, "try_every_task": True}
+
+
+def _render_try(
+    request: HtmxHttpRequest, context: dict, page: str = "datasets_app/try_answer.html"
+) -> HttpResponse:
+    """A try's result in place (htmx), or its page (no JavaScript): the try's own, or the
+    edit page with the edits it tried."""
+    context = {"judge_configured": settings.JUDGE.configured, **context}
+    if request.htmx:
+        return render(request, "datasets_app/try_answer.html#result", context)
+    return render(request, page, context)
+
+
+def _try(
+    request: HtmxHttpRequest,
+    target: tries.Target,
+    context: dict,
+    *,
+    page: str = "datasets_app/try_answer.html",
+    queue: bool = True,
+) -> HttpResponse:
+    """Grade the answer (or show the judges' prompts) and show the outcome; `queue`: a
+    slow try may go to a worker."""
+    form: TryAnswerForm = context["try_form"]
+    dataset = target.dataset
+    context = {"dataset": dataset, "task": target.task, **context}
+    if not form.is_valid():
+        return _render_try(request, context, page)
+    answer, only = form.cleaned_data["answer"], form.only
+    if request.POST.get("show") == "prompt":
+        context["prompts"] = tries.judge_prompts(target=target, answer=answer, only=only)
+        return _render_try(request, context, page)
+    state = tries.try_start(target=target, answer=answer, only=only, user=request.user, queue=queue)
+    if state.status == "running" and not request.htmx:
+        return redirect("datasets_app:try_status", dataset.pk, state.key)
+    return _render_try(request, context | {"state": state}, page)
+
+
+EDITS_HAVE_PROBLEMS = (
+    "The task's form has problems, so its edits cannot be tried: Save as draft shows them."
+)
+
+
+def _edits_try_form(target: tries.Target, data=None) -> TryAnswerForm:
+    # Inside the editor's form: its fields are prefixed, and an empty answer must not stop
+    # the browser from submitting Save as draft.
+    return TryAnswerForm(data, checks=target.choices(), prefix="try", use_required_attribute=False)
+
+
+def _edits_try_context(request: HtmxHttpRequest, dataset: Dataset, task: Task) -> dict:
+    """The edit page's try: the task as its form has it (unsaved), and the try's fields
+    (prefixed, beside the form's own)."""
+    editor = _task_editor(request, dataset, task)
+    target = tries.Target.of(dataset, task)
+    if editor.is_valid() and editor.spec is not None:
+        target = target.edited(editor.spec)
+    form = _edits_try_form(target, request.POST)
+    url = reverse("datasets_app:task_try_edits", args=[dataset.pk, task.pk])
+    return {
+        "editor": editor,
+        "try_form": form,
+        "try_url": url,
+        "try_target": target,
+        "editing": True,
+        "refusal": None if editor.spec is not None else EDITS_HAVE_PROBLEMS,
+    }
+
+
+def _refuse_edits_try(request: HtmxHttpRequest, message: str, pk: int, task_pk: int):
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    context = _edits_try_context(request, dataset, task) | {"refusal": message}
+    return _render_try(request, {"dataset": dataset, "task": task, **context}, TASK_FORM_PAGE)
+
+
+@require_POST
+@guards.guard_upload(rate=guards.TRIES, check_size=False, refuse=_refuse_edits_try)
+def task_try_edits(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    """Try an answer on the edit page, on the task as its form has it, before saving."""
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    if task.state == TaskState.ARCHIVED:
+        raise Http404
+    context = _edits_try_context(request, dataset, task)
+    if context["refusal"]:
+        return _render_try(request, {"dataset": dataset, "task": task, **context}, TASK_FORM_PAGE)
+    # Graded in this request: a worker could read only the saved task, not these edits.
+    return _try(request, context["try_target"], context, page=TASK_FORM_PAGE, queue=False)
+
+
+def _refuse_task_try(request: HtmxHttpRequest, message: str, pk: int, task_pk: int):
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    context = _task_try_context(dataset, task, request.POST)
+    return _render_try(request, {"dataset": dataset, "task": task, "refusal": message, **context})
+
+
+@require_POST
+@guards.guard_upload(rate=guards.TRIES, check_size=False, refuse=_refuse_task_try)
+def task_try(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    """Try an answer on the task's page: every criterion, or one alone."""
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk)
+    context = _task_try_context(dataset, task, request.POST)
+    return _try(request, context["try_target"], context)
+
+
+def _refuse_dataset_try(request: HtmxHttpRequest, message: str, pk: int):
+    dataset = selectors.dataset_for(request.user, pk)
+    context = _dataset_try_context(dataset, request.POST)
+    return _render_try(request, {"dataset": dataset, "refusal": message, **context})
+
+
+@require_POST
+@guards.guard_upload(rate=guards.TRIES, check_size=False, refuse=_refuse_dataset_try)
+def dataset_try(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Try a criterion for every task (the Settings page) against a task of the dataset."""
+    dataset = selectors.dataset_for(request.user, pk)
+    context = _dataset_try_context(dataset, request.POST)
+    if not context:
+        raise Http404
+    form: TryAnswerForm = context["try_form"]
+    if not form.is_valid():
+        return _render_try(request, {"dataset": dataset, **context})
+    task = get_object_or_404(
+        dataset.tasks.live().prefetch_related("criteria", "files"), pk=form.cleaned_data["task"]
+    )
+    return _try(request, tries.Target.of(dataset, task), context)
+
+
+@require_GET
+def try_status(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
+    """A try a worker grades: polled while it runs, then its outcome (also its page)."""
+    dataset = selectors.dataset_for(request.user, pk)
+    state = tries.try_state(key=key, user=request.user, dataset=dataset)
+    if state is None:
+        return _render_try(request, {"dataset": dataset, "gone": tries.TRY_GONE})
+    task = selectors.task_for(dataset, state.task_pk)
+    context = _task_try_context(dataset, task, answer=state.answer, criterion=state.only or "")
+    return _render_try(request, {"dataset": dataset, "task": task, "state": state, **context})
 
 
 # --- Versions and exports -------------------------------------------------------------------

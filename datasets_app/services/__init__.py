@@ -5,5 +5,6 @@ Each service is keyword-only, typed and atomic. `datasets`: a dataset's own life
 edit its tasks and settings, save it as a version, record runs). `imports`: importing a
 dataset file (keep the upload, check it, import it) and the files it stores. `sharing`:
 who else may see a dataset. `tokens`: the personal API tokens that open the HTTP API.
-`sandbox`: the Python checks' sandbox self-test as the site records it.
+`sandbox`: the Python checks' sandbox self-test as the site records it. `judge_calls`: the
+judges' calls a try or a run keeps.
 """

@@ -41,3 +41,21 @@ def marked(value: object, query: str | None) -> SafeString:
         start = found.end()
     pieces.append(escape(text[start:]))
     return mark_safe("".join(pieces))  # every piece is escaped above
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    """67%: a share (coverage) as a whole percentage."""
+    return f"{round((value or 0) * 100):,}%"
+
+
+@register.filter
+def score(value: float | None) -> str:
+    """0.67: a score from 0 to 1, to two places; "no score" when nothing was graded."""
+    return "no score" if value is None else f"{value:.2f}"
+
+
+@register.filter
+def milliseconds(value: float | None) -> str:
+    """1,234 ms."""
+    return f"{round(value or 0):,} ms"
