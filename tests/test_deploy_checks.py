@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from django.core.management import call_command
 
 from datasets_app import checks
+
+
+@pytest.fixture(autouse=True)
+def async_safety_as_deployed(monkeypatch):
+    # The browser tests set DJANGO_ALLOW_ASYNC_UNSAFE in this process (Playwright's sync
+    # API runs an event loop); deployed, it is never set, and --deploy errors when it is.
+    monkeypatch.delenv("DJANGO_ALLOW_ASYNC_UNSAFE", raising=False)
 
 
 def deploy_check() -> str:
