@@ -138,6 +138,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # once with "database is locked" instead of letting it wait.
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+elif os.environ.get("TEST_DATABASE_NAME"):
+    # Two checkouts testing on one PostgreSQL at once each need a test database of their own.
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
