@@ -23,7 +23,7 @@ from urllib.parse import quote
 import pytest
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from contextevals.celery import app
 from datasets_app import selectors, tasks
@@ -64,17 +64,19 @@ def shared_db(transactional_db, tmp_path) -> Iterator[str]:
     with sqlite3.connect(path) as target:
         connection.connection.backup(target)
     target.close()
-    # Keep the in-memory connection open (closing it would drop the test database) and
-    # point Django at the file until the test ends.
-    in_memory, name = connection.connection, settings_dict["NAME"]
-    connection.connection = None
-    settings_dict["NAME"] = str(path)
+    # This thread reads and writes the file through a connection of its own until the test
+    # ends. The in-memory one stays open and untouched (closing it would drop the test
+    # database): a live server left running by a browser test shares that very connection
+    # from its own thread, and pointing it at the file made that thread close it under this
+    # one's feet ("bad parameter or other API misuse").
+    in_memory = connections[DEFAULT_DB_ALIAS]
+    on_file = in_memory.__class__({**in_memory.settings_dict, "NAME": str(path)})
+    connections[DEFAULT_DB_ALIAS] = on_file
     try:
         yield f"sqlite:///{path}"
     finally:
-        connection.close()
-        settings_dict["NAME"] = name
-        connection.connection = in_memory
+        on_file.close()
+        connections[DEFAULT_DB_ALIAS] = in_memory
 
 
 @pytest.fixture
