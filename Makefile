@@ -28,9 +28,8 @@ install: $(VENV)/.installed
 
 run: install
 	$(PY) manage.py migrate --no-input -v 0
-	$(PY) manage.py ensure_admin
-	@echo "Context Evals is at http://$(HOST):$(PORT)/"
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@# serve: runserver, then the first administrator's sign-in framed, printed last.
+	$(PY) manage.py serve $(HOST):$(PORT)
 
 worker: install
 	$(BIN)/celery -A contextevals worker --beat --loglevel=info

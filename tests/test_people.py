@@ -13,6 +13,8 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 
+from datasets_app.management.commands.serve import Command as Serve
+
 pytestmark = pytest.mark.django_db
 User = get_user_model()
 
@@ -75,3 +77,24 @@ def test_the_first_administrator_is_printed_framed(db):
     lines = out.getvalue().strip().splitlines()
     assert lines[0] == lines[-1] == "=" * 64
     assert any(line.strip().startswith("password:") for line in lines)
+
+
+def test_make_run_prints_the_administrator_last_below_the_servers_lines(db):
+    out = StringIO()
+    serve = Serve(stdout=out)
+    serve.addr, serve.protocol, serve._raw_ipv6 = "127.0.0.1", "http", False
+    serve.on_bind(8123)
+    text = out.getvalue()
+    assert text.index("Starting development server") < text.index("Your administrator")
+    lines = text.strip().splitlines()
+    assert lines[-1] == "=" * 64
+    assert "  Sign in at http://127.0.0.1:8123/" in lines
+    password = re.search(r"password:\s+(\S+)", text)[1]
+    assert signs_in("admin", password)
+
+    again = StringIO()
+    serve = Serve(stdout=again)
+    serve.addr, serve.protocol, serve._raw_ipv6 = "127.0.0.1", "http", False
+    serve.on_bind(8123)
+    assert again.getvalue().strip().splitlines()[-1] == "Context Evals is at http://127.0.0.1:8123/"
+    assert password not in again.getvalue()

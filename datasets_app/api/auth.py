@@ -26,7 +26,16 @@ EXPIRED = "This API token expired on {date}. Make a new one on your API tokens p
 UNKNOWN = "This API token is not one we know. Check it was copied whole."
 
 
-def _refusal(token: ApiToken | None) -> ApiError | None:
+def _refusal(secret: str) -> tuple[ApiToken | None, ApiError | None]:
+    """The token a secret names, or why it opens nothing. A blank one (`Bearer` and no
+    more) was never sent: the caller is told how to send one, not that it is unknown."""
+    if not secret:
+        return None, ApiError(401, "unauthorized", UNAUTHORIZED)
+    token = selectors.api_token_for(secret)
+    return token, _token_refusal(token)
+
+
+def _token_refusal(token: ApiToken | None) -> ApiError | None:
     if token is None:
         return ApiError(401, "unauthorized", UNKNOWN)
     if token.revoked_at is not None:
@@ -41,11 +50,10 @@ class TokenAuth(HttpBearer):
     """Bearer tokens: the owner of an active token is the request's user."""
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
-        found = selectors.api_token_for(token.strip())
-        refusal = _refusal(found)
+        found, refusal = _refusal(token.strip())
         if refusal is not None:
             raise refusal
-        assert found is not None  # for the type checker: _refusal refused None
+        assert found is not None  # for the type checker: _token_refusal refused None
         tokens.api_token_used(token=found)
         request.user = found.user
         return found.user
@@ -58,8 +66,8 @@ def signed_in_or_token(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
     @wraps(view)
     def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         header = request.headers.get("Authorization", "")
-        if header.lower().startswith("bearer "):
-            refusal = _refusal(selectors.api_token_for(header[7:].strip()))
+        if header.lower().startswith("bearer ") or header.lower() == "bearer":
+            _found, refusal = _refusal(header[7:].strip())
             if refusal is not None:
                 return error_response(refusal.status, refusal.code, refusal.message)
         elif not request.user.is_authenticated:

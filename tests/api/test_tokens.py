@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from datasets_app.api import auth
+from datasets_app.api import auth, errors
 from datasets_app.models import ApiToken
 from datasets_app.services import tokens
 from tests.api.conftest import bearer, error_of
@@ -36,6 +36,19 @@ def test_no_token_is_a_401_in_the_error_shape(client):
     assert response.status_code == 401
     assert response["WWW-Authenticate"].startswith("Bearer")
     assert error_of(response)["code"] == "unauthorized"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", [DATASETS, "/api/v1/openapi.json"])
+@pytest.mark.parametrize("header", [None, "Bearer", "Bearer  ", "Token abc", "Basic abc"])
+def test_a_request_without_a_token_is_told_how_to_send_one(path, header):
+    """No token, a blank one or another scheme: the answer says how to send one, never that
+    the token is unknown (issue 27, item 10)."""
+    client = Client(headers={} if header is None else {"authorization": header})
+    error = error_of(response := client.get(path))
+    assert response.status_code == 401
+    assert error["message"] == errors.UNAUTHORIZED
+    assert "Authorization: Bearer <token>" in error["message"]
 
 
 @pytest.mark.django_db
