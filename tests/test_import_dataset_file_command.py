@@ -38,6 +38,24 @@ def test_it_imports_into_a_dataset_named_by_id_or_name(make_dataset, admin_user)
     assert [t.task_id for t in dataset.tasks.live()] == ["yoy-growth", "q3-end-date"]
 
 
+def test_a_second_file_without_ids_is_numbered_after_the_first(make_dataset, admin_user, tmp_path):
+    dataset = make_dataset(tasks=2)
+    path = tmp_path / "qa.jsonl"
+    path.write_text(
+        '{"prompt": "What is 2+2?", "expected": "4"}\n{"prompt": "Capital?", "expected": "Paris"}\n'
+    )
+    assert run(str(path), "--dataset", str(dataset.pk))[1] == 0
+    assert run(str(path), "--dataset", str(dataset.pk))[1] == 0
+    assert [t.task_id for t in dataset.tasks.all()] == [
+        "t1",
+        "t2",
+        "task-3",
+        "task-4",
+        "task-5",
+        "task-6",
+    ]
+
+
 def test_problems_are_printed_like_check_dataset_file_and_exit_1(make_dataset, admin_user):
     dataset = make_dataset()
     run(str(EXPECTED), "--dataset", str(dataset.pk))

@@ -318,7 +318,9 @@ def _import_out(upload: Upload, *, sees_dataset: bool = True) -> dict[str, Any]:
         "file": upload.original_name,
         "mode": upload.mode,
         "state": state,
-        "ok": result.get("ok") if upload.state != Upload.State.CHECKING else None,
+        # The verdict on this import, never at odds with its state: a file that checked
+        # fine but cannot be added (its ids are the dataset's, say) is not ok.
+        "ok": None if state == "checking" else state != "failed" and not problems,
         "progress": {"done": upload.progress_done, "total": upload.progress_total},
         "task_count": result.get("task_count", 0),
         "problems": problems,

@@ -156,7 +156,10 @@ class ImportOut(Schema):
         "problems or could not be imported (nothing was written). checked: checked in the "
         "import dialog and waiting for its Import button."
     )
-    ok: bool | None = Field(description="The check's verdict; null while checking.")
+    ok: bool | None = Field(
+        description="Whether the file can be (or was) imported: false whenever `state` is "
+        "failed or there are problems; null while checking."
+    )
     progress: Progress = Field(description="Tasks checked, then files stored, so far.")
     task_count: int
     problems: list[ProblemOut]

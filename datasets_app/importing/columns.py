@@ -292,13 +292,17 @@ class Built:
     warnings: list[Problem]
 
 
-def document_from_table(table: Table, *, file_name: str, dataset_name: str) -> Built:
+def document_from_table(
+    table: Table, *, file_name: str, dataset_name: str, first_task_number: int = 1
+) -> Built:
     """Build the canonical dataset document from a table's rows.
 
     Rule checks (required values, weights, verifier kinds, limits) are the shared
-    validator's; this only reports what is wrong with the sheet's shape.
+    validator's; this only reports what is wrong with the sheet's shape. A task without an
+    id gets `task-N`, N counting from `first_task_number` (`CheckOptions`).
     """
     builder = _Builder(table, file_name=file_name, dataset_name=dataset_name)
+    builder.first_task_number = first_task_number
     # The builder keeps the row numbers `locate` needs, not the rows: a sheet's cells are
     # let go of as soon as the document holds them.
     document = builder.build(table.rows)
@@ -319,6 +323,7 @@ class _Builder:
         # valid file of thousands of rows never needs it.
         self._rows: tuple[list[tuple[int, dict[str, str]]], list[_Task]] | None = None
         self.has_task_ids = False
+        self.first_task_number = 1
 
     def problem(
         self, rule: Rule, *, row: int | None, field: str | None = None, **params: Any
@@ -573,7 +578,9 @@ class _Builder:
         document_criteria = [criterion for _, criterion in global_criteria]
         criteria_ids = _IdMaker("c", [c["id"] for c in document_criteria if "id" in c])
         criteria_ids.fill(document_criteria)
-        task_ids = _IdMaker("task-", [t.explicit_id for t in tasks if t.explicit_id])
+        task_ids = _IdMaker(
+            "task-", [t.explicit_id for t in tasks if t.explicit_id], first=self.first_task_number
+        )
         if ids_left_out:
             for task in tasks:
                 self._fill_ids(task.criteria, criteria_ids)
@@ -705,10 +712,17 @@ def _column_for_path(path: DocPath) -> str | None:
 class _IdMaker:
     """Hands out `c1`, `c2`, … (or `task-1`, …), skipping ids the file itself uses."""
 
-    def __init__(self, prefix: str, explicit: Sequence[str], taken: set[str] | None = None):
+    def __init__(
+        self,
+        prefix: str,
+        explicit: Sequence[str],
+        taken: set[str] | None = None,
+        *,
+        first: int = 1,
+    ):
         self.prefix = prefix
         self.used = set(explicit) | (taken or set())
-        self.counter = 0
+        self.counter = first - 1
 
     def fill(self, criteria: list[dict[str, Any]]) -> None:
         """Give each criterion without an id the next one."""

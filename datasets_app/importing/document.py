@@ -931,7 +931,7 @@ class _Validator:
         task_id = task.id
         if not task_id or task_id.isspace():
             self._given_ids[index] = task_id
-            task_id = f"task-{index + 1}"
+            task_id = f"task-{self.options.first_task_number + index}"
             _finish(task, "id", task_id)
         if not task.name:
             _finish(task, "name", task_id)

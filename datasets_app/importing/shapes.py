@@ -2349,7 +2349,7 @@ def _one_cell_header(header: Sequence[str], rows: Sequence[Row]) -> bool:
 
 
 def _promptfoo_columns(
-    header: list[str], rows: Sequence[Row], file_name: str
+    header: list[str], rows: Sequence[Row], file_name: str, first_task_number: int = 1
 ) -> tuple[list[str], Sequence[Row], list[Problem], list[Problem]]:
     """`__expected`, `__expected1`, … cells as expected-answer and criterion columns.
 
@@ -2371,7 +2371,7 @@ def _promptfoo_columns(
     problems: list[Problem] = []
     left_out: dict[str, int] = {}
     new_rows: list[Row] = []
-    for number, (row, cells) in enumerate(rows, start=1):
+    for number, (row, cells) in enumerate(rows, start=first_task_number):
         base = [cells[i] if i < len(cells) else "" for i in kept]
         expected, verifier, criteria = "", "", []
         for i in asserting:
@@ -2427,7 +2427,7 @@ def _table_records(header: Sequence[str], rows: Sequence[Row]) -> list[Record]:
     ]
 
 
-def _spreadsheet_habits(shaped: ShapedTable, file_name: str) -> set[str]:
+def _spreadsheet_habits(shaped: ShapedTable, file_name: str, first_task_number: int) -> set[str]:
     """A header in one quoted cell (refused), a pandas index (left out), promptfoo's
     `__expected` columns (made into ours); returns the names of the columns made."""
     header, rows = shaped.header or [], shaped.rows
@@ -2442,7 +2442,9 @@ def _spreadsheet_habits(shaped: ShapedTable, file_name: str) -> set[str]:
     synthetic: set[str] = set()
     if any(_PROMPTFOO_EXPECTED.match(name.strip()) for name in header):
         before = {name.strip() for name in header}
-        header, rows, problems, warnings = _promptfoo_columns(header, rows, file_name)
+        header, rows, problems, warnings = _promptfoo_columns(
+            header, rows, file_name, first_task_number
+        )
         synthetic = {name for name in header if name not in before}
         shaped.problems.extend(problems)
         shaped.warnings.extend(warnings)
@@ -2490,6 +2492,7 @@ def shape_table(
     given: Mapping[str, str] | None = None,
     remembered: Mapping[str, Mapping[str, str]] | None = None,
     reads: Callable[[str], str | None],
+    first_task_number: int = 1,
 ) -> ShapedTable:
     """A spreadsheet's header and rows, with other tools' habits taken care of.
 
@@ -2498,7 +2501,7 @@ def shape_table(
     is, after a look at the header only.
     """
     shaped = ShapedTable(header, rows)
-    synthetic = _spreadsheet_habits(shaped, file_name)
+    synthetic = _spreadsheet_habits(shaped, file_name, first_task_number)
     if shaped.header is None:
         return shaped
     header, rows = shaped.header, shaped.rows
@@ -2655,6 +2658,7 @@ def read_table(
         given=options.mapping if options else None,
         remembered=options.remembered_mappings if options else None,
         reads=field_for_header,
+        first_task_number=options.first_task_number if options else 1,
     )
     if shaped.header is None:
         return Built_(None, nowhere, field_path, [], []), shaped
@@ -2666,7 +2670,12 @@ def read_table(
         shaped.warnings.extend(warnings)
         if problems:
             return Built_(None, nowhere, field_path, [], []), shaped
-    built = document_from_table(table, file_name=file_name, dataset_name=dataset_name)
+    built = document_from_table(
+        table,
+        file_name=file_name,
+        dataset_name=dataset_name,
+        first_task_number=options.first_task_number if options else 1,
+    )
     if shaped.mapping is not None and built.document is not None:
         shaped.mapping = replace(shaped.mapping, sample=sample_of(built.document["tasks"]))
     if shaped.mapping is not None and shaped.mapping.needs_confirmation:

@@ -404,6 +404,10 @@ class CheckOptions:
     # Mappings the dataset remembers, by the shape of the file they were made for
     # (`shapes.signature_of`): offered again, for confirmation, for a file of that shape.
     remembered_mappings: dict[str, dict[str, str]] | None = None
+    # The number of the first id made up for a task the file gives none (`task-N`): the
+    # dataset's next, so that a second file without ids adds after the first's tasks
+    # instead of clashing with them (`selectors.first_task_number`).
+    first_task_number: int = 1
 
 
 # Maps a path inside the canonical document, e.g. ("tasks", 3, "criteria", 0, "weight"),

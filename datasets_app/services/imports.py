@@ -155,6 +155,7 @@ def upload_heartbeat(*, upload_id: int) -> None:
 def _check(
     upload: Upload,
     *,
+    first_task_number: int,
     progress: Callable[[int, int], None] | None = None,
     measured: dict[str, tuple[int, str]] | None = None,
 ) -> CheckResult:
@@ -162,6 +163,7 @@ def _check(
         selectors.checker_options(),
         mapping=upload.mapping or None,
         remembered_mappings=upload.dataset.import_mappings if upload.dataset else None,
+        first_task_number=first_task_number,
     )
     with upload.file.open("rb") as fileobj:
         return checker.check_file(
@@ -188,9 +190,14 @@ def upload_check(*, upload: Upload) -> Upload:
 
     A zip's check reports its progress on the upload's row as it reads the attached files.
     """
-    result = _check(upload, progress=_ProgressWriter(upload))
+    # Ids the file leaves out are numbered after the dataset's tasks as they are now, and
+    # kept: the import numbers them alike, so it writes the ids this check showed (and
+    # `add_conflicts` compared with the dataset).
+    first = selectors.first_task_number(upload.dataset) if upload.dataset else 1
+    result = _check(upload, first_task_number=first, progress=_ProgressWriter(upload))
     stored = checker.result_to_json(result)
     stored["notes"] = list(result.notes)
+    stored["first_task_number"] = first
     if result.plan is not None:
         # The import proves the file unchanged by its SHA-256 and then need not read every
         # attached file twice more: storing verifies each against these measurements.
@@ -357,7 +364,11 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
         upload_check(upload=upload)
         raise ImportRefused(UPLOAD_CHANGED)
     members = (upload.result or {}).get("members") or {}
-    result = _check(upload, measured={path: tuple(m) for path, m in members.items()})
+    result = _check(
+        upload,
+        first_task_number=(upload.result or {}).get("first_task_number", 1),
+        measured={path: tuple(m) for path, m in members.items()},
+    )
     if not result.ok:
         raise ImportRefused(UPLOAD_HAS_PROBLEMS)
     plan = result.plan

@@ -23,6 +23,7 @@ EXPECTED_PATH = FILES / "json" / "expected_answers_template.json"
 EXPECTED = EXPECTED_PATH.read_bytes()
 # A file from another tool whose columns say nothing: the check guesses, `map` confirms.
 OTHER_TOOL_CSV = b"qq,aa\nWhat is 2+2?,4\nCapital of France?,Paris\n"
+IDLESS = b"prompt,expected_answer\nWhat is 2+2?,4\nCapital of France?,Paris\n"
 BAD_JSONL = b'{"id": "a", "prompt": "p"}\n{"id": "a", "prompt": ""\n'
 
 
@@ -227,10 +228,25 @@ def test_add_refuses_ids_the_dataset_has_with_the_problem_on_its_line(api, make_
     api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)})
     body = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).json()
     assert body["state"] == "failed" and body["error"] == imports.UPLOAD_HAS_PROBLEMS
+    assert body["ok"] is False  # the state and the verdict never disagree
     assert {p["field"] for p in body["problems"]} == {"id"}
     assert all(p["code"] for p in body["problems"])
     assert all(p["line"] for p in body["problems"])
     assert dataset.tasks.count() == 2
+
+
+@pytest.mark.django_db
+def test_files_without_ids_are_added_one_after_the_other(api, make_dataset):
+    dataset = make_dataset()
+    for _ in range(2):
+        body = api.post(imports_of(dataset), {"file": file("qa.csv", IDLESS)}).json()
+        assert body["state"] == "imported" and body["ok"] is True, body["problems"]
+    assert list(dataset.tasks.values_list("task_id", flat=True)) == [
+        "task-1",
+        "task-2",
+        "task-3",
+        "task-4",
+    ]
 
 
 @pytest.mark.django_db

@@ -218,3 +218,38 @@ def test_locate_tasks_places_tasks_by_position_in_each_format():
     }
     assert locate_tasks(archive.getvalue(), "f.zip", [0]) == {0: ("set/dataset.csv", 2, None)}
     assert locate_tasks(b"not a zip", "f.zip", [0]) == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        (
+            "qa.json",
+            b'{"tasks": [{"prompt": "2+2?", "expected": "4"},'
+            b' {"prompt": "Hi", "expected": "Hello"}]}',
+        ),
+        (
+            "qa.jsonl",
+            b'{"prompt": "2+2?", "expected": "4"}\n{"prompt": "Hi", "expected": "Hello"}\n',
+        ),
+        ("qa.csv", b"prompt,expected_answer\n2+2?,4\nHi,Hello\n"),
+        # promptfoo's sheet: its rows become tasks with ids the reader makes up.
+        ("qa.csv", b"prompt,__expected\n2+2?,4\nHi,Hello\n"),
+        # A file from another tool, by its shape (OpenAI evals' samples).
+        ("qa.jsonl", b'{"input": "2+2?", "ideal": "4"}\n{"input": "Hi", "ideal": "Hello"}\n'),
+    ],
+)
+def test_ids_made_up_for_a_file_count_from_the_first_task_number(name, data):
+    result = check_file(data, name, options=CheckOptions(first_task_number=13))
+
+    assert result.ok, result.problems
+    assert [task.id for task in result.plan.tasks] == ["task-13", "task-14"]
+    assert [task.id for task in check_file(data, name).plan.tasks] == ["task-1", "task-2"]
+
+
+def test_made_up_ids_skip_the_ids_a_file_gives_itself():
+    data = b"task_id,prompt,expected_answer\n,2+2?,4\ntask-13,Hi,Hello\n,Bye,Goodbye\n"
+
+    result = check_file(data, "qa.csv", options=CheckOptions(first_task_number=13))
+
+    assert [task.id for task in result.plan.tasks] == ["task-14", "task-13", "task-15"]

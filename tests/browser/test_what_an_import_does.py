@@ -1,0 +1,50 @@
+"""What an import does, seen in the dialog as a person meets it: files without ids added in
+turn, what the preview says an import will change, and metadata kept on the way in and out."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from datasets_app.models import Dataset
+from tests.browser.test_import_dialog import open_import_dialog
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def new_dataset(page, name: str) -> None:
+    page.get_by_role("link", name="New dataset").click()
+    page.get_by_label("Name").fill(name)
+    page.get_by_role("button", name="Create dataset").click()
+    expect(page.get_by_role("heading", name=name)).to_be_visible()
+
+
+def test_two_files_without_ids_are_added_in_turn(logged_in, live_server, screenshot, tmp_path):
+    page = logged_in
+    new_dataset(page, "Arithmetic")
+    first = tmp_path / "first.csv"
+    first.write_text("prompt,expected_answer\nWhat is 2+2?,4\nWhat is 3+3?,6\n")
+    second = tmp_path / "second.csv"
+    second.write_text("prompt,expected_answer\nWhat is 4+4?,8\nWhat is 5+5?,10\n")
+
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(first))
+    expect(dialog.get_by_text("task-1", exact=True)).to_be_visible()
+    dialog.get_by_role("button", name="Import 2 tasks").click()
+    expect(page.get_by_text("Imported 2 tasks as drafts.")).to_be_visible()
+
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(second))
+    expect(dialog.get_by_text("task-3", exact=True)).to_be_visible()
+    expect(dialog.get_by_text("already one of this dataset")).to_have_count(0)
+    screenshot(page, "import-second-file-without-ids")
+    dialog.get_by_role("button", name="Import 2 tasks").click()
+    expect(page.get_by_role("row", name="Choose task-4")).to_be_visible()
+
+    dataset = Dataset.objects.get(name="Arithmetic")
+    assert [(t.task_id, t.expected_text) for t in dataset.tasks.live()] == [
+        ("task-1", "4"),
+        ("task-2", "6"),
+        ("task-3", "8"),
+        ("task-4", "10"),
+    ]
