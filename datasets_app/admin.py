@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 
 from datasets_app.forms import KeepsShownText, VerifierField
 from datasets_app.importing import document
@@ -338,6 +339,10 @@ class DatasetAdmin(admin.ModelAdmin):
         )
 
 
+# The list shows this much of each prompt: enough to tell tasks apart at a glance.
+PROMPT_START_CHARS = 80
+
+
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
     """A task's page. Saved tasks are what versions and runs hold: changing one here goes
@@ -345,7 +350,7 @@ class TaskAdmin(admin.ModelAdmin):
     saved and the task becomes a draft for the next Save as vN."""
 
     form = TaskAdminForm
-    list_display = ("task_id", "name", "dataset", "state", "reviewed", "updated_at")
+    list_display = ("task_id", "name", "prompt_start", "dataset", "state", "reviewed", "updated_at")
     list_filter = ("state", ReviewedFilter, DatasetFilter)
     search_fields = ("task_id", "name", "prompt")
     # At 100,000 rows: the dataset shown by name in the same query, no count of every task
@@ -362,6 +367,10 @@ class TaskAdmin(admin.ModelAdmin):
     @admin.display(description="reviewed", boolean=True)
     def reviewed(self, task: Task) -> bool:
         return task.is_reviewed
+
+    @admin.display(description="prompt")
+    def prompt_start(self, task: Task) -> str:
+        return Truncator(task.prompt).chars(PROMPT_START_CHARS)
 
     @admin.action(description="Mark selected drafts reviewed", permissions=["change"])
     def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:

@@ -589,8 +589,8 @@ class TaskListForm(forms.Form):
         required=False,
         choices=[
             ("", "Drafts and saved"),
-            ("draft", "Draft"),
-            ("reviewed", "Reviewed"),
+            ("draft", "Drafts not reviewed"),
+            ("reviewed", "Drafts reviewed"),
             ("saved", "Saved"),
             ("archived", "Archived"),
         ],

@@ -1069,3 +1069,73 @@ def version_export_notes(version: Version) -> list[ExportNotes]:
 def tasks_deletable(tasks: QuerySet[Task]) -> QuerySet[Task]:
     """The drafts among `tasks` that removing deletes for good (`TaskQuerySet.deletable`)."""
     return Task.objects.filter(pk__in=tasks.values("pk")).deletable()
+
+
+# --- Reviewing drafts one at a time (the review page) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class DraftCounts:
+    """How many drafts the dataset has, and how many of them are not reviewed since they
+    last changed (`Task.is_reviewed`): what Save as vN and the review page say."""
+
+    drafts: int
+    unreviewed: int
+
+
+def draft_counts(dataset: Dataset) -> DraftCounts:
+    """The dataset's drafts, counted in one query."""
+    counts = dataset.tasks.filter(state=TaskState.DRAFT).aggregate(
+        drafts=Count("pk"), unreviewed=Count("pk", filter=~REVIEWED)
+    )
+    return DraftCounts(drafts=counts["drafts"], unreviewed=counts["unreviewed"])
+
+
+@dataclass(frozen=True)
+class ReviewStep:
+    """The draft the review page shows, where it stands among the drafts it walks (all of
+    them, or those not reviewed yet), and its neighbours there, by the dataset's order."""
+
+    task: Task
+    unreviewed_only: bool
+    # Its place among the drafts walked (from 1), None when it is not one of them (a draft
+    # reviewed a moment ago, shown until the person moves on).
+    number: int | None
+    walked: int
+    previous: int | None
+    next: int | None
+    counts: DraftCounts
+
+
+def review_step(
+    dataset: Dataset, *, task_pk: int | None, unreviewed_only: bool
+) -> ReviewStep | None:
+    """The review page's draft: `task_pk` if it is a draft of the dataset, else the first
+    draft walked; None when there is none to show.
+
+    Its neighbours and number are asked of the database along the dataset's order, so a
+    step costs the same few queries whatever the number of drafts.
+    """
+    drafts = dataset.tasks.filter(state=TaskState.DRAFT)
+    walked = drafts.exclude(REVIEWED) if unreviewed_only else drafts
+    shown = drafts.prefetch_related("criteria", "files").select_related("reviewed_by")
+    task = shown.filter(pk=task_pk).first() if task_pk is not None else None
+    if task is None:
+        task = shown.filter(pk__in=walked.order_by("position", "pk").values("pk")[:1]).first()
+    if task is None:
+        return None
+    before = Q(position__lt=task.position) | Q(position=task.position, pk__lt=task.pk)
+    after = Q(position__gt=task.position) | Q(position=task.position, pk__gt=task.pk)
+    previous = walked.filter(before).order_by("-position", "-pk").values_list("pk", flat=True)
+    following = walked.filter(after).order_by("position", "pk").values_list("pk", flat=True)
+    is_walked = walked.filter(pk=task.pk).exists()
+    counts = draft_counts(dataset)
+    return ReviewStep(
+        task=task,
+        unreviewed_only=unreviewed_only,
+        number=walked.filter(before).count() + 1 if is_walked else None,
+        walked=counts.unreviewed if unreviewed_only else counts.drafts,
+        previous=previous.first(),
+        next=following.first(),
+        counts=counts,
+    )

@@ -15,6 +15,12 @@ urlpatterns = [
     path("datasets/<int:pk>/settings/try/", views.dataset_try, name="dataset_try"),
     path("datasets/<int:pk>/tries/<slug:key>/", views.try_status, name="try_status"),
     path("datasets/<int:pk>/save/", views.version_save, name="version_save"),
+    path("datasets/<int:pk>/review/", views.dataset_review, name="dataset_review"),
+    path(
+        "datasets/<int:pk>/review/<int:task_pk>/reviewed/",
+        views.task_review,
+        name="task_review",
+    ),
     path("datasets/<int:pk>/sharing/", views.dataset_sharing, name="dataset_sharing"),
     path("datasets/<int:pk>/export/", views.dataset_export, name="dataset_export_page"),
     path("datasets/<int:pk>/export/<slug:fmt>/", views.dataset_export, name="dataset_export"),

@@ -7,6 +7,8 @@ JavaScript the same URLs answer with whole pages.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.models import User
@@ -16,7 +18,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.utils.http import content_disposition_header
+from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, push_url
 from django_htmx.middleware import HtmxDetails
@@ -94,11 +96,14 @@ def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if _swaps_task_list(request):
         context = {"dataset": dataset, "form": form, "page": task_page}
         return _task_list_response(request, "datasets_app/dataset_detail.html", context)
+    drafts = selectors.draft_counts(dataset)
     context = {
         "dataset": dataset,
         "form": form,
         "page": task_page,
-        "has_changes": selectors.unsaved_changes(dataset),
+        # A draft is a change: asked again only of a dataset without one.
+        "has_changes": bool(drafts.drafts) or selectors.unsaved_changes(dataset),
+        "draft_counts": drafts,
         "next_version": selectors.next_version_number(dataset),
         "shared_criteria": selectors.dataset_criteria(dataset),
         "versions": selectors.versions_of(dataset),
@@ -170,6 +175,87 @@ def version_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, f"Saved {dataset.name} as {version.label}.")
     return _redirect(request, dataset.get_absolute_url())
+
+
+# --- Reviewing drafts one at a time --------------------------------------------------------
+
+REVIEW_ALL = "all"
+
+
+def _review_url(dataset: Dataset, *, task_pk: int | None, show: str) -> str:
+    """The review page at a draft (none: the first walked), walking all drafts or those not
+    reviewed yet (the default)."""
+    params = {key: value for key, value in (("task", task_pk), ("show", show)) if value}
+    return reverse("datasets_app:dataset_review", args=[dataset.pk]) + (
+        f"?{urlencode(params)}" if params else ""
+    )
+
+
+def _review_show(value: str | None) -> str:
+    return REVIEW_ALL if value == REVIEW_ALL else ""
+
+
+@require_GET
+def dataset_review(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """The dataset's drafts one at a time, with Mark reviewed, Edit and Delete (and their
+    keys: j, k, r, e, d)."""
+    dataset = selectors.dataset_for(request.user, pk)
+    show = _review_show(request.GET.get("show"))
+    task_pk = request.GET.get("task", "")
+    step = selectors.review_step(
+        dataset,
+        task_pk=int(task_pk) if task_pk.isdigit() else None,
+        unreviewed_only=show != REVIEW_ALL,
+    )
+    context: dict = {"dataset": dataset, "step": step, "show": show}
+    if step is not None:
+        task = step.task
+
+        def url(task_pk: int | None) -> str:
+            return _review_url(dataset, task_pk=task_pk, show=show)
+
+        context |= {
+            "task": task,
+            "task_files": selectors.task_files(task),
+            "shared_criteria": selectors.dataset_criteria(dataset),
+            "python_checks_enabled": selectors.checker_options().python_checks_enabled,
+            "here": url(task.pk),
+            "previous_url": url(step.previous) if step.previous else None,
+            "next_url": url(step.next) if step.next else None,
+            # Where Delete comes back to: the draft after it (gone, it has no place).
+            "after_delete": url(step.next or step.previous),
+            "other_show": _review_url(
+                dataset, task_pk=task.pk, show="" if show == REVIEW_ALL else REVIEW_ALL
+            ),
+        }
+    else:
+        context["has_drafts"] = selectors.draft_counts(dataset).drafts > 0
+    context["next_version"] = selectors.next_version_number(dataset)
+    return render(request, "datasets_app/dataset_review.html", context)
+
+
+@require_POST
+def task_review(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
+    """Mark reviewed on the review page: the draft is marked, and the page moves on to the
+    next draft it walks."""
+    dataset = selectors.dataset_for(request.user, pk)
+    task = get_object_or_404(dataset.tasks.filter(state=TaskState.DRAFT), pk=task_pk)
+    show = _review_show(request.POST.get("show"))
+    step = selectors.review_step(dataset, task_pk=task.pk, unreviewed_only=show != REVIEW_ALL)
+    datasets.tasks_mark_reviewed(tasks=dataset.tasks.filter(pk=task.pk), user=request.user)
+    messages.success(request, f"Marked {task.task_id} reviewed.")
+    following = step.next if step is not None else None
+    return redirect(_review_url(dataset, task_pk=following, show=show))
+
+
+def _next_url(request: HtmxHttpRequest) -> str | None:
+    """The `next` page a link asked to come back to: a path on this site, or None."""
+    url = request.GET.get("next", "")
+    if url.startswith("/") and url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return url
+    return None
 
 
 # --- Import from a file ---------------------------------------------------------------------
@@ -552,8 +638,8 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
                 f"Saved {saved.task_id} as a draft. Save as "
                 f"{selectors.next_version_label(dataset)} to put it in the next version.",
             )
-            return _redirect(request, saved.get_absolute_url())
-    context = {"dataset": dataset, "task": task, "editor": editor}
+            return _redirect(request, _next_url(request) or saved.get_absolute_url())
+    context = {"dataset": dataset, "task": task, "editor": editor, "next": _next_url(request)}
     if task is not None:
         target = tries.Target.of(dataset, task)
         context |= {
@@ -600,11 +686,12 @@ def task_delete(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse
             "dataset": dataset,
             "task": task,
             "deletes": datasets.task_remove_deletes(task),
+            "next": _next_url(request),
         }
         return render(request, "datasets_app/task_delete.html", context)
     datasets.task_remove(task=task)
     messages.success(request, f"Removed {task.task_id}.")
-    return _redirect(request, dataset.get_absolute_url())
+    return _redirect(request, _next_url(request) or dataset.get_absolute_url())
 
 
 @require_GET

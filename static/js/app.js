@@ -115,3 +115,22 @@ function setUpMenu(root) {
 }
 
 document.querySelectorAll("[data-menu]").forEach(setUpMenu);
+
+// Keys for a page's actions (the review page's j, k, r, e, d): an element with
+// data-shortcut="j" is clicked when j is pressed, unless the person is typing in a field
+// or holds a modifier. Each such element is a plain link or button, which works without
+// this script; aria-keyshortcuts tells assistive technology the key.
+document.addEventListener("keydown", (event) => {
+  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) {
+    return;
+  }
+  const typing = event.target.closest?.("input, textarea, select, [contenteditable]");
+  if (typing || document.querySelector("dialog[open]")) {
+    return;
+  }
+  const action = document.querySelector(`[data-shortcut="${CSS.escape(event.key)}"]`);
+  if (action) {
+    event.preventDefault();
+    action.click();
+  }
+});
