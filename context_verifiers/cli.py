@@ -1,8 +1,9 @@
 """`python -m context_verifiers grade DATASET_FILE OUTPUTS.jsonl [--json] [--allow-python]`:
 grade an agent's outputs locally or in CI, on the same code as the app, without the app.
 
-The dataset file is read by the importer's checker (any file it reads); each line of the
-outputs file is `{"task": "<task id>", "output": "<text>"}`. A task with no line is graded
+The dataset file is read by the importer's checker (any file it reads); the outputs file
+is read as a run reads it (`importing.outputs`): `.jsonl` lines `{"task": "<task id>",
+"output": "<text>"}`, or a `.csv` with task and output columns. A task with no line is graded
 as not answered (the agent's failure). Exit status: 0 graded, 1 the files had problems
 (each named, as `check_dataset_file` names them) or a JUDGE_* setting cannot be read, 2 some
 criteria ended in errors.
@@ -16,16 +17,15 @@ import sys
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
 
 from context_verifiers.grading import DatasetResult, Graders, TaskResult, grade_tasks
 from context_verifiers.judges import Judge, JudgeConfig, JudgeConfigError
 from context_verifiers.views import MAX_FILE_VIEW_BYTES
 from datasets_app import wording
 from datasets_app.importing.checker import check_file
+from datasets_app.importing.outputs import read_outputs
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
-    MAX_TEXT_CHARS,
     CheckOptions,
     DatasetSpec,
     FileSpec,
@@ -38,67 +38,8 @@ EXIT_PROBLEMS = 1
 EXIT_ERRORS = 2
 
 UNREADABLE = Rule("unreadable_file", "The file could not be read: {detail}.")
-OUTPUTS_TOO_BIG = Rule("file_too_big", "The outputs file is larger than {limit} MiB.")
-NOT_A_LINE_OBJECT = Rule(
-    "not_an_output_line",
-    'This line is not {{"task": "<task id>", "output": "<text>"}}: {detail}.',
-)
-UNKNOWN_TASK = Rule("unknown_task", "The dataset has no task {task}.")
-REPEATED_TASK = Rule("repeated_task", "Task {task} already has an output, on line {first}.")
-OUTPUT_TOO_LONG = Rule(
-    "output_too_long", "This output is longer than {limit} characters; cut it or attach it."
-)
 
 _STATUS_MARKS = {"passed": "✓", "failed": "✗", "scored": "~", "error": "!", "skipped": "-"}
-
-
-def _read_line(raw: str, number: int, name: str) -> tuple[str, str | None] | Problem:
-    """One line's task id and output, or its problem."""
-    try:
-        item = json.loads(raw)
-    except ValueError as exc:
-        return NOT_A_LINE_OBJECT.at(name, line=number, detail=f"not JSON ({exc})")
-    if not isinstance(item, dict) or not isinstance(item.get("task"), str):
-        detail = '"task" must be the task\'s id, as text'
-        return NOT_A_LINE_OBJECT.at(name, line=number, detail=detail)
-    output = item.get("output")
-    if output is not None and not isinstance(output, str):
-        return NOT_A_LINE_OBJECT.at(name, line=number, detail='"output" must be text or null')
-    if isinstance(output, str) and len(output) > MAX_TEXT_CHARS:
-        return OUTPUT_TOO_LONG.at(name, line=number, limit=MAX_TEXT_CHARS)
-    return item["task"], output
-
-
-def read_outputs(
-    source: IO[bytes], name: str, task_ids: Sequence[str]
-) -> tuple[dict[str, str | None], list[Problem]]:
-    """The outputs by task id, and every problem in the file (each on its line)."""
-    data = source.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        return {}, [OUTPUTS_TOO_BIG.at(name, limit=MAX_FILE_BYTES >> 20)]
-    known = set(task_ids)
-    outputs: dict[str, str | None] = {}
-    lines: dict[str, int] = {}
-    problems: list[Problem] = []
-    for number, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        if not raw.strip():
-            continue
-        read = _read_line(raw, number, name)
-        if isinstance(read, Problem):
-            problems.append(read)
-            continue
-        task_id, output = read
-        if task_id not in known:
-            problems.append(UNKNOWN_TASK.at(name, line=number, task=json.dumps(task_id)))
-        elif task_id in lines:
-            first = lines[task_id]
-            problems.append(
-                REPEATED_TASK.at(name, line=number, task=json.dumps(task_id), first=first)
-            )
-        else:
-            lines[task_id] = number
-            outputs[task_id] = output
-    return outputs, problems
 
 
 def zip_reader(path: Path) -> Callable[[FileSpec], bytes | None]:
@@ -176,13 +117,13 @@ def grade(arguments: argparse.Namespace, write: Callable[[str], None]) -> int:
         return _problems(write, problems)
     try:
         with outputs_path.open("rb") as source:
-            outputs, problems = read_outputs(
-                source, outputs_path.name, [task.id for task in plan.tasks]
-            )
+            data = source.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        problems = [UNREADABLE.at(outputs_path.name, detail=exc.strerror or exc)]
-    if problems:
-        return _problems(write, problems)
+        return _problems(write, [UNREADABLE.at(outputs_path.name, detail=exc.strerror or exc)])
+    read = read_outputs(data, outputs_path.name, {task.id for task in plan.tasks})
+    if read.problems:
+        return _problems(write, read.problems)
+    outputs = {task_id: output.output for task_id, output in read.outputs.items()}
     try:
         config = JudgeConfig.from_env()
     except JudgeConfigError as exc:
@@ -214,7 +155,8 @@ def parser() -> argparse.ArgumentParser:
     )
     command.add_argument("dataset", help="The dataset file (.json, .jsonl, .csv, .xlsx, .zip).")
     command.add_argument(
-        "outputs", help='The outputs, one JSON line each: {"task": "<id>", "output": "<text>"}.'
+        "outputs",
+        help='The outputs: .jsonl lines {"task": "<id>", "output": "<text>"}, or a .csv.',
     )
     command.add_argument("--json", action="store_true", help="Print one JSON document.")
     command.add_argument(

@@ -313,6 +313,26 @@ _Job = tuple[int, Check, TaskSpec, OutputView | None]
 READS_FILES = frozenset({"agent_judge", "code_verifier"})
 
 
+Job = tuple[Check, TaskSpec, OutputView | None]
+
+
+def grade_checks(jobs: Sequence[Job], graders: Graders) -> list[Outcome]:
+    """Each (check, task, answer)'s outcome, in order; up to `graders.concurrency` at once.
+    `grade_tasks` grades through this, and so does a run, a chunk of its criteria at a time."""
+
+    def run(job: Job) -> Outcome:
+        # The task's view (with its files) is made as its check runs, not before: holding
+        # every task's files at once would take up to 20 MiB a task.
+        check, task, output = job
+        reader = graders.read_file if check.verifier.kind in READS_FILES else _no_files
+        return grade_check(check, task_view(task, check, reader), output, graders)
+
+    if graders.concurrency > 1 and len(jobs) > 1:
+        with ThreadPoolExecutor(max_workers=graders.concurrency) as pool:
+            return list(pool.map(run, jobs))
+    return [run(job) for job in jobs]
+
+
 def grade_tasks(
     dataset: DatasetSpec,
     answers: Iterable[tuple[TaskSpec, OutputView | str | None]],
@@ -331,19 +351,7 @@ def grade_tasks(
         for check in checks_for(dataset, task):
             if only is None or check.id == only:
                 jobs.append((index, check, task, output))
-
-    def run(job: _Job) -> Outcome:
-        # The task's view (with its files) is made as its check runs, not before: holding
-        # every task's files at once would take up to 20 MiB a task.
-        _, check, task, output = job
-        reader = graders.read_file if check.verifier.kind in READS_FILES else _no_files
-        return grade_check(check, task_view(task, check, reader), output, graders)
-
-    if graders.concurrency > 1 and len(jobs) > 1:
-        with ThreadPoolExecutor(max_workers=graders.concurrency) as pool:
-            outcomes = list(pool.map(run, jobs))
-    else:
-        outcomes = [run(job) for job in jobs]
+    outcomes = grade_checks([(check, task, output) for _, check, task, output in jobs], graders)
     by_task: list[list[CriterionResult]] = [[] for _ in pairs]
     for (index, check, _, _), result in zip(jobs, outcomes, strict=True):
         by_task[index].append(

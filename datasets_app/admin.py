@@ -510,7 +510,7 @@ class VersionRunInline(admin.TabularInline):
     """The runs that graded this version, with how many results and their mean score."""
 
     model = Run
-    fields = ("run_link", "created_at", "result_count", "mean_score")
+    fields = ("run_link", "state", "created_at", "result_count", "mean_score")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -598,9 +598,9 @@ class RunResultInline(admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdmin):
-    list_display = ("__str__", "version", "created_by", "created_at")
+    list_display = ("__str__", "version", "state", "created_by", "created_at")
     Media = AdminStyles
-    list_filter = (RunDatasetFilter,)
+    list_filter = ("state", RunDatasetFilter)
     list_select_related = ("version__dataset", "created_by")
     inlines = [RunResultInline]
 

@@ -285,15 +285,57 @@ class Version(models.Model):
         return f"v{self.number}"
 
 
+class RunState(models.TextChoices):
+    """Where a run is: its outputs file being checked, waiting for a worker, being graded,
+    or ended (done, done with some criteria in error, stopped by a person, or failed)."""
+
+    CHECKING = "checking", "Checking"
+    QUEUED = "queued", "Queued"
+    GRADING = "grading", "Grading"
+    DONE = "done", "Done"
+    DONE_WITH_ERRORS = "done_with_errors", "Done with errors"
+    STOPPED = "stopped", "Stopped"
+    FAILED = "failed", "Failed"
+
+
+RUN_ENDED = frozenset({RunState.DONE, RunState.DONE_WITH_ERRORS, RunState.STOPPED, RunState.FAILED})
+
+
+def run_outputs_path(run: Run, filename: str) -> str:
+    # A random folder per file: names people give their files never collide or leak.
+    return f"run-outputs/{uuid.uuid4()}/{filename}"
+
+
 class Run(models.Model):
-    """A grading run of one saved version. Grading itself is outside this product for now."""
+    """A grading run of one saved version: an agent's outputs, each task's result and each
+    criterion's outcome, graded in the background (`services.runs`)."""
 
     version = models.ForeignKey(Version, on_delete=models.PROTECT, related_name="runs")
     name = models.CharField(max_length=200, blank=True)
+    state = models.CharField(max_length=20, choices=RunState.choices, default=RunState.QUEUED)
+    # The outputs file as the person chose it, kept from the check to the start.
+    outputs_file = models.FileField(upload_to=run_outputs_path, max_length=500, blank=True)
+    outputs_name = models.CharField(max_length=255, blank=True)
+    # What the check found (`services.runs.RunPlan.to_json`): counts for the preview.
+    plan = models.JSONField(default=dict, blank=True)
+    task_count = models.PositiveIntegerField(default=0)
+    outcome_count = models.PositiveIntegerField(default=0)
+    # Criteria outcomes written so far (each once: see RunOutcome's claim).
+    outcomes_done = models.PositiveIntegerField(default=0)
+    judge_model = models.CharField(max_length=200, blank=True)
+    # The run's figures when it ended (`services.runs.RunSummary.to_json`), so that its page
+    # reads one row whatever the run's size.
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    # The most judge calls / tokens it may take; a run past them is refused before it starts.
+    budget_judge_calls = models.PositiveIntegerField(null=True, blank=True)
+    budget_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     created_by = models.ForeignKey(
         project_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -301,20 +343,102 @@ class Run(models.Model):
     def __str__(self) -> str:
         return self.name or f"Run {self.pk} of {self.version}"
 
+    def get_absolute_url(self) -> str:
+        return reverse("datasets_app:run_detail", args=[self.version.dataset_id, self.pk])
+
+    @property
+    def ended(self) -> bool:
+        return self.state in RUN_ENDED
+
 
 class RunResult(models.Model):
+    """One task of a run: the agent's output (if it gave one), what it cost, and the
+    task's score and coverage once its criteria are graded."""
+
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
     # PROTECT: a task that a run graded can be archived, never deleted.
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="results")
-    score = models.FloatField()
+    # The task's id in the version, as the outputs file named it.
+    task_key = models.CharField("task id", max_length=MAX_ID_CHARS, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    output = models.TextField(blank=True)
+    # Whether the file gave this task an output at all (an empty one is no answer too).
+    has_output = models.BooleanField(default=False)
+    score = models.FloatField(null=True, blank=True)
+    coverage = models.FloatField(default=0.0)
+    graded = models.BooleanField(default=False)
+    failed_count = models.PositiveIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    latency_ms = models.FloatField(null=True, blank=True)
+    tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    cost = models.FloatField(null=True, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    trace = models.URLField(max_length=MAX_URL_CHARS, blank=True)
+    # A person's verdict per criterion id (judge calibration): {"c1": true, "c2": 0.7}.
+    labels = models.JSONField(default=dict, blank=True)
 
     class Meta:
+        ordering = ["position", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["run", "task"], name="one_result_per_task_per_run"),
         ]
+        indexes = [
+            models.Index(fields=["run", "position"], name="runresult_run_position"),
+            models.Index(fields=["run", "score"], name="runresult_run_score"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.task}: {self.score}"
+        return f"{self.task_key or self.task}: {self.score}"
+
+
+class OutcomeStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    CLAIMED = "claimed", "Being graded"
+    PASSED = "passed", "Passed"
+    FAILED = "failed", "Failed"
+    SCORED = "scored", "Scored"
+    ERROR = "error", "Error"
+    SKIPPED = "skipped", "Skipped"
+
+
+class RunOutcome(models.Model):
+    """One criterion of one task in a run: pending, claimed by one worker (`lease`), then
+    written once with its outcome (`context_verifiers.outcome.Outcome`)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="outcomes")
+    result = models.ForeignKey(RunResult, on_delete=models.CASCADE, related_name="outcomes")
+    position = models.PositiveIntegerField(default=0)
+    criterion_key = models.CharField("criterion id", max_length=MAX_ID_CHARS)
+    text = models.TextField(blank=True)
+    weight = models.FloatField(default=1.0)
+    kind = models.CharField(max_length=20)
+    status = models.CharField(
+        max_length=10, choices=OutcomeStatus.choices, default=OutcomeStatus.PENDING
+    )
+    score = models.FloatField(null=True, blank=True)
+    reasoning = models.TextField(blank=True)
+    code = models.CharField(max_length=40, blank=True)
+    detail = models.TextField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    # The judge's calls for this outcome as sent and answered (`JudgeCall.to_json`).
+    calls = models.JSONField(default=list, blank=True)
+    # Who holds the claim (a Celery task's id) and since when: a claim older than the
+    # run's lease is taken over, so that a worker killed mid-run holds nothing for ever.
+    lease = models.CharField(max_length=64, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    written_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["result_id", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["result", "position"], name="one_outcome_per_criterion_per_result"
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="runoutcome_run_status")]
+
+    def __str__(self) -> str:
+        return f"{self.criterion_key}: {self.status}"
 
 
 class JudgeCall(models.Model):

@@ -22,7 +22,7 @@ from kombu.exceptions import OperationalError
 
 from datasets_app import tries
 from datasets_app.models import Upload
-from datasets_app.services import imports
+from datasets_app.services import imports, runs
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +151,45 @@ def try_answer(key: str) -> None:
     except Exception:
         logger.exception("Try %s failed", key)
         tries.try_failed(key=key, error=tries.TRY_FAILED)
+
+
+@shared_task(acks_late=True)
+def dispatch_run(run_id: int) -> None:
+    """Start a queued run: hand each chunk of its tasks to the workers."""
+    try:
+        chunks = runs.run_dispatch(run_id=run_id)
+    except Exception:
+        logger.exception("Starting run %s failed", run_id)
+        runs.run_fail(run_id=run_id)
+        return
+    for first, last in chunks:
+        enqueue(grade_run_chunk, run_id, first, last)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    max_retries=20,
+    soft_time_limit=settings.RUN_CHUNK_TIME_LIMIT_SECONDS,
+    time_limit=settings.RUN_CHUNK_TIME_LIMIT_SECONDS + settings.TIME_LIMIT_GRACE_SECONDS,
+)
+def grade_run_chunk(self: Task, run_id: int, first: int, last: int) -> None:
+    """Grade a chunk of a run's tasks. The claim's lease is this task's id: when a worker
+    dies and the broker hands the same message to another, that one takes the chunk's
+    claims over at once; any other worker waits for them to expire."""
+    lease = self.request.id or runs.new_lease()
+    try:
+        graded = runs.run_grade_chunk(run_id=run_id, first=first, last=last, lease=lease)
+    except SoftTimeLimitExceeded:
+        logger.warning("Run %s, tasks %s to %s, ran past its time limit", run_id, first, last)
+        runs.run_fail(run_id=run_id, error=runs.RUN_TOO_LONG)
+        return
+    except Exception:
+        logger.exception("Run %s, tasks %s to %s, failed", run_id, first, last)
+        runs.run_fail(run_id=run_id)
+        return
+    if graded.held_elsewhere and not self.request.is_eager:
+        raise self.retry(countdown=graded.wait)
 
 
 @shared_task

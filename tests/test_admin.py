@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from datasets_app.models import Criterion, SiteSettings, Task, TaskState
 from datasets_app.services import datasets
+from tests.runs import run_outputs
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +21,7 @@ def test_every_admin_page_loads(admin_client_, make_dataset, user):
 
     dataset = make_dataset(tasks=2)
     version = datasets.version_save(dataset=dataset, user=user)
-    run = datasets.run_create(version=version, user=user, scores={"t1": 1})
+    run = run_outputs(version, user, {"t1": "Answer 1"})
     task = Task.objects.first()
     SiteSettings.load()
     urls = [
@@ -242,13 +243,15 @@ def test_bulk_actions_for_drafts(admin_client_, make_dataset, user):
 
 def test_runs_are_seen_per_version_read_only_with_their_results(admin_client_, make_dataset, user):
     dataset = make_dataset(tasks=2)
+    dataset.settings = {"expectedAnswerVerifier": {"kind": "exact_match"}}
+    dataset.save()
     version = datasets.version_save(dataset=dataset, user=user)
-    run = datasets.run_create(version=version, user=user, scores={"t1": 1.0, "t2": 0.5})
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Not it"})
     url = reverse("admin:datasets_app_version_change", args=[version.pk])
     page = admin_client_.get(url).content.decode()
     assert "runs of this version" in page.lower()
     assert reverse("admin:datasets_app_run_change", args=[run.pk]) in page
-    assert "0.75" in page  # the mean of its two results
+    assert "0.50" in page  # the mean of its two results: right, then wrong
     runs_group = page[page.index('id="runs-group"') :]
     runs_group = runs_group[: runs_group.index("</fieldset>")]
     assert "<textarea" not in runs_group and 'type="text"' not in runs_group  # read-only

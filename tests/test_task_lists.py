@@ -17,6 +17,7 @@ from datasets_app import selectors
 from datasets_app.models import Criterion, RunResult, Task, TaskFile, TaskState, Version
 from datasets_app.services import datasets
 from tests.as_rendered import form_data
+from tests.runs import run_outputs
 
 pytestmark = pytest.mark.django_db
 
@@ -308,7 +309,7 @@ def test_delete_drafts_acts_on_all_tasks_that_match_never_on_held_ones(
     add_tasks(dataset, 5, start=130)  # new drafts, in no version
     Task.objects.filter(task_id="t131").update(prompt="keep me")
     graded = Task.objects.get(task_id="t132")
-    run = datasets.run_create(version=saved, user=user, scores={})
+    run = run_outputs(saved, user, {"t1": "Answer 1"})
     Version.tasks.through.objects.create(version=saved, task=graded)
     RunResult.objects.create(run=run, task=graded, score=1)
 

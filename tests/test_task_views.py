@@ -13,6 +13,7 @@ from django.urls import reverse
 from datasets_app.importing import checker, document
 from datasets_app.models import Criterion, Task, TaskState
 from datasets_app.services import datasets
+from tests.runs import run_outputs
 
 pytestmark = pytest.mark.django_db
 
@@ -103,7 +104,7 @@ def test_editing_a_saved_task_makes_a_draft_and_the_version_keeps_the_old_one(
 ):
     dataset = make_dataset(tasks=2)
     version = datasets.version_save(dataset=dataset, user=user)
-    run = datasets.run_create(version=version, user=user, scores={"t1": 1.0})
+    run = run_outputs(version, user, {"t1": "Answer 1"})
     saved = dataset.tasks.get(task_id="t1")
     url = reverse("datasets_app:task_edit", args=[dataset.pk, saved.pk])
     page = auth_client.get(url).content.decode()
@@ -116,7 +117,7 @@ def test_editing_a_saved_task_makes_a_draft_and_the_version_keeps_the_old_one(
     kept = version.tasks.get(task_id="t1")
     assert kept.state == TaskState.ARCHIVED and kept.prompt == "Prompt 1"
     assert kept.position == draft.position
-    assert run.results.get().task == kept
+    assert run.results.get(task_key="t1").task == kept
     assert version.snapshot["tasks"][0]["prompt"] == "Prompt 1"
     page = auth_client.get(dataset.get_absolute_url()).content.decode()
     assert "Save as v2" in page

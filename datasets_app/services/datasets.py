@@ -24,7 +24,6 @@ from datasets_app.importing.spec import (
 from datasets_app.models import (
     Criterion,
     Dataset,
-    Run,
     RunResult,
     Task,
     TaskFile,
@@ -96,30 +95,6 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
         state=TaskState.SAVED
     )
     return version
-
-
-@transaction.atomic
-def run_create(
-    *, version: Version, user: User | None, name: str = "", scores: dict[str, float]
-) -> Run:
-    """Record a run of `version` with a score per task id (grading happens elsewhere)."""
-    run = Run.objects.create(version=version, name=name, created_by=user)
-    tasks = {t.task_id: t for t in version.tasks.all()}
-    RunResult.objects.bulk_create(
-        RunResult(run=run, task=tasks[task_id], score=score) for task_id, score in scores.items()
-    )
-    return run
-
-
-@transaction.atomic
-def run_create_for_latest(
-    *, dataset: Dataset, user: User | None, name: str = "", scores: dict[str, float]
-) -> Run:
-    """A run grades the dataset's latest saved version, never its drafts."""
-    version = selectors.latest_version(dataset)
-    if version is None:
-        raise NothingToSave("Save the dataset as v1 before running it.")
-    return run_create(version=version, user=user, name=name, scores=scores)
 
 
 # --- Editing tasks and settings by hand -----------------------------------------------------

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.browser.helpers import clipped, dataset_with_everything, watch_console
 from tests.conftest import FILES
+from tests.runs import run_outputs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -217,13 +218,12 @@ def test_nothing_is_clipped_on_small_screens(logged_in, live_server, screenshot,
 @pytest.mark.parametrize("width", [1280, 375])
 def test_the_admin_for_reviewing_drafts(page, live_server, django_user_model, screenshot, width):
     from datasets_app.models import Criterion, Task
-    from datasets_app.services import datasets
 
     django_user_model.objects.create_superuser(username="root", password="pw-root-12345")
     owner = django_user_model.objects.get(username="root")
     dataset = dataset_with_everything(owner)
     version = dataset.versions.get()
-    datasets.run_create(version=version, user=owner, scores={"delayed-shipment": 0.5})
+    run_outputs(version, owner, {"delayed-shipment": "The shipment is late."})
     draft = Task.objects.create(
         dataset=dataset, task_id="draft-1", prompt="A draft to review", expected_text="x"
     )

@@ -1,0 +1,750 @@
+"""Runs: an agent's outputs graded against a saved version, in the background, every verdict kept.
+
+`run_check` reads an outputs file against the version (writing nothing) into a `RunPlan`;
+`run_prepare` keeps a checked file for the page's "Grade N tasks"; `run_begin` checks it
+again and writes the run's rows, all or nothing, then hands it to the workers; `run_create`
+does both at once (the API, the command). `run_grade_chunk` grades a chunk of tasks: each
+criterion's outcome is claimed once (`RunOutcome.lease`) and written once, in one
+transaction per chunk, so a worker killed mid-chunk leaves nothing half-written. The run's
+figures are made in one place (`run_summary`, from `context_verifiers.metrics`) when it ends.
+
+Every run grades the version's frozen content (`selectors.version_spec`), never the live
+tasks: editing or archiving a task later changes no run.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from context_verifiers import metrics
+from context_verifiers.grading import (
+    JUDGE_KINDS,
+    Check,
+    CriterionResult,
+    TaskResult,
+    checks_for,
+    grade_checks,
+)
+from context_verifiers.outcome import Outcome
+from context_verifiers.scoring import Score, task_score
+from context_verifiers.views import OutputView
+from datasets_app import grading, selectors
+from datasets_app.importing.outputs import OutputsFile, read_outputs
+from datasets_app.importing.spec import MAX_FILE_BYTES, DatasetSpec, Problem, Rule, TaskSpec
+from datasets_app.models import (
+    OutcomeStatus,
+    Run,
+    RunOutcome,
+    RunResult,
+    RunState,
+    Version,
+)
+from datasets_app.services.judge_calls import judge_calls_record
+
+# Tasks a worker grades in one go: one claim, one transaction and a handful of queries for
+# each chunk (`make bench`: at most 25 queries per 100 tasks), small enough that a worker
+# killed mid-chunk loses little, and that a stop takes effect within one chunk.
+CHUNK_TASKS = 100
+# A judge asked about as many tokens as a criterion's instructions, the prompt, the answer
+# and the expected answer hold (about 4 characters a token), plus the system message.
+CHARS_PER_TOKEN = 4
+JUDGE_OVERHEAD_TOKENS = 400
+
+NO_VERSION = "Save the dataset as v1 before running it: a run grades a saved version."
+OVER_BUDGET_CALLS = Rule(
+    "over_budget",
+    "The run needs {needed} judge calls and its budget allows {budget}: raise the budget or "
+    "grade fewer tasks.",
+)
+OVER_BUDGET_TOKENS = Rule(
+    "over_budget",
+    "The run needs about {needed} judge tokens and its budget allows {budget}: raise the "
+    "budget or grade fewer tasks.",
+)
+RUN_FAILED = "The run failed; what it graded is kept. Start it again, or tell us."
+RUN_TOO_LONG = (
+    "Part of the run took longer than its time limit and the run was stopped there; what it "
+    "graded is kept."
+)
+NOT_STARTABLE = "This run has already started."
+
+
+class RunRefused(Exception):
+    """The outputs cannot be graded as they are: every problem, each with its place."""
+
+    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run of these outputs would do: the preview before "Grade N tasks"."""
+
+    VERSION = 1
+
+    version: int
+    file_name: str
+    tasks: int
+    matched: int
+    no_output: int
+    outcomes: int
+    judge_calls: int
+    judge_tokens: int
+    python_checks: int
+    judge_available: bool
+    judge_model: str
+    python_available: bool
+    labels: int
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: v for k, v in vars(self).items() if k != "problems"}
+        return {
+            "plan_version": self.VERSION,
+            **data,
+            "problems": [p.to_json() for p in self.problems],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunPlan | None:
+        if data.get("plan_version") != cls.VERSION:
+            return None
+        fields = {k: v for k, v in data.items() if k not in ("plan_version", "problems")}
+        problems = tuple(Problem.from_json(p) for p in data.get("problems", []))
+        return cls(**fields, problems=problems)
+
+
+@functools.lru_cache(maxsize=4)
+def _frozen_spec(version_pk: int, created_at: float) -> DatasetSpec:
+    # A saved version never changes, so each process parses its snapshot once (the key
+    # holds when it was saved, as the version page's caches do).
+    return selectors.version_spec(Version.objects.get(pk=version_pk))
+
+
+def frozen_spec(version: Version) -> DatasetSpec:
+    """The version's frozen content, as every run grades it."""
+    return _frozen_spec(version.pk, version.created_at.timestamp())
+
+
+def _judge_tokens(check: Check, task: TaskSpec, output: str) -> int:
+    text = (check.verifier.instructions or check.text or "") + task.prompt + output
+    text += task.expected_text or ""
+    return JUDGE_OVERHEAD_TOKENS + len(text) // CHARS_PER_TOKEN
+
+
+def _budget_problems(
+    plan: RunPlan, budget_judge_calls: int | None, budget_tokens: int | None
+) -> list[Problem]:
+    problems = []
+    if budget_judge_calls is not None and plan.judge_calls > budget_judge_calls:
+        problems.append(
+            OVER_BUDGET_CALLS.at(plan.file_name, needed=plan.judge_calls, budget=budget_judge_calls)
+        )
+    if budget_tokens is not None and plan.judge_tokens > budget_tokens:
+        problems.append(
+            OVER_BUDGET_TOKENS.at(plan.file_name, needed=plan.judge_tokens, budget=budget_tokens)
+        )
+    return problems
+
+
+def run_check(
+    *,
+    version: Version,
+    data: bytes,
+    file_name: str,
+    mapping: Mapping[str, str] | None = None,
+    budget_judge_calls: int | None = None,
+    budget_tokens: int | None = None,
+) -> tuple[RunPlan, OutputsFile]:
+    """Read `data` against `version`'s tasks: the preview, with every problem. Writes nothing."""
+    spec = frozen_spec(version)
+    read = read_outputs(data, file_name, {task.id for task in spec.tasks}, mapping=mapping)
+    graders = grading.graders()
+    judge = graders.judge is not None
+    python = graders.allow_python and graders.sandbox()[0]
+    outcomes = judge_calls = judge_tokens = python_checks = 0
+    for task in spec.tasks:
+        output = read.outputs.get(task.id)
+        checks = checks_for(spec, task)
+        outcomes += len(checks)
+        if output is None or not (output.output or "").strip():
+            continue  # no answer: graded 0 without a call
+        for check in checks:
+            if check.verifier.kind in JUDGE_KINDS and judge:
+                judge_calls += 1
+                judge_tokens += _judge_tokens(check, task, output.output or "")
+            elif check.verifier.kind == "code_verifier" and python:
+                python_checks += 1
+    answered = sum(1 for o in read.outputs.values() if (o.output or "").strip())
+    plan = RunPlan(
+        version=version.number,
+        file_name=file_name,
+        tasks=len(spec.tasks),
+        matched=len(read.outputs),
+        no_output=len(spec.tasks) - answered,
+        outcomes=outcomes,
+        judge_calls=judge_calls,
+        judge_tokens=judge_tokens,
+        python_checks=python_checks,
+        judge_available=judge,
+        judge_model=(graders.judge.config.model or "") if graders.judge else "",
+        python_available=python,
+        labels=sum(bool(o.labels) for o in read.outputs.values()),
+        problems=tuple(read.problems),
+    )
+    budget = _budget_problems(plan, budget_judge_calls, budget_tokens)
+    if budget:
+        plan = RunPlan(**{**vars(plan), "problems": (*plan.problems, *budget)})
+    return plan, read
+
+
+def run_prepare(
+    *,
+    version: Version,
+    user: User,
+    data: bytes,
+    file_name: str,
+    mapping: Mapping[str, str] | None = None,
+    budget_judge_calls: int | None = None,
+    budget_tokens: int | None = None,
+) -> tuple[RunPlan, Run | None]:
+    """Check the outputs; if they can be graded, keep the file as a run in `checking`, for
+    the page's "Grade N tasks" to start (`run_begin`). Problems: nothing is written."""
+    plan, _ = run_check(
+        version=version,
+        data=data,
+        file_name=file_name,
+        mapping=mapping,
+        budget_judge_calls=budget_judge_calls,
+        budget_tokens=budget_tokens,
+    )
+    if not plan.ok:
+        return plan, None
+    run = Run(
+        version=version,
+        state=RunState.CHECKING,
+        outputs_name=file_name[:255],
+        plan=plan.to_json(),
+        task_count=plan.tasks,
+        outcome_count=plan.outcomes,
+        judge_model=plan.judge_model,
+        budget_judge_calls=budget_judge_calls,
+        budget_tokens=budget_tokens,
+        created_by=user,
+    )
+    run.outputs_file.save(get_valid_filename(file_name) or "outputs", ContentFile(data), save=False)
+    run.full_clean(exclude=["version", "created_by"])
+    run.save()
+    return plan, run
+
+
+def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
+    """The run's results and outcomes, every one pending, in the version's order."""
+    task_pks = dict(run.version.tasks.values_list("task_id", "pk"))
+    results = []
+    for position, task in enumerate(spec.tasks):
+        output = read.outputs.get(task.id)
+        results.append(
+            RunResult(
+                run=run,
+                task_id=task_pks[task.id],
+                task_key=task.id,
+                position=position,
+                output=(output.output or "") if output else "",
+                has_output=bool(output and output.output is not None),
+                latency_ms=output.latency_ms if output else None,
+                tokens=output.tokens if output else None,
+                cost=output.cost if output else None,
+                model=output.model if output else "",
+                trace=output.trace if output else "",
+                labels=dict(output.labels) if output else {},
+            )
+        )
+    RunResult.objects.bulk_create(results, batch_size=1000)
+    # PostgreSQL returns the new pks; SQLite too (3.35+), which Django uses.
+    outcomes = (
+        RunOutcome(
+            run=run,
+            result=result,
+            position=index,
+            criterion_key=check.id,
+            text=check.text,
+            weight=check.weight,
+            kind=check.verifier.kind,
+        )
+        for result, task in zip(results, spec.tasks, strict=True)
+        for index, check in enumerate(checks_for(spec, task))
+    )
+    RunOutcome.objects.bulk_create(outcomes, batch_size=2000)
+
+
+def run_begin(*, run: Run) -> Run:
+    """Check the kept outputs again and write the run's rows, all or nothing; then hand it
+    to the workers. A run whose file now has problems is refused, with them."""
+    if run.state != RunState.CHECKING:
+        raise RunRefused(NOT_STARTABLE)
+    with run.outputs_file.open("rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    plan, read = run_check(
+        version=run.version,
+        data=data,
+        file_name=run.outputs_name,
+        budget_judge_calls=run.budget_judge_calls,
+        budget_tokens=run.budget_tokens,
+    )
+    if not plan.ok:
+        raise RunRefused("The outputs have problems.", plan.problems)
+    with transaction.atomic():
+        claimed = Run.objects.filter(pk=run.pk, state=RunState.CHECKING).update(
+            state=RunState.QUEUED,
+            plan=plan.to_json(),
+            task_count=plan.tasks,
+            outcome_count=plan.outcomes,
+        )
+        if not claimed:
+            raise RunRefused(NOT_STARTABLE)
+        _rows(run, frozen_spec(run.version), read)
+        run_id = run.pk
+        transaction.on_commit(lambda: _enqueue_dispatch(run_id))
+    run.refresh_from_db()
+    return run
+
+
+def run_create(
+    *,
+    version: Version,
+    user: User,
+    data: bytes,
+    file_name: str,
+    name: str = "",
+    mapping: Mapping[str, str] | None = None,
+    budget_judge_calls: int | None = None,
+    budget_tokens: int | None = None,
+) -> Run:
+    """Check the outputs and start grading them (the API's and the command's one step)."""
+    plan, run = run_prepare(
+        version=version,
+        user=user,
+        data=data,
+        file_name=file_name,
+        mapping=mapping,
+        budget_judge_calls=budget_judge_calls,
+        budget_tokens=budget_tokens,
+    )
+    if run is None:
+        raise RunRefused("The outputs have problems.", plan.problems)
+    if name:
+        Run.objects.filter(pk=run.pk).update(name=name[:200])
+        run.name = name[:200]
+    return run_begin(run=run)
+
+
+def _enqueue_dispatch(run_id: int) -> None:
+    from datasets_app import tasks
+
+    tasks.enqueue(tasks.dispatch_run, run_id)
+
+
+# --- Grading, on the workers ------------------------------------------------------------
+
+
+def run_chunks(*, run: Run) -> list[tuple[int, int]]:
+    """The run's tasks as (first, last) positions, CHUNK_TASKS at a time."""
+    return [
+        (first, min(first + CHUNK_TASKS, run.task_count) - 1)
+        for first in range(0, run.task_count, CHUNK_TASKS)
+    ]
+
+
+def run_dispatch(*, run_id: int) -> list[tuple[int, int]]:
+    """Queued → grading; the chunks to hand out (none when it was stopped or started)."""
+    now = timezone.now()
+    started = Run.objects.filter(pk=run_id, state=RunState.QUEUED).update(
+        state=RunState.GRADING, started_at=now
+    )
+    run = Run.objects.get(pk=run_id)
+    if not started:
+        return []
+    if run.outcome_count == 0:
+        run_finish(run_id=run_id)
+        return []
+    return run_chunks(run=run)
+
+
+def lease_seconds() -> float:
+    """How long a claim holds before another worker may take it over: past any chunk's
+    hard time limit, so a chunk still being graded is never taken from a live worker."""
+    return float(settings.RUN_LEASE_SECONDS)
+
+
+@dataclass
+class ChunkGraded:
+    """What one call of `run_grade_chunk` did: outcomes written, and those another worker
+    holds (the caller tries again after `wait` seconds)."""
+
+    written: int = 0
+    held_elsewhere: int = 0
+    wait: float = 0.0
+    ended: bool = False
+
+
+def _outcome_fields(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "status": outcome.status,
+        "score": outcome.score,
+        "reasoning": outcome.reasoning,
+        "code": outcome.code or "",
+        "detail": outcome.detail,
+        "warnings": list(outcome.warnings),
+        "calls": [call.to_json() for call in outcome.calls],
+    }
+
+
+def _claim(run: Run, pks: list[int], lease: str) -> list[int]:
+    now = timezone.now()
+    free = Q(status=OutcomeStatus.PENDING) | Q(status=OutcomeStatus.CLAIMED, lease=lease)
+    expired = Q(
+        status=OutcomeStatus.CLAIMED, claimed_at__lt=now - timedelta(seconds=lease_seconds())
+    )
+    RunOutcome.objects.filter(Q(pk__in=pks) & (free | expired)).update(
+        status=OutcomeStatus.CLAIMED, lease=lease, claimed_at=now
+    )
+    return list(
+        RunOutcome.objects.filter(
+            pk__in=pks, status=OutcomeStatus.CLAIMED, lease=lease
+        ).values_list("pk", flat=True)
+    )
+
+
+def _task_figures(rows: Iterable[RunOutcome]) -> tuple[Score, int, int]:
+    items = list(rows)
+    score = task_score(
+        (row.weight, Outcome(status=row.status, score=row.score))  # type: ignore[arg-type]
+        for row in items
+    )
+    failed = sum(row.status == OutcomeStatus.FAILED for row in items)
+    errors = sum(row.status == OutcomeStatus.ERROR for row in items)
+    return score, failed, errors
+
+
+def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkGraded:
+    """Grade the tasks at positions first..last: claim their pending outcomes, grade them
+    (the library's `grade_checks`), write them once, then the tasks' scores."""
+    run = Run.objects.select_related("version__dataset", "created_by").get(pk=run_id)
+    if run.state != RunState.GRADING:
+        return ChunkGraded(ended=True)
+    results = {
+        result.pk: result
+        for result in RunResult.objects.filter(
+            run_id=run_id, position__gte=first, position__lte=last
+        ).only("pk", "task_key", "output", "has_output", "position")
+    }
+    rows = list(
+        RunOutcome.objects.filter(result_id__in=results).only(
+            "pk", "result_id", "position", "status", "weight", "score", "lease", "claimed_at"
+        )
+    )
+    open_pks = [row.pk for row in rows if row.status in (OutcomeStatus.PENDING, "claimed")]
+    mine = set(_claim(run, open_pks, lease)) if open_pks else set()
+    held = len(open_pks) - len(mine)
+    graded: ChunkGraded = ChunkGraded(held_elsewhere=held)
+    if held:
+        graded.wait = lease_seconds()
+    if not mine:
+        return graded
+    spec = frozen_spec(run.version)
+    tasks = {task.id: task for task in spec.tasks}
+    jobs, claimed = [], []
+    for row in rows:
+        if row.pk not in mine:
+            continue
+        result = results[row.result_id]
+        task = tasks[result.task_key]
+        check = checks_for(spec, task)[row.position]
+        output = OutputView(text=result.output) if result.has_output else None
+        jobs.append((check, task, output))
+        claimed.append(row)
+    outcomes = grade_checks(jobs, grading.graders())
+    graded.written = _write(run, rows, results, claimed, outcomes, lease)
+    _after_write(run_id)
+    return graded
+
+
+def _write(
+    run: Run,
+    rows: list[RunOutcome],
+    results: dict[int, RunResult],
+    claimed: list[RunOutcome],
+    outcomes: list[Outcome],
+    lease: str,
+) -> int:
+    now = timezone.now()
+    with transaction.atomic():
+        # Still ours (nobody took an expired claim over meanwhile): written once.
+        writable = set(
+            RunOutcome.objects.select_for_update()
+            .filter(pk__in=[row.pk for row in claimed], status=OutcomeStatus.CLAIMED, lease=lease)
+            .values_list("pk", flat=True)
+        )
+        changed = []
+        for row, outcome in zip(claimed, outcomes, strict=True):
+            if row.pk not in writable:
+                continue
+            for name, value in _outcome_fields(outcome).items():
+                setattr(row, name, value)
+            row.written_at = now
+            changed.append(row)
+        RunOutcome.objects.bulk_update(
+            changed, [*_outcome_fields(outcomes[0]), "written_at"], batch_size=1000
+        )
+        by_result: dict[int, list[RunOutcome]] = {}
+        for row in rows:
+            by_result.setdefault(row.result_id, []).append(row)
+        done = []
+        for result_pk, outcome_rows in by_result.items():
+            if any(
+                r.status in (OutcomeStatus.PENDING, OutcomeStatus.CLAIMED) for r in outcome_rows
+            ):
+                continue
+            result = results[result_pk]
+            score, result.failed_count, result.error_count = _task_figures(outcome_rows)
+            result.score, result.coverage, result.graded = score.value, score.coverage, True
+            done.append(result)
+        RunResult.objects.bulk_update(
+            done, ["score", "coverage", "graded", "failed_count", "error_count"], batch_size=1000
+        )
+        calls = [call for outcome in outcomes for call in outcome.calls]
+        if calls:
+            judge_calls_record(calls=calls, dataset=run.version.dataset, user=run.created_by)
+        if changed:
+            Run.objects.filter(pk=run.pk).update(outcomes_done=F("outcomes_done") + len(changed))
+    return len(changed)
+
+
+def _after_write(run_id: int) -> None:
+    """The last chunk ends the run; a write that lands after a stop updates its figures."""
+    run = Run.objects.only("state", "outcomes_done", "outcome_count").get(pk=run_id)
+    if run.state == RunState.GRADING and run.outcomes_done >= run.outcome_count:
+        run_finish(run_id=run_id)
+    elif run.ended:
+        _score_left_tasks(run_id)
+        Run.objects.filter(pk=run_id).update(summary=run_summary(run_id=run_id).to_json())
+
+
+def _score_left_tasks(run_id: int) -> None:
+    """Score the tasks whose criteria were written by different workers (after one took a
+    dead worker's claims over), which neither could score alone."""
+    left = {r.pk: r for r in RunResult.objects.filter(run_id=run_id, graded=False).only("pk")}
+    if not left:
+        return
+    by_result: dict[int, list[RunOutcome]] = {}
+    for row in RunOutcome.objects.filter(result_id__in=left).only(
+        "result_id", "status", "weight", "score"
+    ):
+        by_result.setdefault(row.result_id, []).append(row)
+    done = []
+    for pk, rows in by_result.items():
+        if any(r.status in (OutcomeStatus.PENDING, OutcomeStatus.CLAIMED) for r in rows):
+            continue
+        result = left[pk]
+        score, result.failed_count, result.error_count = _task_figures(rows)
+        result.score, result.coverage, result.graded = score.value, score.coverage, True
+        done.append(result)
+    RunResult.objects.bulk_update(
+        done, ["score", "coverage", "graded", "failed_count", "error_count"], batch_size=1000
+    )
+
+
+def run_finish(*, run_id: int) -> bool:
+    """Grading → done (or done with errors), with the run's figures; once."""
+    _score_left_tasks(run_id)
+    summary = run_summary(run_id=run_id)
+    state = RunState.DONE_WITH_ERRORS if summary.outcomes.get("error") else RunState.DONE
+    return bool(
+        Run.objects.filter(pk=run_id, state=RunState.GRADING).update(
+            state=state, summary=summary.to_json(), finished_at=timezone.now()
+        )
+    )
+
+
+def run_stop(*, run: Run) -> bool:
+    """Stop a queued or grading run: no criterion is claimed after this; what was graded is
+    kept (a chunk being graded still writes, and the figures follow it)."""
+    stopped = Run.objects.filter(pk=run.pk, state__in=[RunState.QUEUED, RunState.GRADING]).update(
+        state=RunState.STOPPED, finished_at=timezone.now()
+    )
+    if stopped:
+        _score_left_tasks(run.pk)
+        Run.objects.filter(pk=run.pk).update(summary=run_summary(run_id=run.pk).to_json())
+    run.refresh_from_db()
+    return bool(stopped)
+
+
+def run_fail(*, run_id: int, error: str = RUN_FAILED) -> None:
+    """A run that cannot go on: failed, saying so, keeping what it graded."""
+    failed = Run.objects.filter(pk=run_id, state__in=[RunState.QUEUED, RunState.GRADING]).update(
+        state=RunState.FAILED, error=error, finished_at=timezone.now()
+    )
+    if failed:
+        _score_left_tasks(run_id)
+        Run.objects.filter(pk=run_id).update(summary=run_summary(run_id=run_id).to_json())
+
+
+# --- The run's figures ------------------------------------------------------------------
+
+HISTOGRAM_BINS = 10
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run's figures, made once when it ends (and kept on it)."""
+
+    VERSION = 1
+
+    score: metrics.Mean
+    coverage: float
+    pass_rate: metrics.Mean
+    tasks: int
+    graded_tasks: int
+    failed_tasks: int
+    errored_tasks: int
+    no_output: int
+    outcomes: dict[str, int]
+    criteria: list[dict[str, Any]]
+    histogram: list[int]
+    costs: dict[str, Any] = field(default_factory=dict)
+    judge_calls: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary_version": self.VERSION,
+            **{k: v for k, v in vars(self).items() if k not in ("score", "pass_rate")},
+            "score": self.score.to_json(),
+            "pass_rate": self.pass_rate.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunSummary | None:
+        if data.get("summary_version") != cls.VERSION:
+            return None
+        fields = {k: v for k, v in data.items() if k != "summary_version"}
+        fields["score"] = metrics.Mean.from_json(fields["score"])
+        fields["pass_rate"] = metrics.Mean.from_json(fields["pass_rate"])
+        return cls(**fields)
+
+
+def _histogram(values: Iterable[float]) -> list[int]:
+    bins = [0] * HISTOGRAM_BINS
+    for value in values:
+        bins[min(HISTOGRAM_BINS - 1, int(value * HISTOGRAM_BINS))] += 1
+    return bins
+
+
+def run_summary(*, run_id: int) -> RunSummary:
+    """The run's figures from its rows: two reads, whatever its size."""
+    results = list(
+        RunResult.objects.filter(run_id=run_id).values_list(
+            "pk",
+            "score",
+            "coverage",
+            "graded",
+            "output",
+            "failed_count",
+            "error_count",
+            "latency_ms",
+            "tokens",
+            "cost",
+            "model",
+        )
+    )
+    outcomes = RunOutcome.objects.filter(run_id=run_id).values_list(
+        "result_id", "criterion_key", "text", "kind", "status", "score", "code", "calls"
+    )
+    counts: dict[str, int] = {}
+    by_task: dict[int, list[float]] = {}
+    rate_rows = []
+    judge_calls = 0
+    for result_id, key, text, kind, status, score, code, calls in outcomes.iterator(2000):
+        counts[status] = counts.get(status, 0) + 1
+        judge_calls += len(calls or [])
+        if status in ("pending", "claimed"):
+            continue
+        rate_rows.append((key, text, kind, status, score, code or None))
+        if status in ("passed", "failed", "scored"):
+            by_task.setdefault(result_id, []).append(score or 0.0)
+    scores = [row[1] for row in results if row[3] and row[1] is not None]
+    latencies = [row[7] for row in results if row[7] is not None]
+    tokens = [row[8] for row in results if row[8] is not None]
+    costs = [row[9] for row in results if row[9] is not None]
+    graded = [row for row in results if row[3]]
+    return RunSummary(
+        score=metrics.mean(scores),
+        coverage=math.fsum(row[2] for row in graded) / len(graded) if graded else 0.0,
+        pass_rate=metrics.clustered_mean(by_task.values()),
+        tasks=len(results),
+        graded_tasks=len(graded),
+        failed_tasks=sum(1 for row in graded if row[5]),
+        errored_tasks=sum(1 for row in graded if row[6]),
+        no_output=sum(1 for row in results if not (row[4] or "").strip()),
+        outcomes=counts,
+        criteria=[rate.to_json() for rate in metrics.criterion_rates(rate_rows)],
+        histogram=_histogram(scores),
+        costs={
+            "latency_ms": math.fsum(latencies) if latencies else None,
+            "tokens": sum(tokens) if tokens else None,
+            "cost": math.fsum(costs) if costs else None,
+            "models": sorted({row[10] for row in results if row[10]}),
+        },
+        judge_calls=judge_calls,
+    )
+
+
+# --- Reading a run's outcomes in the grader's shape --------------------------------------
+
+
+def task_result_of(result: RunResult, rows: Sequence[RunOutcome]) -> TaskResult:
+    """A stored task's outcomes as the library's `TaskResult`, so the API writes them as
+    `python -m context_verifiers grade --json` does."""
+    criteria = tuple(
+        CriterionResult(
+            id=row.criterion_key,
+            text=row.text,
+            weight=row.weight,
+            kind=row.kind,
+            outcome=Outcome(
+                status=row.status,  # type: ignore[arg-type]  # pending shows as it is
+                score=row.score,
+                reasoning=row.reasoning,
+                code=row.code or None,
+                detail=row.detail,
+                warnings=tuple(row.warnings or ()),
+            ),
+        )
+        for row in rows
+    )
+    return TaskResult(
+        task=result.task_key, score=Score(result.score, result.coverage), criteria=criteria
+    )
+
+
+def new_lease() -> str:
+    return uuid.uuid4().hex

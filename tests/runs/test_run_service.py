@@ -1,0 +1,152 @@
+"""Runs through their services: the version's frozen content graded, each outcome claimed and
+written once, problems refused whole, judges that fail ending as errors, stopping."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from context_verifiers.judges import JudgeConfig
+from datasets_app.importing import outputs
+from datasets_app.models import OutcomeStatus, Run, RunOutcome, RunResult, RunState, Task
+from datasets_app.services import runs
+from tests.runs import outputs_jsonl, run_outputs
+from tests.runs.conftest import saved_version
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_run_grades_every_task_of_the_version_and_keeps_each_verdict(user):
+    version = saved_version(user, tasks=3)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 9"})
+
+    assert run.state == RunState.DONE
+    assert (run.task_count, run.outcome_count, run.outcomes_done) == (3, 3, 3)
+    results = {r.task_key: r for r in run.results.prefetch_related("outcomes")}
+    assert [results[k].score for k in ("t1", "t2", "t3")] == [1.0, 0.0, 0.0]
+    missing = results["t3"].outcomes.get()
+    assert (missing.status, missing.code) == ("failed", "no_answer")
+    assert not results["t3"].has_output
+    summary = runs.RunSummary.from_json(run.summary)
+    assert summary.score.value == pytest.approx(1 / 3) and summary.score.stderr is not None
+    assert (summary.tasks, summary.no_output, summary.failed_tasks) == (3, 1, 2)
+    assert summary.criteria[0]["passed"] == 1 and summary.criteria[0]["total"] == 3
+
+
+def test_outputs_with_problems_are_refused_whole_and_nothing_is_written(user):
+    version = saved_version(user, tasks=2)
+    data = outputs_jsonl({"t1": "Answer 1", "t9": "x"})
+    with pytest.raises(runs.RunRefused) as refused:
+        runs.run_create(version=version, user=user, data=data, file_name="o.jsonl")
+    assert [(p.line, p.code) for p in refused.value.problems] == [(2, outputs.UNKNOWN_TASK.code)]
+    assert not Run.objects.exists() and not RunResult.objects.exists()
+
+
+def test_the_preview_counts_what_the_run_will_do(user, site_judge):
+    version = saved_version(user, tasks=3, judged=True)
+    plan, _ = runs.run_check(
+        version=version, data=outputs_jsonl({"t1": "a", "t2": ""}), file_name="o.jsonl"
+    )
+    assert (plan.tasks, plan.matched, plan.no_output, plan.outcomes) == (3, 2, 2, 6)
+    assert (plan.judge_calls, plan.judge_available, plan.judge_model) == (1, True, "local-judge")
+    assert plan.ok and not Run.objects.exists()
+
+
+def test_a_budget_refuses_the_run_before_it_starts(user, site_judge):
+    version = saved_version(user, tasks=3, judged=True)
+    data = outputs_jsonl({"t1": "a", "t2": "b", "t3": "c"})
+    with pytest.raises(runs.RunRefused) as refused:
+        runs.run_create(
+            version=version, user=user, data=data, file_name="o.jsonl", budget_judge_calls=2
+        )
+    assert refused.value.problems[0].message == runs.OVER_BUDGET_CALLS.format(needed=3, budget=2)
+    assert not Run.objects.exists()
+
+
+def test_editing_or_archiving_a_task_later_changes_no_run(user):
+    version = saved_version(user, tasks=2)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
+    before = runs.RunSummary.from_json(run.summary)
+    Task.objects.filter(task_id="t1").update(state="archived")
+    second = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
+    assert runs.RunSummary.from_json(second.summary) == before
+    assert run.results.count() == 2
+
+
+def test_judged_criteria_call_the_judge_and_keep_its_reasoning(user, site_judge):
+    version = saved_version(user, tasks=2, judged=True)
+    run = run_outputs(version, user, {"t1": "Answer 1 is correct", "t2": "Answer 2, sloppy"})
+    assert run.state == RunState.DONE
+    verdicts = dict(
+        RunOutcome.objects.filter(criterion_key="clear").values_list("result__task_key", "status")
+    )
+    assert verdicts == {"t1": "passed", "t2": "failed"}
+    judged = RunOutcome.objects.get(criterion_key="clear", result__task_key="t1")
+    assert judged.reasoning == "The answer is correct." and judged.calls[0]["reply"]
+    assert len(site_judge.requests) == 2
+
+
+def test_a_judge_that_is_down_ends_its_criteria_as_errors_and_the_score_partial(user, settings):
+    settings.JUDGE = JudgeConfig(
+        base_url="http://127.0.0.1:9/v1", model="gone", max_retries=0, timeout_seconds=2
+    )
+    version = saved_version(user, tasks=2, judged=True)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
+    assert run.state == RunState.DONE_WITH_ERRORS
+    summary = runs.RunSummary.from_json(run.summary)
+    assert summary.outcomes == {"passed": 2, "error": 2}
+    assert summary.score.value == 1.0 and summary.coverage == pytest.approx(0.5)
+    error = RunOutcome.objects.filter(status="error").first()
+    assert error.code == "judge_unreachable"
+
+
+def _pending(run: Run) -> None:
+    """The run as it stood before a worker took it up."""
+    RunOutcome.objects.filter(run=run).update(status=OutcomeStatus.PENDING, written_at=None)
+    RunResult.objects.filter(run=run).update(graded=False, score=None)
+    Run.objects.filter(pk=run.pk).update(state=RunState.GRADING, outcomes_done=0, summary={})
+
+
+def test_an_outcome_is_claimed_once_and_written_once(user):
+    version = saved_version(user, tasks=3)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2", "t3": "Answer 3"})
+    _pending(run)
+    held = RunOutcome.objects.get(result__task_key="t2")
+    RunOutcome.objects.filter(pk=held.pk).update(
+        status=OutcomeStatus.CLAIMED, lease="another-worker", claimed_at=timezone.now()
+    )
+
+    graded = runs.run_grade_chunk(run_id=run.pk, first=0, last=2, lease="me")
+
+    assert (graded.written, graded.held_elsewhere) == (2, 1)
+    held.refresh_from_db()
+    assert (held.status, held.lease) == ("claimed", "another-worker")
+    assert Run.objects.get(pk=run.pk).state == RunState.GRADING
+    again = runs.run_grade_chunk(run_id=run.pk, first=0, last=2, lease="me")
+    assert again.written == 0, "a written outcome is never graded again"
+    # The other worker died: once its claim is older than the lease, it is taken over.
+    RunOutcome.objects.filter(pk=held.pk).update(
+        claimed_at=timezone.now() - timedelta(seconds=runs.lease_seconds() + 1)
+    )
+    last = runs.run_grade_chunk(run_id=run.pk, first=0, last=2, lease="third")
+    assert last.written == 1
+    run.refresh_from_db()
+    assert run.state == RunState.DONE and run.outcomes_done == 3
+    assert runs.RunSummary.from_json(run.summary).score.value == 1.0
+
+
+def test_a_stopped_run_grades_nothing_more_and_keeps_what_it_graded(user):
+    version = saved_version(user, tasks=3)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2", "t3": "Answer 3"})
+    _pending(run)
+    runs.run_grade_chunk(run_id=run.pk, first=0, last=0, lease="me")
+    assert runs.run_stop(run=run)
+    assert runs.run_grade_chunk(run_id=run.pk, first=1, last=2, lease="me").ended
+    run.refresh_from_db()
+    assert run.state == RunState.STOPPED and run.outcomes_done == 1
+    summary = runs.RunSummary.from_json(run.summary)
+    assert summary.outcomes == {"passed": 1, "pending": 2}
+    assert summary.graded_tasks == 1 and summary.score.value == 1.0
+    assert not runs.run_stop(run=run), "stopping twice does nothing"
