@@ -48,6 +48,7 @@ from datasets_app.models import (
     Dataset,
     ImportMode,
     Run,
+    RunState,
     SiteSettings,
     Task,
     TaskFile,
@@ -178,8 +179,11 @@ def versions_of(dataset: Dataset) -> QuerySet[Version]:
 
 
 def runs_of(dataset: Dataset) -> QuerySet[Run]:
+    """The dataset's runs, newest first; not those still being checked (nothing is graded
+    before "Grade N tasks")."""
     return (
         Run.objects.filter(version__dataset=dataset)
+        .exclude(state=RunState.CHECKING)
         .select_related("version", "created_by")
         .defer("version__snapshot")
         .annotate(result_count=Count("results"))

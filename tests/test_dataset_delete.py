@@ -22,6 +22,7 @@ from datasets_app.models import (
     Version,
 )
 from datasets_app.services import datasets, deletion
+from tests.runs import run_outputs
 
 pytestmark = pytest.mark.django_db
 
@@ -45,8 +46,8 @@ def full_dataset(make_dataset, user, other_user):
     datasets.task_remove(task=second)
     Task.objects.create(dataset=dataset, task_id="t3", prompt="P3", expected_text="A3")
     v2 = datasets.version_save(dataset=dataset, user=user)
-    datasets.run_create(version=v1, user=user, scores={"t1": 1.0, "t2": 0.5})
-    datasets.run_create(version=v2, user=user, scores={"t1": 0.0})
+    run_outputs(v1, user, {"t1": "Answer 1", "t2": "Answer 0"})
+    run_outputs(v2, user, {"t1": "Answer 0"})
     upload_file = stored("uploads/k/qa.json", b"{}")
     Upload.objects.create(
         owner=user, dataset=dataset, file=upload_file, original_name="qa.json", size=2, sha256=""

@@ -16,6 +16,7 @@ from datasets_app.models import Criterion, Task, TaskState, Upload
 from datasets_app.services import datasets, imports
 from tests.conftest import FILES
 from tests.datasets import new_dataset_with_file
+from tests.runs import run_outputs
 
 pytestmark = pytest.mark.django_db
 
@@ -161,8 +162,8 @@ def test_replace_archives_the_current_tasks_and_their_run_results_stay(
 ):
     dataset = make_dataset(tasks=2)
     Criterion.objects.create(dataset=dataset, criterion_id="old", text="Old shared", weight=1)
-    datasets.version_save(dataset=dataset, user=user)
-    run = datasets.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1, "t2": 0})
+    version = datasets.version_save(dataset=dataset, user=user)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 0"})
 
     page = check(auth_client, dataset, "qa.json", EXPECTED).content.decode()
     upload = Upload.objects.get()

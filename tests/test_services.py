@@ -7,7 +7,8 @@ from django.db import connection
 from django.db.models.deletion import ProtectedError
 
 from datasets_app.models import Dataset, Task, TaskState, Version
-from datasets_app.services import datasets
+from datasets_app.services import datasets, runs
+from tests.runs import outputs_jsonl, run_outputs
 
 
 @pytest.mark.django_db
@@ -37,12 +38,14 @@ def test_saving_without_drafts_is_refused(make_dataset, user):
 @pytest.mark.django_db
 def test_an_archived_task_keeps_its_run_results_and_leaves_the_live_tasks(make_dataset, user):
     dataset = make_dataset(tasks=2)
-    datasets.version_save(dataset=dataset, user=user)
-    run = datasets.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1.0, "t2": 0.5})
+    dataset.settings = {"expectedAnswerVerifier": {"kind": "exact_match"}}
+    dataset.save()
+    version = datasets.version_save(dataset=dataset, user=user)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 0"})
     dataset.tasks.update(state=TaskState.ARCHIVED)
 
     assert dataset.tasks.live().count() == 0
-    assert sorted(run.results.values_list("task__task_id", "score")) == [("t1", 1.0), ("t2", 0.5)]
+    assert sorted(run.results.values_list("task__task_id", "score")) == [("t1", 1.0), ("t2", 0.0)]
     with pytest.raises(ProtectedError):
         Task.objects.filter(dataset=dataset).delete()
 
@@ -50,11 +53,13 @@ def test_an_archived_task_keeps_its_run_results_and_leaves_the_live_tasks(make_d
 @pytest.mark.django_db
 def test_a_run_grades_the_latest_saved_version_never_drafts(make_dataset, user):
     dataset = make_dataset(tasks=1)
-    with pytest.raises(datasets.NothingToSave):
-        datasets.run_create_for_latest(dataset=dataset, user=user, scores={})
+    outputs = outputs_jsonl({"t1": "Answer 1"})
+    with pytest.raises(runs.RunRefused) as refused:
+        runs.run_create_for_latest(dataset=dataset, user=user, data=outputs, file_name="o.jsonl")
+    assert str(refused.value) == runs.NO_VERSION
     datasets.version_save(dataset=dataset, user=user)
     Task.objects.create(dataset=dataset, task_id="draft", prompt="p", expected_text="x")
-    run = datasets.run_create_for_latest(dataset=dataset, user=user, scores={"t1": 1.0})
+    run = runs.run_create_for_latest(dataset=dataset, user=user, data=outputs, file_name="o.jsonl")
     assert run.version.number == 1
     assert list(run.version.tasks.values_list("task_id", flat=True)) == ["t1"]
 

@@ -15,7 +15,16 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from datasets_app.importing.spec import counted
-from datasets_app.models import Dataset, Run, RunResult, TaskFile, TaskState, Upload, Version
+from datasets_app.models import (
+    Dataset,
+    Run,
+    RunOutcome,
+    RunResult,
+    TaskFile,
+    TaskState,
+    Upload,
+    Version,
+)
 from datasets_app.services import datasets
 
 
@@ -95,6 +104,15 @@ def dataset_delete(*, dataset: Dataset, user: User) -> DatasetContents:
         for name in pair
         if name
     ]
+    # The outputs files its runs were given: kept for those runs alone.
+    kept_uploads += [
+        name
+        for name in Run.objects.filter(version__dataset=dataset).values_list(
+            "outputs_file", flat=True
+        )
+        if name
+    ]
+    RunOutcome.objects.filter(run__version__dataset=dataset).delete()
     RunResult.objects.filter(run__version__dataset=dataset).delete()
     Run.objects.filter(version__dataset=dataset).delete()
     Version.objects.filter(dataset=dataset).delete()

@@ -46,6 +46,7 @@ from datasets_app import grading, selectors
 from datasets_app.importing.outputs import OutputsFile, read_outputs
 from datasets_app.importing.spec import MAX_FILE_BYTES, DatasetSpec, Problem, Rule, TaskSpec
 from datasets_app.models import (
+    Dataset,
     OutcomeStatus,
     Run,
     RunOutcome,
@@ -356,6 +357,14 @@ def run_create(
         Run.objects.filter(pk=run.pk).update(name=name[:200])
         run.name = name[:200]
     return run_begin(run=run)
+
+
+def run_create_for_latest(*, dataset: Dataset, user: User, data: bytes, file_name: str) -> Run:
+    """A run of the dataset's latest saved version, never its drafts."""
+    version = selectors.latest_version(dataset)
+    if version is None:
+        raise RunRefused(NO_VERSION)
+    return run_create(version=version, user=user, data=data, file_name=file_name)
 
 
 def _enqueue_dispatch(run_id: int) -> None:
