@@ -16,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
+from datasets_app import wording
 from datasets_app.forms import KeepsShownText, VerifierField
 from datasets_app.importing import document
 from datasets_app.importing.spec import counted
@@ -84,12 +85,12 @@ class DatasetAdminForm(AdminForm):
     the settings hold is kept as it is."""
 
     expected_answer_verifier = VerifierField(
-        label="Expected answers are graded by",
-        help_text="No kind: an agent judge compares the answer with the expected one (0 to 1).",
+        label=wording.EXPECTED_ANSWER_SETTING,
+        help_text=wording.EXPECTED_ANSWER_SETTING_BLANK,
     )
     default_verifier = VerifierField(
-        label="Criteria with no verifier are graded by",
-        help_text="No kind: an LLM judge decides pass or fail for each criterion.",
+        label=wording.DEFAULT_VERIFIER_SETTING,
+        help_text=wording.DEFAULT_VERIFIER_SETTING_BLANK,
     )
 
     class Meta:

@@ -205,7 +205,7 @@ class NewDatasetForm(DatasetForm):
         return cleaned
 
 
-VERIFIER_CHOICES = [("", "Dataset default"), *VERIFIER_KINDS]
+VERIFIER_CHOICES = [("", wording.KIND_DEFAULT_FOR_DATASET), *VERIFIER_KINDS]
 OUTPUT_TYPE_CHOICES = [("", "—"), *OUTPUT_TYPES]
 
 
@@ -299,10 +299,50 @@ class VerifierField(forms.MultiValueField):
         ]
 
 
-def verifier_fields(label: str) -> dict[str, forms.Field]:
+class KindSelect(forms.Select):
+    """The verifier kind's list: each option carries what that kind does (`data-help`),
+    which app.js shows under the list as the kind is chosen; the words for the empty option
+    (no kind of its own) depend on the form."""
+
+    def __init__(self, *args, default_help: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.default_help = default_help
+
+    def get_context(self, name, value, attrs):
+        context = super().get_context(name, value, attrs)
+        # The words under the list describe it to a screen reader too.
+        attrs = context["widget"]["attrs"]
+        if attrs.get("id"):
+            attrs["aria-describedby"] = f"{attrs['id']}-help"
+        return context
+
+    def create_option(self, name, value, *args, **kwargs):
+        option = super().create_option(name, value, *args, **kwargs)
+        option["attrs"]["data-help"] = self.help_for(str(value or ""))
+        return option
+
+    def help_for(self, kind: str) -> str:
+        return wording.VERIFIER_KIND_HELP.get(kind, self.default_help)
+
+
+# Which kinds read each of a verifier's fields (`judges`, `grading`): the form shows a
+# field only for these kinds, unless it holds a value (kept, and shown, whatever the kind).
+VERIFIER_FIELD_KINDS = {
+    "output_type": ("llm_judge", "agent_judge"),
+    "instructions": ("llm_judge",),
+    "code": ("code_verifier",),
+}
+
+
+def verifier_fields(label: str, *, default_label: str, default_help: str) -> dict[str, forms.Field]:
     """Four fields that describe one verifier: kind, output type, instructions, code."""
     return {
-        "kind": forms.ChoiceField(label=label, choices=VERIFIER_CHOICES, required=False),
+        "kind": forms.ChoiceField(
+            label=label,
+            choices=[("", default_label), *VERIFIER_KINDS],
+            required=False,
+            widget=KindSelect(default_help=default_help),
+        ),
         "output_type": forms.ChoiceField(
             label="Output", choices=OUTPUT_TYPE_CHOICES, required=False
         ),
@@ -311,15 +351,31 @@ def verifier_fields(label: str) -> dict[str, forms.Field]:
             required=False,
             widget=forms.Textarea(attrs={"rows": 2}),
             help_text=(
-                "For llm_judge: may use {{criterion}}, {{prompt}}, {{output}} and {{expected}}."
+                "For an LLM judge: may use {{criterion}}, {{prompt}}, {{output}} and "
+                "{{expected}}. Blank: is the criterion met?"
             ),
         ),
         "code": forms.CharField(
             label="Python code",
             required=False,
             widget=forms.Textarea(attrs={"rows": 4, "class": "code"}),
-            help_text="For code_verifier: defines verify(task, output).",
+            help_text="For a Python check: defines verify(task, output).",
         ),
+    }
+
+
+def verifier_group(form: forms.BaseForm, prefix: str) -> dict[str, Any]:
+    """One verifier's bound fields, as `_verifier_fields.html` lays them out."""
+    kind = form[f"{prefix}_kind"]
+    widget = kind.field.widget
+    assert isinstance(widget, KindSelect)
+    return {
+        "kind": kind,
+        "help": widget.help_for(str(kind.value() or "")),
+        "others": [
+            (form[f"{prefix}_{name}"], " ".join(kinds))
+            for name, kinds in VERIFIER_FIELD_KINDS.items()
+        ],
     }
 
 
@@ -349,8 +405,17 @@ class CriterionForm(KeepsShownText, forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        for name, field in verifier_fields("Verifier").items():
+        fields = verifier_fields(
+            "Checked by",
+            default_label=wording.KIND_DEFAULT_FOR_DATASET,
+            default_help=wording.CRITERION_LEFT_TO_DATASET,
+        )
+        for name, field in fields.items():
             self.fields[f"verifier_{name}"] = field
+
+    @property
+    def verifier(self) -> dict[str, Any]:
+        return verifier_group(self, "verifier")
 
     def to_document(self) -> dict:
         data = self.cleaned_data
@@ -391,8 +456,17 @@ class TaskForm(KeepsShownText, forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        for name, field in verifier_fields("Expected answer verifier").items():
+        fields = verifier_fields(
+            "Checked by",
+            default_label=wording.KIND_DEFAULT_FOR_DATASET,
+            default_help=wording.ANSWER_LEFT_TO_DATASET,
+        )
+        for name, field in fields.items():
             self.fields[f"expected_verifier_{name}"] = field
+
+    @property
+    def expected_verifier(self) -> dict[str, Any]:
+        return verifier_group(self, "expected_verifier")
 
     def to_document(self, criteria: list[dict]) -> dict:
         data = self.cleaned_data
@@ -418,7 +492,22 @@ class TaskForm(KeepsShownText, forms.Form):
         }
 
 
-SETTINGS_KEYS = (("expected", "expectedAnswerVerifier"), ("default", "defaultVerifier"))
+# The page's two settings: the form's prefix, the file's key, a heading and what grades
+# when the setting is left as the default.
+SETTINGS_KEYS = (
+    (
+        "expected",
+        "expectedAnswerVerifier",
+        wording.EXPECTED_ANSWER_SETTING,
+        wording.EXPECTED_ANSWER_SETTING_BLANK,
+    ),
+    (
+        "default",
+        "defaultVerifier",
+        wording.DEFAULT_VERIFIER_SETTING,
+        wording.DEFAULT_VERIFIER_SETTING_BLANK,
+    ),
+)
 
 
 class DatasetSettingsForm(DatasetForm):
@@ -426,25 +515,33 @@ class DatasetSettingsForm(DatasetForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        for prefix, label in (
-            ("expected", "Expected answers are graded by"),
-            ("default", "Criteria with no verifier are graded by"),
-        ):
-            for name, field in verifier_fields(label).items():
+        for prefix, _key, _heading, blank in SETTINGS_KEYS:
+            fields = verifier_fields(
+                "Checked by", default_label=wording.KIND_DEFAULT_FOR_SETTING, default_help=blank
+            )
+            for name, field in fields.items():
                 self.fields[f"{prefix}_{name}"] = field
         # Also when bound: a posted value is compared with what the form showed.
         settings = self.instance.settings or {}
-        for prefix, key in SETTINGS_KEYS:
+        for prefix, key, _heading, _blank in SETTINGS_KEYS:
             self.initial.update(verifier_initial(settings.get(key), prefix))
+
+    @property
+    def verifier_settings(self) -> list[dict[str, Any]]:
+        """Each setting's heading and fields, as the page shows them."""
+        return [
+            {"heading": heading, **verifier_group(self, prefix)}
+            for prefix, _key, heading, _blank in SETTINGS_KEYS
+        ]
 
     def settings_document(self) -> dict:
         data = self.cleaned_data
         # Keys this form does not show (set in the admin, say) are kept as they are.
-        known = {key for _prefix, key in SETTINGS_KEYS}
+        known = {key for _prefix, key, _heading, _blank in SETTINGS_KEYS}
         settings = {
             key: value for key, value in (self.instance.settings or {}).items() if key not in known
         }
-        for prefix, key in SETTINGS_KEYS:
+        for prefix, key, _heading, _blank in SETTINGS_KEYS:
             verifier = verifier_from(data, prefix)
             if verifier:
                 settings[key] = verifier

@@ -22,6 +22,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from datasets_app import wording
 from datasets_app.importing.spec import (
     MAX_FILE_NAME_BYTES,
     MAX_ID_CHARS,
@@ -29,13 +30,9 @@ from datasets_app.importing.spec import (
     MAX_URL_CHARS,
 )
 
-VERIFIER_KINDS = [
-    ("exact_match", "Exact match"),
-    ("llm_judge", "LLM judge"),
-    ("agent_judge", "Agent judge"),
-    ("code_verifier", "Python check"),
-]
-OUTPUT_TYPES = [("float", "Score from 0 to 1"), ("boolean", "Pass or fail")]
+# The kinds' and output types' names on screens (`datasets_app.wording`), as choices.
+VERIFIER_KINDS = list(wording.VERIFIER_KIND_NAMES.items())
+OUTPUT_TYPES = list(wording.OUTPUT_TYPE_NAMES.items())
 
 
 class SiteSettings(models.Model):

@@ -753,6 +753,12 @@ class TaskPage:
     next: str | None
 
     @property
+    def graded_by_criteria(self) -> bool:
+        """Whether a task listed has criteria: a page of tasks graded by their expected
+        answers alone shows no Criteria and Total weight columns (each would say 0)."""
+        return any(row.criteria for row in self.rows)
+
+    @property
     def unfiltered(self) -> str:
         """This list with no page: where a change of sort or page size starts from."""
         return self.listing.params(page="")

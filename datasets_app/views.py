@@ -27,6 +27,7 @@ from datasets_app import exporting, guards, selectors, tries, wording
 from datasets_app.forms import (
     FILE_ACCEPT,
     PAGE_SIZES,
+    SETTINGS_KEYS,
     ApiTokenForm,
     ImportFileForm,
     ImportModeForm,
@@ -938,6 +939,14 @@ def help_files(request: HtmxHttpRequest) -> HttpResponse:
         "limits": limits_for_people(),
         "fields": aliases.FIELDS,
         "shapes": shapes.SHAPES,
+        "verifier_kinds": [
+            {"key": key, "name": name, "help": wording.VERIFIER_KIND_HELP[key]}
+            for key, name in wording.VERIFIER_KIND_NAMES.items()
+        ],
+        "settings_words": [
+            {"key": key, "heading": heading, "blank": blank}
+            for _prefix, key, heading, blank in SETTINGS_KEYS
+        ],
     }
     return render(request, "datasets_app/help_files.html", context)
 

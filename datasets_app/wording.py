@@ -125,3 +125,71 @@ COLUMN_HELP: dict[str, str] = {
     ),
     "verifier_code": "The Python check, for code_verifier: defines verify(task, output).",
 }
+
+
+# --- How tasks are graded, in people's words ---------------------------------------------
+# The file's keys (`expectedAnswerVerifier`, `agent_judge`) are for programs; every screen
+# (the settings page, the task form and page, the admin, the help page) says them this way.
+
+# Each verifier kind: its name on screens, and what it does, said where it is chosen.
+VERIFIER_KIND_NAMES: dict[str, str] = {
+    "exact_match": "Exact match",
+    "llm_judge": "LLM judge",
+    "agent_judge": "Agent judge",
+    "code_verifier": "Python check",
+}
+VERIFIER_KIND_HELP: dict[str, str] = {
+    "exact_match": (
+        "The answer passes only if it is the expected answer character for character "
+        "(spaces and case included). No judge is asked."
+    ),
+    "llm_judge": (
+        "A language model reads the answer with the instructions (by default: does the answer "
+        "meet this criterion?) and says pass or fail, or gives a score from 0 to 1."
+    ),
+    "agent_judge": (
+        "A model compares the answer with the expected answer (and the task's text files) "
+        "and decides whether it says the same facts: all of them, fewer, more, or something "
+        "that disagrees. Same facts score 1, fewer 0.4, more 0.6, a disagreement 0."
+    ),
+    "code_verifier": (
+        "Your Python function verify(task, output) grades the answer, in a sandbox that "
+        "reaches no network or file. Graded only while an administrator has Python checks on."
+    ),
+}
+OUTPUT_TYPE_NAMES: dict[str, str] = {"float": "Score from 0 to 1", "boolean": "Pass or fail"}
+
+# The dataset's two settings: a heading, and what grades when it is left blank.
+EXPECTED_ANSWER_SETTING = "How answers are compared with the expected answer"
+EXPECTED_ANSWER_SETTING_BLANK = (
+    "Left as the default: an agent judge compares the answer with the expected one and "
+    "scores it from 0 to 1."
+)
+DEFAULT_VERIFIER_SETTING = "How criteria are graded when they name no verifier"
+DEFAULT_VERIFIER_SETTING_BLANK = (
+    "Left as the default: an LLM judge decides, for each criterion, whether the answer meets "
+    "it (pass or fail)."
+)
+# What the form's kind list calls "no kind of its own".
+KIND_DEFAULT_FOR_DATASET = "Dataset default"
+KIND_DEFAULT_FOR_SETTING = "Default"
+# A task's or criterion's verifier left to the dataset: what the form says, and the task
+# page after "Checked by".
+ANSWER_LEFT_TO_DATASET = (
+    f"Checked as the dataset’s Settings say under “{EXPECTED_ANSWER_SETTING}” (unless "
+    "changed there: an agent judge, 0 to 1)."
+)
+CRITERION_LEFT_TO_DATASET = (
+    f"Checked as the dataset’s Settings say under “{DEFAULT_VERIFIER_SETTING}” (unless "
+    "changed there: an LLM judge, pass or fail)."
+)
+
+
+def verifier_kind(kind: str | None) -> str:
+    """`agent_judge` as people read it: Agent judge (an unknown kind as it is written)."""
+    return VERIFIER_KIND_NAMES.get(kind or "", kind or "")
+
+
+def output_type(value: str | None) -> str:
+    """`boolean` as people read it: Pass or fail."""
+    return OUTPUT_TYPE_NAMES.get(value or "", value or "")

@@ -3,6 +3,7 @@
 import pytest
 from django.urls import reverse
 
+from datasets_app import wording
 from datasets_app.models import Criterion, SiteSettings, Task, TaskState
 from datasets_app.services import datasets
 from tests.runs import run_outputs
@@ -147,7 +148,7 @@ def test_dataset_settings_are_two_verifiers_and_other_keys_stay(admin_client_, m
     dataset.save()
     url = reverse("admin:datasets_app_dataset_change", args=[dataset.pk])
     page = admin_client_.get(url).content.decode()
-    assert "Expected answers are graded by" in page and 'name="settings"' not in page
+    assert wording.EXPECTED_ANSWER_SETTING in page and 'name="settings"' not in page
     assert post_as_rendered(admin_client_, url).status_code == 302
     dataset.refresh_from_db()
     assert dataset.settings == {"defaultVerifier": {"kind": "llm_judge"}, "futureKey": [1, 2]}

@@ -20,6 +20,18 @@ def weight(value: float | int | None) -> str:
 
 
 @register.filter
+def verifier_kind(value: str | None) -> str:
+    """Agent judge, not agent_judge: a verifier kind as people read it."""
+    return wording.verifier_kind(value)
+
+
+@register.filter
+def output_type(value: str | None) -> str:
+    """Pass or fail, not boolean."""
+    return wording.output_type(value)
+
+
+@register.filter
 def count(value: int | None) -> str:
     """1,000, not 1000: a whole number as people write it."""
     return f"{value or 0:,}"

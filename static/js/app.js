@@ -134,3 +134,34 @@ document.addEventListener("keydown", (event) => {
     action.click();
   }
 });
+
+// A verifier's fields: under the kind, what that kind does (each option carries it); the
+// fields only other kinds read (output type, instructions, code) are hidden while empty.
+// One that holds a value stays in sight, and is posted, whatever the kind: nothing typed or
+// imported is dropped unseen. Without this script every field shows.
+function setUpVerifier(root) {
+  const kind = root.querySelector("select");
+  const help = root.querySelector("[data-kind-help]");
+  if (!kind || root.dataset.ready) {
+    return;
+  }
+  root.dataset.ready = "1";
+  function show() {
+    const option = kind.selectedOptions[0];
+    if (help && option) {
+      help.textContent = option.dataset.help || "";
+    }
+    root.querySelectorAll("[data-kinds]").forEach((part) => {
+      const field = part.querySelector("select, textarea, input");
+      const empty = !field || !field.value;
+      part.hidden = empty && !part.dataset.kinds.split(" ").includes(kind.value);
+    });
+  }
+  kind.addEventListener("change", show);
+  show();
+}
+
+document.querySelectorAll("[data-verifier]").forEach(setUpVerifier);
+document.addEventListener("htmx:load", (event) => {
+  event.detail.elt.querySelectorAll?.("[data-verifier]").forEach(setUpVerifier);
+});

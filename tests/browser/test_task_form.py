@@ -1,0 +1,123 @@
+"""The task form in a real Chromium (issue 27, items 7 and 8): each verifier kind shows the
+fields it reads and says what it does; a field holding a value stays whatever the kind;
+without JavaScript every field shows and the form still saves."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from datasets_app import wording
+from datasets_app.models import Task
+from datasets_app.services import datasets
+from tests.browser.helpers import axe_violations, clipped, watch_console
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Which of a verifier's fields each kind shows (labels as the form writes them).
+SHOWN = {
+    "": set(),
+    "exact_match": set(),
+    "llm_judge": {"Output", "Instructions"},
+    "agent_judge": {"Output"},
+    "code_verifier": {"Python code"},
+}
+
+
+def new_task_page(page, live_server, django_user_model):
+    owner = django_user_model.objects.get(username="grace")
+    dataset = datasets.dataset_create(owner=owner, name="Finance QA")
+    page.goto(f"{live_server.url}/datasets/{dataset.pk}/tasks/new/")
+    return dataset
+
+
+def test_each_kind_shows_its_own_fields_and_says_what_it_does(
+    logged_in, live_server, django_user_model, screenshot
+):
+    page = logged_in
+    errors = watch_console(page)
+    dataset = new_task_page(page, live_server, django_user_model)
+    page.locator("#id_task_id").fill("q1")
+    page.get_by_label("Prompt").fill("What is 2 + 2?")
+    page.get_by_label("Expected answer").fill("4")
+    answer = page.locator("details", has_text="How the expected answer is checked")
+    answer.locator("summary").click()
+    verifier = answer.locator("[data-verifier]")
+    kind = verifier.get_by_label("Checked by")
+    expect(verifier.locator("[data-kind-help]")).to_have_text(wording.ANSWER_LEFT_TO_DATASET)
+
+    for value, shown in SHOWN.items():
+        kind.select_option(value)
+        for label in ("Output", "Instructions", "Python code"):
+            field = verifier.get_by_label(label)
+            if label in shown:
+                expect(field).to_be_visible()
+            else:
+                expect(field).to_be_hidden()
+        if value:
+            expect(verifier.locator("[data-kind-help]")).to_have_text(
+                wording.VERIFIER_KIND_HELP[value]
+            )
+        if value == "agent_judge":
+            screenshot(page, "task-form-agent-judge")
+
+    kind.select_option("llm_judge")
+    verifier.get_by_label("Instructions").fill("Is it {{expected}}?")
+    # Typed, then another kind chosen: the instructions stay in sight, and are saved.
+    kind.select_option("exact_match")
+    expect(verifier.get_by_label("Instructions")).to_be_visible()
+    kind.select_option("llm_judge")
+    verifier.get_by_label("Output").select_option("boolean")
+    assert axe_violations(page, live_server.url) == []
+    page.set_viewport_size({"width": 375, "height": 800})
+    assert clipped(page) == []
+    screenshot(page, "task-form-375")
+    page.get_by_role("button", name="Save as draft").click()
+
+    task = Task.objects.get(dataset=dataset, task_id="q1")
+    assert task.expected_verifier == {
+        "kind": "llm_judge",
+        "outputType": "boolean",
+        "instructions": "Is it {{expected}}?",
+    }
+    expect(page.get_by_text("Checked by: LLM judge · pass or fail")).to_be_visible()
+    assert errors == []
+
+
+def test_a_criterion_chooses_its_kind_the_same_way(logged_in, live_server, django_user_model):
+    page = logged_in
+    new_task_page(page, live_server, django_user_model)
+    criterion = page.locator("fieldset.criterion").first
+    criterion.locator("summary").click()
+    verifier = criterion.locator("[data-verifier]")
+    expect(verifier.locator("[data-kind-help]")).to_have_text(wording.CRITERION_LEFT_TO_DATASET)
+    verifier.get_by_label("Checked by").select_option("code_verifier")
+    expect(verifier.get_by_label("Python code")).to_be_visible()
+    expect(verifier.get_by_label("Instructions")).to_be_hidden()
+
+
+def test_without_javascript_every_field_shows_and_the_form_saves(
+    browser, live_server, django_user_model, screenshot
+):
+    django_user_model.objects.create_user(username="grace", password="pw-grace-12345")
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1280, "height": 900}
+    )
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("User name").fill("grace")
+    page.get_by_label("Password").fill("pw-grace-12345")
+    page.get_by_role("button", name="Log in").click()
+    dataset = new_task_page(page, live_server, django_user_model)
+    answer = page.locator("details", has_text="How the expected answer is checked")
+    answer.locator("summary").click()
+    for label in ("Output", "Instructions", "Python code"):
+        expect(answer.get_by_label(label)).to_be_visible()
+    page.locator("#id_task_id").fill("q1")
+    page.get_by_label("Prompt").fill("Say hello.")
+    page.get_by_label("Expected answer").fill("hello")
+    answer.get_by_label("Checked by").select_option("exact_match")
+    screenshot(page, "task-form-no-js")
+    page.get_by_role("button", name="Save as draft").click()
+    assert Task.objects.get(dataset=dataset).expected_verifier == {"kind": "exact_match"}
+    context.close()
