@@ -57,7 +57,7 @@ def test_the_review_page_walks_the_drafts_one_by_one(auth_client, make_dataset):
     page = get(auth_client, link(page, "next"))
     assert heading(page) == "Task 2" and "Draft 2 of 3" in page
     # Its criterion, with its weight and verifier.
-    assert "Is right" in page and ">2<" in page and "default verifier" in page
+    assert "Is right" in page and ">2<" in page and "as the dataset’s Settings say" in page
     page = get(auth_client, link(page, "next"))
     assert heading(page) == "Task 3" and link(page, "next") is None
     page = get(auth_client, link(page, "prev"))
