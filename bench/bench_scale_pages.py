@@ -41,7 +41,7 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from timing import median_ratio, verdict  # noqa: E402
 
 from datasets_app.models import Criterion, Dataset, Task  # noqa: E402
-from datasets_app.services import datasets  # noqa: E402
+from datasets_app.services import bulk, datasets  # noqa: E402
 
 BIG, SMALL, CRITERIA = 10_000, 100, 5
 ROUNDS = 9
@@ -52,33 +52,41 @@ NEEDLE = "quokka"
 WORDS = "apples oranges river mountain ledger invoice budget quarterly audit"
 
 
-def build(owner, tasks: int) -> Dataset:
-    """A dataset of `tasks` tasks x 5 criteria, made with bulk_create in batches."""
+def build(owner, tasks: int, *, expected: bool = True) -> Dataset:
+    """A dataset of `tasks` tasks x 5 criteria, written in batches by the app's bulk writer
+    (COPY on PostgreSQL); `expected` False: graded by their criteria only."""
     dataset = Dataset.objects.create(owner=owner, name=f"Bench {tasks:,}")
     with transaction.atomic():
         for start in range(0, tasks, BATCH):
-            made = Task.objects.bulk_create(
-                Task(
-                    dataset=dataset,
-                    task_id=f"task-{n:06}",
-                    name=f"Question {n:,}",
-                    prompt=f"Question {n}: {WORDS} " * 4 + (NEEDLE if n == tasks * 3 // 4 else ""),
-                    expected_text=f"Answer {n}",
-                    position=n,
-                )
-                for n in range(start, min(start + BATCH, tasks))
+            made = bulk.insert_rows(
+                Task,
+                [
+                    Task(
+                        dataset=dataset,
+                        task_id=f"task-{n:06}",
+                        name=f"Question {n:,}",
+                        prompt=f"Question {n}: {WORDS} " * 4
+                        + (NEEDLE if n == tasks * 3 // 4 else ""),
+                        expected_text=f"Answer {n}" if expected else "",
+                        position=n,
+                    )
+                    for n in range(start, min(start + BATCH, tasks))
+                ],
             )
-            Criterion.objects.bulk_create(
-                Criterion(
-                    dataset=dataset,
-                    task=task,
-                    criterion_id=f"c{c}",
-                    text=f"Mentions point {c} of {task.task_id}",
-                    weight=c + 1,
-                    position=c,
-                )
-                for task in made
-                for c in range(CRITERIA)
+            bulk.insert_rows(
+                Criterion,
+                [
+                    Criterion(
+                        dataset=dataset,
+                        task=task,
+                        criterion_id=f"c{c}",
+                        text=f"Mentions point {c} of {task.task_id}",
+                        weight=c + 1,
+                        position=c,
+                    )
+                    for task in made
+                    for c in range(CRITERIA)
+                ],
             )
     return dataset
 

@@ -395,13 +395,13 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
     return [problem.to_json() for problem in problems]
 
 
-def clash_places(*, upload: Upload, file_ids: list[str]) -> dict[str, list[Any]]:
+def clash_places(*, upload: Upload, file_ids: list[str], live: set[str]) -> dict[str, list[Any]]:
     """{task index: [file, row, line]} of the file's tasks whose ids the upload's dataset
-    already has, for `add_conflicts` to show; found by the check (on a worker), which reads
-    the file again only when there is such a clash."""
+    already has (`live`: its live task ids), for `add_conflicts` to show; found by the check
+    (on a worker), which reads the file again only when there is such a clash."""
     if upload.dataset is None:
         return {}
-    taken = live_task_ids(upload.dataset).intersection(file_ids)
+    taken = live.intersection(file_ids)
     clashes = [index for index, task_id in enumerate(file_ids) if task_id in taken]
     if not clashes:
         return {}
@@ -519,6 +519,8 @@ def replace_preview(*, dataset: Dataset, upload: Upload) -> ReplacePreview:
     file_ids = [task["id"] for task in result.get("tasks", [])]
     digests = result.get("digests") or {}
     live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
+    # The check kept the digests of the file's tasks whose ids the dataset had then; a task
+    # of that id added since has none, and counts as changed (Replace writes it anew).
     mine = {task.task_id: task_digest(task_spec(task)) for task in live}
     return ReplacePreview(
         drafts=[t.task_id for t in live if t.state == TaskState.DRAFT],

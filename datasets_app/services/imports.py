@@ -45,7 +45,7 @@ from datasets_app.models import (
     TaskState,
     Upload,
 )
-from datasets_app.services import datasets
+from datasets_app.services import bulk, datasets
 
 
 class ImportRefused(Exception):
@@ -208,10 +208,17 @@ def upload_check(*, upload: Upload) -> Upload:
             "settings": result.plan.settings,
             "criteria": [c.id for c in result.plan.criteria],
         }
-        # What Replace would change is worked out when the dialog shows it, against the
-        # dataset as it is then; the file's side of it is kept here.
-        stored["digests"] = {task.id: selectors.task_digest(task) for task in result.plan.tasks}
+        stored["digests"] = {}
         if upload.dataset is not None:
+            # What Replace would change is worked out when the dialog shows it, against the
+            # dataset as it is then; the file's side of it is kept here, for the tasks whose
+            # ids the dataset has (a digest of every task would cost more than the check).
+            live = selectors.live_task_ids(upload.dataset)
+            stored["digests"] = {
+                task.id: selectors.task_digest(task)
+                for task in result.plan.tasks
+                if task.id in live
+            }
             # Added, the file's tasks are also graded by the dataset's criteria for every task.
             added = plan_as_added(dataset=upload.dataset, plan=result.plan)
             shared = tuple(
@@ -220,7 +227,7 @@ def upload_check(*, upload: Upload) -> Upload:
             added = replace(added, criteria=(*shared, *added.criteria))
             stored["added_tasks"] = checker.result_to_json(replace(result, plan=added))["tasks"]
             file_ids = [task.id for task in result.plan.tasks]
-            stored["places"] = selectors.clash_places(upload=upload, file_ids=file_ids)
+            stored["places"] = selectors.clash_places(upload=upload, file_ids=file_ids, live=live)
     upload.result = stored
     _store_problems_csv(upload, result)
     upload.state = Upload.State.CHECKED
@@ -450,7 +457,8 @@ def plan_as_added(*, dataset: Dataset, plan: DatasetSpec) -> DatasetSpec:
 
 
 def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[str, str]) -> int:
-    """Write the plan's tasks, criteria and files as drafts; a fixed number of queries."""
+    """Write the plan's tasks, criteria and files as drafts; a fixed number of queries
+    (COPY on PostgreSQL, `bulk.insert_rows`)."""
     if mode == ImportMode.ADD:
         plan = plan_as_added(dataset=dataset, plan=plan)
     live = dataset.tasks.live()
@@ -470,7 +478,7 @@ def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[
     _apply_settings(dataset, plan, mode)
     dataset.save(update_fields=["settings", "updated_at"])
 
-    tasks = Task.objects.bulk_create(
+    tasks = [
         Task(
             dataset=dataset,
             task_id=spec.id,
@@ -483,7 +491,8 @@ def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[
             state=TaskState.DRAFT,
         )
         for index, spec in enumerate(plan.tasks)
-    )
+    ]
+    bulk.insert_rows(Task, tasks)
     criteria = [
         datasets.criterion_row(dataset, None, position=shared_start + position, spec=spec)
         for position, spec in enumerate(plan.criteria)
@@ -508,8 +517,8 @@ def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[
                         position=position,
                     )
                 )
-    Criterion.objects.bulk_create(criteria)
-    TaskFile.objects.bulk_create(files)
+    bulk.insert_rows(Criterion, criteria)
+    bulk.insert_rows(TaskFile, files)
     if mode == ImportMode.ADD and plan.criteria:
         datasets.tasks_grade_as_rubrics(dataset=dataset)
     return len(files)

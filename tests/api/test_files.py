@@ -14,8 +14,8 @@ from django.core.management import call_command
 from datasets_app import guards, tasks
 from datasets_app.api import endpoints
 from datasets_app.api.schemas import CheckOut, ImportOut
-from datasets_app.models import Dataset, Task, TaskFile, Upload
-from datasets_app.services import imports
+from datasets_app.models import Criterion, Dataset, Task, Upload
+from datasets_app.services import bulk, imports
 from tests.api.conftest import error_of
 from tests.conftest import FILES
 
@@ -266,10 +266,15 @@ def test_replace_archives_the_tasks_there_were(api, make_dataset):
 def test_an_import_is_all_or_nothing(api, make_dataset, monkeypatch):
     dataset = make_dataset(tasks=1)
 
-    def fail(*args, **kwargs):
-        raise RuntimeError("disk full")
+    written = bulk.insert_rows
 
-    monkeypatch.setattr(TaskFile.objects, "bulk_create", fail)
+    def fail(model, rows):
+        # The tasks are written; their criteria are not.
+        if model is Criterion:
+            raise RuntimeError("disk full")
+        return written(model, rows)
+
+    monkeypatch.setattr(bulk, "insert_rows", fail)
     body = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)}).json()
     assert body["state"] == "failed" and body["error"] == tasks.IMPORT_FAILED
     assert list(dataset.tasks.values_list("task_id", flat=True)) == ["t1"]

@@ -1,0 +1,216 @@
+"""What writing and reading a large dataset costs, next to the least work it could be.
+
+- import_scale: importing a 1,000-task x 5-criteria .json file (Add) into a dataset of
+  9,000 tasks x 5 criteria with `services.imports.import_run`, against its floor: checking
+  the same file (`checker.check_file`) plus a bare COPY of the rows it makes (tasks and
+  criteria, keys reserved from the sequences). Goal: at most 3x.
+- import_scale_queries: the SQL statements that import makes (each COPY counted as one).
+  Goal: at most 25, and no more than importing a 10-task file.
+
+Each ratio is the median of alternating rounds (`timing.median_ratio`) on the wall clock:
+the database server does part of the work, which this process's CPU time would not see.
+Each import runs in a transaction that is then rolled back, so every round imports the same
+upload into the same 9,000 tasks. It runs in a throwaway database on the PostgreSQL server
+of DATABASE_URL (else 127.0.0.1:5432 if it answers); on SQLite, where there is no COPY, the
+figures say they were skipped. Where the time goes is printed to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
+for name in ("CELERY_BROKER_URL", "STORAGE_BUCKET", "CACHE_URL"):
+    os.environ.pop(name, None)
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+
+
+def postgres_answers() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", 5432), 1).close()
+    except OSError:
+        return False
+    return True
+
+
+if not os.environ.get("DATABASE_URL") and postgres_answers():
+    os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/contextevals_bench"
+
+import django  # noqa: E402
+
+django.setup()
+
+from bench_checker_json import dataset as bench_file  # noqa: E402
+from bench_scale_pages import build  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.files.uploadedfile import SimpleUploadedFile  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test import override_settings  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from timing import median_ratio, median_time, verdict  # noqa: E402
+
+from datasets_app import selectors  # noqa: E402
+from datasets_app.importing import checker  # noqa: E402
+from datasets_app.models import Dataset, Upload  # noqa: E402
+from datasets_app.services import imports  # noqa: E402
+
+ROUNDS = 9
+
+
+def note(message: str) -> None:
+    print(f"  {message}", file=sys.stderr)
+
+
+def rolled_back(run: Callable[[], object]) -> Callable[[], None]:
+    """`run` in a transaction that is rolled back: the next round finds the same rows."""
+
+    def once() -> None:
+        with transaction.atomic():
+            run()
+            transaction.set_rollback(True)
+
+    return once
+
+
+def copy_floor(dataset: Dataset, data: bytes) -> Callable[[], None]:
+    """A bare COPY of the task and criterion rows the file makes, values ready."""
+    plan = checker.check_file(data, "bench.json").plan
+    assert plan is not None
+    now = "2026-01-01T00:00:00+00:00"
+    tasks = [
+        (
+            dataset.pk,
+            spec.id,
+            spec.name,
+            spec.prompt,
+            spec.expected_text or "",
+            None,
+            position,
+            "draft",
+            "{}",
+            now,
+            now,
+        )
+        for position, spec in enumerate(plan.tasks)
+    ]
+    criteria = [
+        [
+            (dataset.pk, c.id, c.criterion, c.weight, None, position, False)
+            for position, c in enumerate(spec.criteria)
+        ]
+        for spec in plan.tasks
+    ]
+    task_columns = (
+        "dataset_id, task_id, name, prompt, expected_text, expected_verifier, position, "
+        "state, evidence, created_at, updated_at"
+    )
+    criterion_columns = "dataset_id, criterion_id, text, weight, verifier, position, archived"
+
+    def copy() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence('datasets_app_task', 'id')) "
+                "FROM generate_series(1, %s)",
+                [len(tasks)],
+            )
+            keys = [key for (key,) in cursor.fetchall()]
+            raw = cursor.cursor
+            with raw.copy(f"COPY datasets_app_task (id, {task_columns}) FROM STDIN") as out:
+                for key, row in zip(keys, tasks, strict=True):
+                    out.write_row((key, *row))
+            sql = f"COPY datasets_app_criterion (task_id, {criterion_columns}) FROM STDIN"
+            with raw.copy(sql) as out:
+                for key, rows in zip(keys, criteria, strict=True):
+                    for row in rows:
+                        out.write_row((key, *row))
+
+    return copy
+
+
+def checked_upload(person, dataset: Dataset, data: bytes) -> Upload:
+    upload = imports.upload_create(
+        owner=person, dataset=dataset, uploaded_file=SimpleUploadedFile("bench.json", data)
+    )
+    return imports.upload_check(upload=upload)
+
+
+def import_scale(person, data: bytes, small: bytes) -> None:
+    # Rubric tasks: an answer task would be made a rubric by the file's criteria for every
+    # task, which is a change of every task, not an import's cost.
+    dataset = build(person, 9_000, expected=False)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    upload = checked_upload(person, dataset, data)
+    options = selectors.checker_options()
+
+    def run_import() -> None:
+        imports.import_run(upload=Upload.objects.get(pk=upload.pk), mode="add")
+
+    ours = rolled_back(run_import)
+    copy = copy_floor(dataset, data)
+
+    def floor() -> None:
+        checker.check_file(data, "bench.json", options=options)
+        rolled_back(copy)()
+
+    ratio = median_ratio(ours, floor, rounds=ROUNDS, clock=time.perf_counter)
+    print(f"bench import_scale: {ratio:.2f}x check + COPY (goal 3x) {verdict(ratio <= 3)}")
+    ours_time = median_time(ours, rounds=ROUNDS, clock=time.perf_counter)
+    check_time = median_time(
+        lambda: checker.check_file(data, "bench.json", options=options), clock=time.perf_counter
+    )
+    copy_time = median_time(rolled_back(copy), clock=time.perf_counter)
+    recheck = median_time(lambda: imports._check(upload), clock=time.perf_counter)
+    note(
+        f"import_scale: import_run {ours_time * 1000:.0f} ms (its own check of the stored "
+        f"file {recheck * 1000:.0f} ms); floor: check_file {check_time * 1000:.0f} ms + "
+        f"COPY {copy_time * 1000:.0f} ms"
+    )
+
+    counts = []
+    for payload in (small, data):
+        small_upload = checked_upload(person, dataset, payload)
+        with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+            imports.import_run(upload=small_upload, mode="add")
+            transaction.set_rollback(True)
+        counts.append(len(queries.captured_queries))
+    few, many = counts
+    ok = many <= 25 and many <= few
+    print(f"bench import_scale_queries: {many} (goal 25) {verdict(ok)}")
+    note(f"import_scale_queries: {few} for 10 tasks, {many} for 1,000")
+
+
+def main() -> None:
+    data = bench_file(broken_last_task=False)
+    document = json.loads(data)
+    document["tasks"] = document["tasks"][:10]
+    small = json.dumps(document).encode()
+    if connection.vendor != "postgresql":
+        for name in ("import_scale", "import_scale_queries"):
+            print(f"bench {name}: skipped (no PostgreSQL)")
+        return
+    connection.settings_dict["TEST"]["NAME"] = f"bench_scale_io_{os.getpid()}"
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="bench-scale-io-") as media,
+            override_settings(MEDIA_ROOT=media, DEBUG=False, ALLOWED_HOSTS=["testserver"]),
+        ):
+            person = get_user_model().objects.create_user(username="bench-io", password=None)
+            import_scale(person, data, small)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()
