@@ -94,7 +94,7 @@ class DatasetAdminForm(AdminForm):
     )
 
     class Meta:
-        fields = ("name", "description", "owner", "shared_with")
+        fields = ("name", "description", "owner", "shared_with", "require_review")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -254,7 +254,7 @@ class DatasetAdmin(admin.ModelAdmin):
     filter_horizontal = ("shared_with",)
     readonly_fields = ("task_list",)
     fieldsets = (
-        (None, {"fields": ("name", "description", "owner", "shared_with")}),
+        (None, {"fields": ("name", "description", "owner", "shared_with", "require_review")}),
         (
             "How tasks are graded when they don’t say",
             {"fields": [name for name, _ in SETTINGS_VERIFIERS]},

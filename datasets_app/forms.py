@@ -511,7 +511,11 @@ SETTINGS_KEYS = (
 
 
 class DatasetSettingsForm(DatasetForm):
-    """Name, description and the two verifier defaults the page's `settings` holds."""
+    """Name, description, the two verifier defaults the page's `settings` holds, and
+    whether saving requires every draft reviewed."""
+
+    class Meta(DatasetForm.Meta):
+        fields = ["name", "description", "require_review"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

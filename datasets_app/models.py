@@ -80,6 +80,15 @@ class Dataset(models.Model):
     # by the shape of the file (`shapes.signature_of` its columns): {shape: {field:
     # source}}. Offered again, pre-filled, for the next file of the same shape.
     import_mappings = models.JSONField(default=dict, blank=True)
+    # Saving a version waits until every draft is reviewed (`services.datasets.version_save`).
+    require_review = models.BooleanField(
+        "require every draft reviewed before saving",
+        default=False,
+        help_text=(
+            "Save as vN is refused while a draft is not reviewed since it last changed "
+            "(Review drafts)."
+        ),
+    )
     owner = models.ForeignKey(
         project_settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="datasets"
     )

@@ -171,7 +171,7 @@ def version_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
     try:
         version = datasets.version_save(dataset=dataset, user=request.user)
-    except datasets.NothingToSave as exc:
+    except (datasets.NothingToSave, datasets.NotAllReviewed) as exc:
         messages.warning(request, str(exc))
     else:
         messages.success(request, f"Saved {dataset.name} as {version.label}.")
@@ -589,6 +589,7 @@ def dataset_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             description=data["description"],
             settings=editor.form.settings_document(),
             criteria=editor.criteria_specs,
+            require_review=data["require_review"],
         )
         messages.success(request, "Saved the settings.")
         return _redirect(request, dataset.get_absolute_url())

@@ -12,7 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from datasets_app.models import Criterion, Task, TaskFile, TaskState
-from datasets_app.services import datasets
+from datasets_app.services import datasets, tokens
+from tests.api.conftest import bearer, error_of
 from tests.as_rendered import form_data
 
 pytestmark = pytest.mark.django_db
@@ -229,3 +230,80 @@ def test_the_admin_keeps_reviewing_and_shows_prompts(client, admin_user, make_da
     assert "Prompt 2" in page and "Prompt 1" not in page
     page = get(client, review_url(dataset, show="all"))
     assert '<span class="badge reviewed">Reviewed</span> by root' in page
+
+
+# --- A dataset that saves only once every draft is reviewed -------------------------------
+
+
+def settings_data(client, dataset) -> tuple[str, dict]:
+    url = reverse("datasets_app:dataset_settings", args=[dataset.pk])
+    return url, form_data(get(client, url))
+
+
+def test_require_review_is_a_setting_and_refuses_save_as_until_all_are(auth_client, make_dataset):
+    dataset = make_dataset(tasks=3)
+    url, data = settings_data(auth_client, dataset)
+    assert "require_review" not in data
+    data["require_review"] = ["on"]
+    assert auth_client.post(url, data).status_code == 302
+    dataset.refresh_from_db()
+    assert dataset.require_review
+    datasets.tasks_mark_reviewed(tasks=dataset.tasks.filter(task_id="t1"), user=dataset.owner)
+    page = get(auth_client, dataset.get_absolute_url())
+    assert "This dataset saves only once every draft is reviewed." in page
+
+    save = reverse("datasets_app:version_save", args=[dataset.pk])
+    page = get(auth_client, auth_client.post(save)["Location"])
+    assert datasets.NOT_ALL_REVIEWED.format(name="Finance QA", count="2 are") in page
+    assert not dataset.versions.exists()
+    datasets.tasks_mark_reviewed(tasks=dataset.tasks.all(), user=dataset.owner)
+    page = get(auth_client, auth_client.post(save)["Location"])
+    assert "Saved Finance QA as v1." in page
+
+
+def test_a_settings_page_saved_as_shown_keeps_require_review(auth_client, make_dataset):
+    dataset = make_dataset(tasks=1)
+    dataset.require_review = True
+    dataset.save()
+    url, data = settings_data(auth_client, dataset)
+    assert data["require_review"] == ["on"]
+    auth_client.post(url, data)
+    dataset.refresh_from_db()
+    assert dataset.require_review
+    del data["require_review"]
+    data["name"] = ["Finance QA 2"]
+    auth_client.post(url, data)
+    dataset.refresh_from_db()
+    assert not dataset.require_review
+    # Renamed on its own: the name was once lost (compared with the form's changed copy).
+    url, data = settings_data(auth_client, dataset)
+    data["name"] = ["Finance QA 3"]
+    auth_client.post(url, data)
+    dataset.refresh_from_db()
+    assert dataset.name == "Finance QA 3"
+
+
+def test_without_the_setting_unreviewed_drafts_are_saved(auth_client, make_dataset):
+    dataset = make_dataset(tasks=2)
+    save = reverse("datasets_app:version_save", args=[dataset.pk])
+    page = get(auth_client, auth_client.post(save)["Location"])
+    assert "Saved Finance QA as v1." in page
+
+
+def test_the_api_answers_409_not_all_reviewed(make_dataset, user):
+    api = bearer(tokens.api_token_create(user=user, name="CI")[1])
+    dataset = make_dataset(tasks=2)
+    url = f"/api/v1/datasets/{dataset.pk}"
+    patched = api.patch(url, {"require_review": True}, content_type="application/json")
+    assert patched.status_code == 200
+    body = patched.json()
+    assert body["require_review"] is True and body["unreviewed_drafts"] == 2
+    assert [task["reviewed"] for task in body["tasks"]] == [False, False]
+    response = api.post(f"{url}/versions")
+    assert response.status_code == 409
+    error = error_of(response)
+    assert error["code"] == "not_all_reviewed"
+    assert error["message"] == datasets.NOT_ALL_REVIEWED.format(name="Finance QA", count="2 are")
+    datasets.tasks_mark_reviewed(tasks=dataset.tasks.all(), user=user)
+    assert api.get(url).json()["unreviewed_drafts"] == 0
+    assert api.post(f"{url}/versions").status_code == 201

@@ -44,7 +44,7 @@ from datasets_app.services import datasets, imports, limits
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
-API_VERSION = "1.1.0"
+API_VERSION = "1.2.0"
 
 
 class ContextEvalsAPI(NinjaAPI):
@@ -75,6 +75,7 @@ UPLOAD_ERRORS = {**ERRORS, 413: ErrorOut, 429: ErrorOut}
 CHOOSE_A_FILE = "Send the dataset file as the multipart field 'file'."
 INVALID_MAP = "Each 'map' is FIELD=SOURCE, e.g. prompt=question; details says which is not."
 NOTHING_TO_SAVE = "nothing_to_save"
+NOT_ALL_REVIEWED = "not_all_reviewed"
 LIMIT_REACHED = "limit_reached"
 INVALID_SETTINGS = "The settings are not valid; details lists each problem."
 # The export formats' slugs, as the schema's enum.
@@ -179,7 +180,13 @@ def _criterion(criterion) -> dict[str, Any]:
 
 
 def _task_summary(task: Task) -> dict[str, Any]:
-    return {"id": task.pk, "task_id": task.task_id, "name": task.name, "state": task.state}
+    return {
+        "id": task.pk,
+        "task_id": task.task_id,
+        "name": task.name,
+        "state": task.state,
+        "reviewed": task.is_reviewed,
+    }
 
 
 def _visible(request: HttpRequest):
@@ -200,6 +207,8 @@ def _dataset_out(dataset: Dataset) -> dict[str, Any]:
         "tasks": [_task_summary(t) for t in dataset.tasks.live()],
         "unsaved_changes": selectors.unsaved_changes(dataset),
         "next_version": selectors.next_version_number(dataset),
+        "require_review": dataset.require_review,
+        "unreviewed_drafts": selectors.draft_counts(dataset).unreviewed,
     }
 
 
@@ -254,13 +263,15 @@ def dataset_read(request: HttpRequest, dataset_id: int):
 
 @api.patch("/datasets/{dataset_id}", response={200: DatasetOut, **ERRORS}, tags=["datasets"])
 def dataset_update(request: HttpRequest, dataset_id: int, body: DatasetPatch):
-    """Change its name, description or settings (only the fields sent)."""
+    """Change its name, description, settings or whether saving requires every draft
+    reviewed (only the fields sent)."""
     dataset = _dataset(request, dataset_id)
     dataset = datasets.dataset_update(
         dataset=dataset,
         name=dataset.name if body.name is None else body.name,
         description=dataset.description if body.description is None else body.description,
         settings=dataset.settings if body.settings is None else _checked_settings(body.settings),
+        require_review=body.require_review,
     )
     return _dataset_out(dataset)
 
@@ -416,12 +427,15 @@ def version_list(request: HttpRequest, dataset_id: int):
 )
 def version_create(request: HttpRequest, dataset_id: int):
     """Save its drafts (and any other change) as the next version; 409 when nothing changed
-    since the latest one."""
+    since the latest one (`nothing_to_save`), or when the dataset requires every draft
+    reviewed and some are not (`not_all_reviewed`)."""
     dataset = _dataset(request, dataset_id)
     try:
         version = datasets.version_save(dataset=dataset, user=_person(request))
     except datasets.NothingToSave as exc:
         raise ApiError(409, NOTHING_TO_SAVE, str(exc)) from exc
+    except datasets.NotAllReviewed as exc:
+        raise ApiError(409, NOT_ALL_REVIEWED, str(exc)) from exc
     return Status(201, _version_out(selectors.versions_of(dataset).get(pk=version.pk)))
 
 

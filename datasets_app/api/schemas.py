@@ -97,6 +97,7 @@ class TaskSummary(Schema):
     task_id: str = Field(description="The task's id in its dataset file.")
     name: str
     state: Literal["draft", "saved", "archived"]
+    reviewed: bool = Field(description="A draft reviewed since it last changed.")
 
 
 class DatasetSummary(Schema):
@@ -118,6 +119,10 @@ class DatasetOut(DatasetSummary):
     tasks: list[TaskSummary] = Field(description="Its tasks now: drafts and saved ones.")
     unsaved_changes: bool = Field(description="Whether saving would make a new version.")
     next_version: int
+    require_review: bool = Field(
+        description="Saving requires every draft reviewed (else 409 not_all_reviewed)."
+    )
+    unreviewed_drafts: int = Field(description="Drafts not reviewed since they last changed.")
 
 
 class DatasetIn(Schema):
@@ -136,6 +141,7 @@ class DatasetPatch(Schema):
     name: str | None = Field(None, min_length=1, max_length=200)
     description: str | None = None
     settings: dict[str, Any] | None = None
+    require_review: bool | None = None
 
 
 # --- Imports --------------------------------------------------------------------------------

@@ -41,6 +41,16 @@ class NothingToSave(Exception):
 NOTHING_TO_SAVE = "Nothing has changed since the latest version, so there is nothing to save."
 
 
+class NotAllReviewed(Exception):
+    """The dataset requires every draft reviewed before it is saved, and some are not."""
+
+
+NOT_ALL_REVIEWED = (
+    "{name} requires every draft reviewed before it is saved, and {count} not reviewed yet. "
+    "Review them (Review drafts), or turn the requirement off in its Settings."
+)
+
+
 @transaction.atomic
 def dataset_create(
     *,
@@ -63,10 +73,14 @@ def dataset_update(
     name: str,
     description: str,
     settings: dict[str, Any],
+    require_review: bool | None = None,
 ) -> Dataset:
+    """Change its name, description and settings; `require_review` None leaves it as is."""
     dataset.name = name
     dataset.description = description
     dataset.settings = settings
+    if require_review is not None:
+        dataset.require_review = require_review
     dataset.full_clean()
     dataset.save()
     return dataset
@@ -78,10 +92,18 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
 
     The dataset row is locked first, so two people saving at once get v2 and v3, never two
     v2s; the unique constraint on (dataset, number) backs that up in the database.
+
+    A dataset that requires its drafts reviewed is saved only once every one is
+    (`NotAllReviewed` otherwise), as they are under the lock.
     """
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
     if not selectors.unsaved_changes(dataset):
         raise NothingToSave(NOTHING_TO_SAVE)
+    if dataset.require_review:
+        unreviewed = selectors.draft_counts(dataset).unreviewed
+        if unreviewed:
+            count = "1 is" if unreviewed == 1 else f"{unreviewed:,} are"
+            raise NotAllReviewed(NOT_ALL_REVIEWED.format(name=dataset.name, count=count))
     live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
     last = dataset.versions.aggregate(n=Max("number"))["n"] or 0
     version = Version.objects.create(
@@ -249,20 +271,32 @@ def dataset_settings_update(
     description: str,
     settings: dict[str, Any],
     criteria: list[CriterionSpec],
+    require_review: bool,
 ) -> Dataset:
-    """Save the settings form: name, description, verifier defaults, criteria for every task.
+    """Save the settings form: name, description, verifier defaults, criteria for every task,
+    whether saving requires every draft reviewed.
 
-    Saved unchanged, it changes nothing (the criteria keep their rows).
+    Saved unchanged, it changes nothing (the criteria keep their rows). Compared with the
+    row as stored, not with `dataset`, which a model form has already changed in memory.
     """
-    current = [selectors.criterion_spec(c) for c in selectors.dataset_criteria(dataset)]
-    if (name, description, settings, list(criteria)) == (
-        dataset.name,
-        dataset.description,
-        dataset.settings or {},
+    stored = Dataset.objects.select_for_update().get(pk=dataset.pk)
+    current = [selectors.criterion_spec(c) for c in selectors.dataset_criteria(stored)]
+    if (name, description, settings, list(criteria), require_review) == (
+        stored.name,
+        stored.description,
+        stored.settings or {},
         current,
+        stored.require_review,
     ):
-        return dataset
-    dataset_update(dataset=dataset, name=name, description=description, settings=settings)
+        return stored
+    dataset = stored
+    dataset_update(
+        dataset=dataset,
+        name=name,
+        description=description,
+        settings=settings,
+        require_review=require_review,
+    )
     dataset.criteria.filter(task__isnull=True, archived=False).update(archived=True)
     Criterion.objects.bulk_create(
         criterion_row(dataset, None, position=position, spec=criterion)

@@ -103,3 +103,15 @@ def test_the_review_page_fits_the_screen_and_passes_axe(logged_in, live_server, 
     screenshot(page, f"review-everything-{width}")
     assert clipped(page) == []
     assert axe_violations(page, live_server.url) == []
+    page.goto(f"{live_server.url}/datasets/{dataset.pk}/settings/")
+    required = page.get_by_label("Require every draft reviewed before saving")
+    required.check()
+    required.scroll_into_view_if_needed()
+    screenshot(page, f"settings-require-review-{width}", full_page=False)
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.locator("#unreviewed-note")).to_contain_text(
+        "This dataset saves only once every draft is reviewed."
+    )
+    page.get_by_role("button", name="Save as v2").click()
+    expect(page.get_by_text("requires every draft reviewed before it is saved")).to_be_visible()
+    assert clipped(page) == []
