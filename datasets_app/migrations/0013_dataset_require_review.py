@@ -25,7 +25,7 @@ def create_on_sqlite(apps, schema_editor) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("datasets_app", "0011_judge_calls"),
+        ("datasets_app", "0012_runs"),
     ]
 
     operations = [
