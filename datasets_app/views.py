@@ -490,8 +490,9 @@ def _create_dataset(request: HtmxHttpRequest, form: NewDatasetForm, upload: Uplo
             name=data.get("name", ""),
             description=data.get("description", ""),
         )
-    except imports.ImportRefused:
-        return _render_new_dataset(request, form, upload)
+    except imports.ImportRefused as refused:
+        # Said at the top of the file's part, where focus goes: why nothing was created.
+        return _render_new_dataset(request, form, upload, file_errors=[str(refused)])
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
     else:

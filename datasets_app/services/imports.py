@@ -54,6 +54,14 @@ class ImportRefused(Exception):
 
 UPLOAD_EXPIRED = "This upload has expired. Choose the file again."
 UPLOAD_HAS_PROBLEMS = "The file has problems. Fix them and choose the file again."
+UPLOAD_CHECK_FAILED = (
+    "The file's check did not finish (it says why below), so nothing was created. Choose "
+    "the file again."
+)
+UPLOAD_STILL_CHECKING = (
+    "The file is still being checked, so nothing was created yet. Its preview shows here "
+    "when the check is done; then press Create again."
+)
 UPLOAD_ALREADY_IMPORTED = "This file has already been imported."
 UPLOAD_CHANGED = "The file changed since it was checked, so it was checked again."
 REPLACE_LIST_CHANGED = (
@@ -574,7 +582,7 @@ def dataset_create_with_file(
         .first()
     )
     if locked is None or not locked.result.get("ok"):
-        raise ImportRefused(UPLOAD_HAS_PROBLEMS)
+        raise ImportRefused(_not_creatable(upload, owner=owner))
     about = locked.result.get("dataset", {})
     dataset = datasets.dataset_create(
         owner=owner,
@@ -585,6 +593,18 @@ def dataset_create_with_file(
     Upload.objects.filter(pk=upload.pk).update(dataset=dataset)
     upload_import_start(upload=upload, mode=ImportMode.ADD)
     return dataset
+
+
+def _not_creatable(upload: Upload, *, owner: User) -> str:
+    """Why a new dataset cannot be made from this upload, as the New dataset page says it."""
+    now = Upload.objects.filter(pk=upload.pk, owner=owner).first()
+    if now is not None and now.dataset_id is not None:
+        return UPLOAD_ALREADY_IMPORTED
+    if now is not None and now.state == Upload.State.CHECKING:
+        return UPLOAD_STILL_CHECKING
+    if now is not None and now.state == Upload.State.FAILED:
+        return UPLOAD_CHECK_FAILED
+    return UPLOAD_HAS_PROBLEMS
 
 
 # --- The files tasks attach, stored once per content, within each person's quota ------------

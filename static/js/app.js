@@ -165,3 +165,34 @@ document.querySelectorAll("[data-verifier]").forEach(setUpVerifier);
 document.addEventListener("htmx:load", (event) => {
   event.detail.elt.querySelectorAll?.("[data-verifier]").forEach(setUpVerifier);
 });
+
+// Reopening the import dialog from its menu shows it as it was left (a mapping changed but
+// not used yet, a preview ready to import) instead of fetching a fresh one: closing it
+// loses nothing. "Choose another file", inside it, starts again. Without this script the dialog
+// is a page of its own.
+document.addEventListener(
+  "click",
+  (event) => {
+    const opener = event.target.closest?.('[hx-target="#import-dialog"]');
+    const dialog = document.getElementById("import-dialog");
+    if (!opener || !dialog || opener.closest("dialog") || dialog.open) {
+      return;
+    }
+    // Kept: a mapping being chosen, or a preview ready to import. A file with problems is
+    // not: reopening offers a fresh choice of file.
+    const kept = ".mapping-fields select, .modal-foot button.primary:not([disabled])";
+    if (!dialog.querySelector('input[name="upload"]') || !dialog.querySelector(kept)) {
+      return;
+    }
+    // Before htmx hears the click: nothing is fetched, the dialog opens as it was.
+    event.preventDefault();
+    event.stopPropagation();
+    const menu = opener.closest("[data-menu]");
+    if (menu) {
+      menu.querySelector("[role=menu]").hidden = true;
+      menu.querySelector("[aria-haspopup=menu]").setAttribute("aria-expanded", "false");
+    }
+    dialog.showModal();
+  },
+  true,
+);
