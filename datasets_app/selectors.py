@@ -40,6 +40,7 @@ from datasets_app.importing.spec import (
     TaskSpec,
     Verifier,
     counted,
+    expected_answer_criterion,
 )
 from datasets_app.models import (
     REVIEWED,
@@ -269,8 +270,12 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
         else result.get("tasks", []),
         "problem_groups": group_problems(problems),
         "problem_count": len(problems),
-        "warning_groups": group_problems(result.get("warnings", [])),
-        "notes": [*result.get("notes", []), *_add_notes(upload, result, mode)],
+        "warning_groups": group_problems(
+            [w for w in result.get("warnings", []) if w.get("code") not in NOT_IMPORTED_CODES]
+        ),
+        "notes": result.get("notes", []),
+        "effects": import_effects(upload=upload, mode=mode) if result.get("ok") else None,
+        "texts": result.get("texts", []),
         "replace": (
             replace_preview(dataset=upload.dataset, upload=upload)
             if mode == ImportMode.REPLACE and upload.dataset is not None and result.get("ok")
@@ -285,26 +290,195 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
     }
 
 
-BECOME_RUBRICS = (
-    "The file's criteria for every task also grade {tasks} of this dataset that have an "
-    "expected answer: “Matches the expected answer” joins their criteria, and they become "
-    "drafts for the next version."
+# --- What an import will do, said at the top of its preview ---------------------------------
+
+# Warnings that say part of the file is not imported: shown first, as what the import does.
+NOT_IMPORTED_CODES = frozenset(
+    {
+        "csv_ignored_columns",
+        "ignored_keys",
+        "unknown_field",
+        "pandas_index_column",
+        "promptfoo_assertions_left_out",
+        "nul_in_ignored_column",
+    }
 )
 
+# The settings an import can change, in people's words.
+SETTING_NAMES = {
+    "expectedAnswerVerifier": "How expected answers are graded",
+    "defaultVerifier": "How criteria that name no verifier are graded",
+}
+SETTING_DEFAULTS = {
+    "expectedAnswerVerifier": DEFAULT_EXPECTED_ANSWER_VERIFIER,
+    "defaultVerifier": DEFAULT_CRITERION_VERIFIER,
+}
 
-def _add_notes(upload: Upload, result: dict[str, Any], mode: str) -> list[str]:
-    """What Add changes in the dataset's own tasks: a file with criteria for every task
-    makes its answer tasks rubrics (`services.datasets.tasks_grade_as_rubrics`), said first."""
-    criteria = result.get("dataset", {}).get("criteria")
-    if mode != ImportMode.ADD or upload.dataset is None or not criteria or not result.get("ok"):
-        return []
-    count = (
-        upload.dataset.tasks.live()
-        .exclude(expected_text="")
-        .exclude(criteria__criterion_id=EXPECTED_ANSWER_CRITERION_ID)
-        .count()
+
+def imported_settings(*, dataset: Dataset | None, file_settings: dict[str, Any], mode: str) -> dict:
+    """The dataset's settings once the file is imported. Replace: the file's (when it has
+    any) become the dataset's. Add: the file only fills in what the dataset has not set, so
+    an import never undoes the settings form."""
+    own = dict(dataset.settings or {}) if dataset is not None else {}
+    if not file_settings:
+        return own
+    if mode == ImportMode.REPLACE:
+        return dict(file_settings)
+    return {**file_settings, **own}
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    name: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class ImportEffects:
+    """What importing a checked file in a mode will do to its dataset, for the dialog to
+    say before Import: tasks added and archived, the file's criteria for every task and
+    what they do to the tasks already there, settings changed, what is not imported."""
+
+    adds: int
+    archives: int
+    # The file's criteria for every task that join the dataset's (Add), and their weight.
+    joining: list[str]
+    joining_weight: float
+    # The dataset's tasks they will grade too; those with an expected answer, and the
+    # least and most of their score that answer will then carry.
+    regraded: int
+    answer_tasks: int
+    answer_share: tuple[float, float] | None
+    settings: list[SettingChange]
+    not_imported: list[ProblemGroup]
+
+    @property
+    def answer_share_words(self) -> str:
+        if self.answer_share is None:
+            return ""
+        low, high = (_percent(share) for share in self.answer_share)
+        return low if low == high else f"between {low} and {high}"
+
+
+def _percent(share: float) -> str:
+    value = share * 100
+    return f"{value:.1f}%" if value < 1 else f"{round(value):,}%"
+
+
+def verifier_words(verifier: dict[str, Any] | None) -> str:
+    """A verifier as a person reads it: `LLM judge, pass or fail, its own instructions`."""
+    if not verifier:
+        return "none"
+    kind = VERIFIER_KIND_NAMES.get(verifier.get("kind") or "", verifier.get("kind") or "none")
+    words = [kind]
+    output = {"boolean": "pass or fail", "float": "a score from 0 to 1"}.get(
+        verifier.get("outputType") or ""
     )
-    return [BECOME_RUBRICS.format(tasks=counted(count, "task"))] if count else []
+    if output:
+        words.append(output)
+    if verifier.get("instructions"):
+        words.append(f"instructions “{columns.shorten(verifier['instructions'], 60)}”")
+    if verifier.get("code"):
+        words.append("its own Python code")
+    return ", ".join(words)
+
+
+VERIFIER_KIND_NAMES = {
+    "exact_match": "exact match",
+    "llm_judge": "LLM judge",
+    "agent_judge": "agent judge",
+    "code_verifier": "Python check",
+}
+
+
+def _setting_changes(before: dict[str, Any], after: dict[str, Any]) -> list[SettingChange]:
+    changes = []
+    for key in sorted(before.keys() | after.keys(), key=list(SETTING_NAMES).index):
+        old = before.get(key) or SETTING_DEFAULTS.get(key)
+        new = after.get(key) or SETTING_DEFAULTS.get(key)
+        if old != new:
+            changes.append(
+                SettingChange(SETTING_NAMES.get(key, key), verifier_words(old), verifier_words(new))
+            )
+    return changes
+
+
+def _answer_shares(dataset: Dataset, added_weight: float) -> tuple[int, tuple[float, float] | None]:
+    """Of the dataset's live tasks with an expected answer: how many, and the least and most
+    share of their score that answer keeps once `added_weight` more grades every task (a
+    task without "Matches the expected answer" gets it, weight 1, as the import gives it)."""
+    shared = dataset_criteria(dataset).aggregate(w=Sum("weight"))["w"] or 0.0
+    answer = expected_answer_criterion(Verifier(kind="exact_match")).weight
+    pairs = (
+        dataset.tasks.live()
+        .exclude(expected_text="")
+        .annotate(
+            own=Sum("criteria__weight"),
+            answer=Sum(
+                "criteria__weight", filter=Q(criteria__criterion_id=EXPECTED_ANSWER_CRITERION_ID)
+            ),
+        )
+        .values_list("own", "answer")
+        .distinct()
+    )
+    shares = []
+    for own, weight in pairs:
+        kept = answer if weight is None else weight
+        total = (own or 0.0) + (answer if weight is None else 0.0) + shared + added_weight
+        shares.append(kept / total if total else 1.0)
+    count = dataset.tasks.live().exclude(expected_text="").count()
+    return count, ((min(shares), max(shares)) if shares else None)
+
+
+# How much of a prompt or expected answer the preview keeps, for its "the rest" (a file may
+# hold 1,000 tasks of 1 MiB each; the check's stored result stays a few MiB at most).
+PREVIEW_TEXT_CHARS = 2_000
+
+
+def preview_texts(plan: DatasetSpec) -> list[list[Any]]:
+    """[prompt, its length, expected answer, its length] of each task, for the preview,
+    each text cut at PREVIEW_TEXT_CHARS."""
+    return [
+        [
+            task.prompt[:PREVIEW_TEXT_CHARS],
+            len(task.prompt),
+            (task.expected_text or "")[:PREVIEW_TEXT_CHARS],
+            len(task.expected_text or ""),
+        ]
+        for task in plan.tasks
+    ]
+
+
+def import_effects(*, upload: Upload, mode: str) -> ImportEffects:
+    """What importing the checked upload in `mode` will do to its dataset as it is now."""
+    result = upload.result or {}
+    dataset = upload.dataset
+    stored = result.get("dataset", {})
+    joining = list(stored.get("criteria", [])) if mode == ImportMode.ADD else []
+    joining_weight = float(stored.get("criteria_weight", 0.0))
+    regraded, answer_tasks, share = 0, 0, None
+    if joining and dataset is not None:
+        regraded = dataset.tasks.live().count()
+        answer_tasks, share = _answer_shares(dataset, joining_weight)
+    before = dict(dataset.settings or {}) if dataset is not None else {}
+    file_settings = stored.get("settings") or {}
+    after = imported_settings(dataset=dataset, file_settings=file_settings, mode=mode)
+    archives = 0
+    if mode == ImportMode.REPLACE and dataset is not None:
+        archives = dataset.tasks.live().count()
+    not_imported = [w for w in result.get("warnings", []) if w.get("code") in NOT_IMPORTED_CODES]
+    return ImportEffects(
+        adds=result.get("task_count", 0),
+        archives=archives,
+        joining=joining,
+        joining_weight=joining_weight,
+        regraded=regraded,
+        answer_tasks=answer_tasks,
+        answer_share=share,
+        settings=_setting_changes(before, after) if dataset is not None else [],
+        not_imported=group_problems(not_imported),
+    )
 
 
 def mapping_step_due(result: dict[str, Any] | None) -> bool:

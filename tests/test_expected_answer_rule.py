@@ -113,8 +113,9 @@ def test_a_file_s_criteria_for_every_task_make_the_dataset_s_answer_tasks_rubric
         {"file": SimpleUploadedFile("rubric.json", json.dumps(RUBRIC).encode())},
     )
     upload = Upload.objects.filter(dataset=dataset).latest("pk")
-    notes = selectors.import_preview(upload=upload, mode="add")["notes"]
-    assert selectors.BECOME_RUBRICS.format(tasks="1 task") in notes, "said before the import"
+    effects = selectors.import_preview(upload=upload, mode="add")["effects"]
+    assert (effects.regraded, effects.answer_tasks) == (1, 1), "said before the import"
+    assert effects.answer_share_words == "33%", "1 of 1 + 2"
     auth_client.post(
         reverse("datasets_app:import_commit", args=[dataset.pk, upload.key]), {"mode": "add"}
     )

@@ -6,6 +6,7 @@ files, each person's storage quota, and removing expired uploads."""
 from __future__ import annotations
 
 import hashlib
+import math
 import posixpath
 import time
 import uuid
@@ -215,8 +216,10 @@ def upload_check(*, upload: Upload) -> Upload:
             "description": result.plan.description,
             "settings": result.plan.settings,
             "criteria": [c.id for c in result.plan.criteria],
+            "criteria_weight": math.fsum(c.weight for c in result.plan.criteria),
         }
         stored["digests"] = {}
+        stored["texts"] = selectors.preview_texts(result.plan)
         if upload.dataset is not None:
             # What Replace would change is worked out when the dialog shows it, against the
             # dataset as it is then; the file's side of it is kept here, for the tasks whose
@@ -440,14 +443,10 @@ def _replace_list_current(dataset: Dataset, upload: Upload) -> bool:
 
 
 def _apply_settings(dataset: Dataset, plan: DatasetSpec, mode: str) -> None:
-    # Replace: the file's settings (when it has any) become the dataset's. Add: the file only
-    # fills in what the dataset has not set, so an import never undoes the settings form.
-    if not plan.settings:
-        return
-    if mode == ImportMode.REPLACE:
-        dataset.settings = dict(plan.settings)
-    else:
-        dataset.settings = {**plan.settings, **(dataset.settings or {})}
+    # As the dialog said it would (`selectors.import_effects`).
+    dataset.settings = selectors.imported_settings(
+        dataset=dataset, file_settings=plan.settings, mode=mode
+    )
 
 
 def plan_as_added(*, dataset: Dataset, plan: DatasetSpec) -> DatasetSpec:

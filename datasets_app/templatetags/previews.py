@@ -12,6 +12,7 @@ from html import escape
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from datasets_app.importing.columns import shorten
 from datasets_app.wording import weight
 
 register = template.Library()
@@ -19,20 +20,47 @@ register = template.Library()
 SCORED_BY = {"criteria": "criteria", "expected_answer": "expected answer"}
 
 
+# How much of a prompt or an answer a preview row shows before "the rest".
+SHORT_CHARS = 80
+
+
+def _text_cell(text: str, length: int) -> str:
+    """A text shortened on one line; the whole of it (as far as the check kept it) one
+    click away, in a <details>."""
+    if not text:
+        return '<span class="muted">—</span>'
+    short = shorten(text, SHORT_CHARS)
+    if short == text and length == len(text):
+        return escape(text)
+    rest = escape(text)
+    if length > len(text):
+        rest += f"… <em>({length - len(text):,} more characters, all imported)</em>"
+    return f'<details class="text"><summary>{escape(short)}</summary><div>{rest}</div></details>'
+
+
 @register.simple_tag
-def preview_rows(tasks: list[dict]) -> SafeString:
-    """`<tr>` per task of a checked file: id, name, scored by, criteria, total weight.
+def preview_rows(tasks: list[dict], texts: list[list] | None = None) -> SafeString:
+    """`<tr>` per task of a checked file: id, name, prompt, expected answer, scored by,
+    criteria, total weight. `texts` are the check's (`selectors.preview_texts`).
 
     Each cell carries its column's name (`data-label`), which a narrow screen shows beside
     it when the table becomes stacked rows.
     """
-    rows = [
-        f'<tr><td data-label="Id"><code>{escape(str(task["id"]))}</code></td>'
-        f'<td data-label="Name">{escape(str(task["name"]))}</td>'
-        f'<td data-label="Scored by">{SCORED_BY.get(task["scored_by"], "")}</td>'
-        f'<td data-label="Criteria" class="num">{int(task["criteria"]):,}</td>'
-        f'<td data-label="Total weight" class="num">{escape(weight(task["total_weight"]))}</td>'
-        "</tr>"
-        for task in tasks
-    ]
+    texts = texts or []
+    rows = []
+    for index, task in enumerate(tasks):
+        prompt, prompt_length, expected, expected_length = (
+            texts[index] if index < len(texts) else ("", 0, "", 0)
+        )
+        rows.append(
+            f'<tr><td data-label="Id"><code>{escape(str(task["id"]))}</code></td>'
+            f'<td data-label="Name">{escape(str(task["name"]))}</td>'
+            f'<td data-label="Prompt" class="text">{_text_cell(prompt, prompt_length)}</td>'
+            f'<td data-label="Expected answer" class="text">'
+            f"{_text_cell(expected, expected_length)}</td>"
+            f'<td data-label="Scored by">{SCORED_BY.get(task["scored_by"], "")}</td>'
+            f'<td data-label="Criteria" class="num">{int(task["criteria"]):,}</td>'
+            f'<td data-label="Total weight" class="num">{escape(weight(task["total_weight"]))}</td>'
+            "</tr>"
+        )
     return mark_safe("\n".join(rows))  # every value above is escaped

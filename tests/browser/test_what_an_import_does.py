@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from datasets_app.models import Dataset
-from tests.browser.test_import_dialog import open_import_dialog
+from tests.browser.test_import_dialog import EXPECTED, RUBRIC, open_import_dialog
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -48,3 +48,34 @@ def test_two_files_without_ids_are_added_in_turn(logged_in, live_server, screens
         ("task-3", "8"),
         ("task-4", "10"),
     ]
+
+
+def test_the_rubric_template_added_to_answer_tasks_says_what_it_does(
+    logged_in, live_server, screenshot
+):
+    page = logged_in
+    new_dataset(page, "Finance")
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(EXPECTED))
+    dialog.get_by_role("button", name="Import 2 tasks").click()
+    expect(page.get_by_role("row", name="Choose q3-end-date")).to_be_visible()
+
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(RUBRIC))
+    effects = dialog.get_by_role("region", name="What this import does")
+    expect(effects).to_contain_text("Adds 1 task as drafts.")
+    expect(effects).to_contain_text("will also grade the dataset’s 2 tasks already there")
+    expect(effects).to_contain_text("the expected answer will count for 5% of their score")
+    # The task's prompt, shortened; the rest one click away.
+    prompt = dialog.get_by_text("Draft an email to a customer whose order #4417", exact=False)
+    expect(prompt.first).to_be_visible()
+    expect(dialog.get_by_text("Offer free shipping on their next order.")).to_be_hidden()
+    dialog.locator("details.text summary").first.click()
+    expect(dialog.get_by_text("Offer free shipping on their next order.")).to_be_visible()
+    screenshot(page, "import-effects-rubric-into-answers")
+
+    dialog.get_by_role("button", name="Import 1 task").click()
+    expect(page.get_by_role("row", name="Choose delayed-shipment")).to_be_visible()
+    dataset = Dataset.objects.get(name="Finance")
+    task = dataset.tasks.get(task_id="yoy-growth")
+    assert [c.weight for c in task.criteria.all()] == [1.0]
