@@ -306,8 +306,8 @@ NOT_IMPORTED_CODES = frozenset(
 
 # The settings an import can change, in people's words.
 SETTING_NAMES = {
-    "expectedAnswerVerifier": "How expected answers are graded",
-    "defaultVerifier": "How criteria that name no verifier are graded",
+    "expectedAnswerVerifier": wording.EXPECTED_ANSWER_SETTING,
+    "defaultVerifier": wording.DEFAULT_VERIFIER_SETTING,
 }
 SETTING_DEFAULTS = {
     "expectedAnswerVerifier": DEFAULT_EXPECTED_ANSWER_VERIFIER,
@@ -367,29 +367,17 @@ def _percent(share: float) -> str:
 
 
 def verifier_words(verifier: dict[str, Any] | None) -> str:
-    """A verifier as a person reads it: `LLM judge, pass or fail, its own instructions`."""
+    """A verifier as a person reads it: `LLM judge (pass or fail), instructions “…”`."""
     if not verifier:
         return "none"
-    kind = VERIFIER_KIND_NAMES.get(verifier.get("kind") or "", verifier.get("kind") or "none")
-    words = [kind]
-    output = {"boolean": "pass or fail", "float": "a score from 0 to 1"}.get(
-        verifier.get("outputType") or ""
-    )
-    if output:
-        words.append(output)
+    words = wording.verifier_kind(verifier.get("kind"))
+    if verifier.get("outputType"):
+        words += f" ({wording.output_type(verifier['outputType']).lower()})"
     if verifier.get("instructions"):
-        words.append(f"instructions “{columns.shorten(verifier['instructions'], 60)}”")
+        words += f", instructions “{columns.shorten(verifier['instructions'], 60)}”"
     if verifier.get("code"):
-        words.append("its own Python code")
-    return ", ".join(words)
-
-
-VERIFIER_KIND_NAMES = {
-    "exact_match": "exact match",
-    "llm_judge": "LLM judge",
-    "agent_judge": "agent judge",
-    "code_verifier": "Python check",
-}
+        words += ", its own Python code"
+    return words
 
 
 def _setting_changes(before: dict[str, Any], after: dict[str, Any]) -> list[SettingChange]:

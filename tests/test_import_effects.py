@@ -10,6 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from datasets_app import wording
 from datasets_app.models import Dataset, Upload
 from tests.conftest import FILES
 from tests.datasets import import_file
@@ -85,8 +86,8 @@ def test_replace_says_what_it_archives_and_which_settings_change(auth_client, us
     assert "Adds 1 task as drafts, and archives the dataset’s 1 task." in said
     assert "joins" not in said, "Replace: nothing joins, the file's criteria take the place"
     assert (
-        "Setting “How expected answers are graded”: agent judge, a score from 0 to 1 → "
-        "<strong>exact match</strong>." in said
+        f"Setting “{wording.EXPECTED_ANSWER_SETTING}”: Agent judge (score from 0 to 1) → "
+        "<strong>Exact match</strong>." in said
     )
 
 
@@ -99,7 +100,7 @@ def test_add_fills_in_only_settings_the_dataset_has_not_set(auth_client, user):
     dataset.settings = {}
     dataset.save()
     said = effects_of(dialog_for(auth_client, dataset, "exact.json", EXACT))
-    assert "agent judge, a score from 0 to 1 → <strong>exact match</strong>" in said
+    assert "Agent judge (score from 0 to 1) → <strong>Exact match</strong>" in said
 
 
 def test_columns_not_imported_are_said_at_the_top(auth_client, user):
