@@ -60,23 +60,18 @@ from datasets_app.models import (
 )
 
 
-def checker_options(*, dataset: Dataset | None = None) -> CheckOptions:
-    """The checker's options as the administrator has set them; for a file going into
-    `dataset`, with the ids it makes up numbered after the dataset's own tasks."""
-    return CheckOptions(
-        python_checks_enabled=SiteSettings.load().python_checks_enabled,
-        first_task_number=1 if dataset is None else first_task_number(dataset),
-    )
+def checker_options() -> CheckOptions:
+    """The checker's options as the administrator has set them."""
+    return CheckOptions(python_checks_enabled=SiteSettings.load().python_checks_enabled)
 
 
 _MADE_UP_ID = re.compile(r"task-([1-9][0-9]{0,8})")
 
 
-def first_task_number(dataset: Dataset) -> int:
-    """The number of the first `task-N` id a file without ids gets in `dataset`: past its
-    live tasks, counted and by their own `task-N` ids, so that none of them is taken and a
-    second file numbers on from the first."""
-    ids = live_task_ids(dataset)
+def first_task_number(ids: set[str]) -> int:
+    """The number of the first `task-N` id a file without ids gets in a dataset whose live
+    tasks have `ids` (`live_task_ids`): past them, counted and by their own `task-N` ids,
+    so that none of them is taken and a second file numbers on from the first."""
     numbers = (int(match[1]) for task_id in ids if (match := _MADE_UP_ID.fullmatch(task_id)))
     return max(len(ids), max(numbers, default=0)) + 1
 

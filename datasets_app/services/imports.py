@@ -202,7 +202,8 @@ def upload_check(*, upload: Upload) -> Upload:
     # Ids the file leaves out are numbered after the dataset's tasks as they are now, and
     # kept: the import numbers them alike, so it writes the ids this check showed (and
     # `add_conflicts` compared with the dataset).
-    first = selectors.first_task_number(upload.dataset) if upload.dataset else 1
+    live = selectors.live_task_ids(upload.dataset) if upload.dataset else set()
+    first = selectors.first_task_number(live)
     result = _check(upload, first_task_number=first, progress=_ProgressWriter(upload))
     stored = checker.result_to_json(result)
     stored["notes"] = list(result.notes)
@@ -224,7 +225,6 @@ def upload_check(*, upload: Upload) -> Upload:
             # What Replace would change is worked out when the dialog shows it, against the
             # dataset as it is then; the file's side of it is kept here, for the tasks whose
             # ids the dataset has (a digest of every task would cost more than the check).
-            live = selectors.live_task_ids(upload.dataset)
             stored["digests"] = {
                 task.id: selectors.task_digest(task)
                 for task in result.plan.tasks
