@@ -8,9 +8,9 @@ import math
 import operator
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import reduce
 from typing import Any
 from urllib.parse import urlencode
@@ -25,6 +25,10 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from context_verifiers import metrics
+from context_verifiers.grading import CriterionResult, DatasetResult, TaskResult
+from context_verifiers.outcome import Outcome
+from context_verifiers.scoring import Score, dataset_score
 from datasets_app import exporting, wording
 from datasets_app.exporting import ExportNotes
 from datasets_app.importing import checker, columns, json_format
@@ -49,6 +53,8 @@ from datasets_app.models import (
     Dataset,
     ImportMode,
     Run,
+    RunOutcome,
+    RunResult,
     RunState,
     SiteSettings,
     Task,
@@ -182,7 +188,6 @@ def runs_of(dataset: Dataset) -> QuerySet[Run]:
         .exclude(state=RunState.CHECKING)
         .select_related("version", "created_by")
         .defer("version__snapshot")
-        .annotate(result_count=Count("results"))
     )
 
 
@@ -1308,3 +1313,170 @@ def review_step(
         next=following.first(),
         counts=counts,
     )
+
+
+# --- Runs ---------------------------------------------------------------------------------
+
+
+def run_for(user: User, pk: int) -> Run:
+    """A run of a dataset the person may see (as for its exports); 404 otherwise."""
+    visible = Run.objects.filter(version__dataset__in=datasets_for(user))
+    return get_object_or_404(
+        visible.select_related("version__dataset", "created_by").defer("version__snapshot"),
+        pk=pk,
+    )
+
+
+def task_result_of(result: RunResult, rows: Sequence[RunOutcome]) -> TaskResult:
+    """A stored task's outcomes as the library's `TaskResult`, so that they are written as
+    `python -m context_verifiers grade --json` writes them."""
+    criteria = tuple(
+        CriterionResult(
+            id=row.criterion_key,
+            text=row.text,
+            weight=row.weight,
+            kind=row.kind,
+            outcome=Outcome(
+                status=row.status,  # type: ignore[arg-type]  # pending shows as it is
+                score=row.score,
+                reasoning=row.reasoning,
+                code=row.code or None,
+                detail=row.detail,
+                warnings=tuple(row.warnings or ()),
+            ),
+        )
+        for row in rows
+    )
+    return TaskResult(
+        task=result.task_key, score=Score(result.score, result.coverage), criteria=criteria
+    )
+
+
+def run_results_document(run: Run) -> dict[str, Any]:
+    """Every verdict of the run, as the command-line grader's --json prints them."""
+    outcomes: dict[int, list[RunOutcome]] = {}
+    for row in RunOutcome.objects.filter(run=run).defer("calls").order_by("result_id", "position"):
+        outcomes.setdefault(row.result_id, []).append(row)
+    tasks = [
+        task_result_of(result, outcomes.get(result.pk, []))
+        for result in RunResult.objects.filter(run=run).order_by("position")
+    ]
+    summary = run_summary_of(run)
+    score = (
+        Score(summary.score.value, summary.coverage)
+        if summary
+        else dataset_score(t.score for t in tasks)
+    )
+    return DatasetResult(score=score, tasks=tuple(tasks)).to_json()
+
+
+HISTOGRAM_BINS = 10
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run's figures, made once when it ends (and kept on it)."""
+
+    VERSION = 1
+
+    score: metrics.Mean
+    coverage: float
+    pass_rate: metrics.Mean
+    tasks: int
+    graded_tasks: int
+    failed_tasks: int
+    errored_tasks: int
+    no_output: int
+    outcomes: dict[str, int]
+    criteria: list[dict[str, Any]]
+    histogram: list[int]
+    costs: dict[str, Any] = field(default_factory=dict)
+    judge_calls: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary_version": self.VERSION,
+            **{k: v for k, v in vars(self).items() if k not in ("score", "pass_rate")},
+            "score": self.score.to_json(),
+            "pass_rate": self.pass_rate.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunSummary | None:
+        if data.get("summary_version") != cls.VERSION:
+            return None
+        fields = {k: v for k, v in data.items() if k != "summary_version"}
+        fields["score"] = metrics.Mean.from_json(fields["score"])
+        fields["pass_rate"] = metrics.Mean.from_json(fields["pass_rate"])
+        return cls(**fields)
+
+
+def _histogram(values: Iterable[float]) -> list[int]:
+    bins = [0] * HISTOGRAM_BINS
+    for value in values:
+        bins[min(HISTOGRAM_BINS - 1, int(value * HISTOGRAM_BINS))] += 1
+    return bins
+
+
+def run_summary(*, run_id: int) -> RunSummary:
+    """The run's figures from its rows: two reads, whatever its size."""
+    results = list(
+        RunResult.objects.filter(run_id=run_id).values_list(
+            "pk",
+            "score",
+            "coverage",
+            "graded",
+            "output",
+            "failed_count",
+            "error_count",
+            "latency_ms",
+            "tokens",
+            "cost",
+            "model",
+        )
+    )
+    outcomes = RunOutcome.objects.filter(run_id=run_id).values_list(
+        "result_id", "criterion_key", "text", "kind", "status", "score", "code", "calls"
+    )
+    counts: dict[str, int] = {}
+    by_task: dict[int, list[float]] = {}
+    rate_rows = []
+    judge_calls = 0
+    for result_id, key, text, kind, status, score, code, calls in outcomes.iterator(2000):
+        counts[status] = counts.get(status, 0) + 1
+        judge_calls += len(calls or [])
+        if status in ("pending", "claimed"):
+            continue
+        rate_rows.append((key, text, kind, status, score, code or None))
+        if status in ("passed", "failed", "scored"):
+            by_task.setdefault(result_id, []).append(score or 0.0)
+    scores = [row[1] for row in results if row[3] and row[1] is not None]
+    latencies = [row[7] for row in results if row[7] is not None]
+    tokens = [row[8] for row in results if row[8] is not None]
+    costs = [row[9] for row in results if row[9] is not None]
+    graded = [row for row in results if row[3]]
+    return RunSummary(
+        score=metrics.mean(scores),
+        coverage=dataset_score(Score(row[1], row[2]) for row in graded).coverage,
+        pass_rate=metrics.clustered_mean(by_task.values()),
+        tasks=len(results),
+        graded_tasks=len(graded),
+        failed_tasks=sum(1 for row in graded if row[5]),
+        errored_tasks=sum(1 for row in graded if row[6]),
+        no_output=sum(1 for row in results if not (row[4] or "").strip()),
+        outcomes=counts,
+        criteria=[rate.to_json() for rate in metrics.criterion_rates(rate_rows)],
+        histogram=_histogram(scores),
+        costs={
+            "latency_ms": math.fsum(latencies) if latencies else None,
+            "tokens": sum(tokens) if tokens else None,
+            "cost": math.fsum(costs) if costs else None,
+            "models": sorted({row[10] for row in results if row[10]}),
+        },
+        judge_calls=judge_calls,
+    )
+
+
+def run_summary_of(run: Run) -> RunSummary | None:
+    """The run's figures as it ended (None while it has not)."""
+    return RunSummary.from_json(run.summary or {})

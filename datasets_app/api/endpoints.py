@@ -33,18 +33,21 @@ from datasets_app.api.schemas import (
     ErrorOut,
     ImportFields,
     ImportOut,
+    RunFields,
+    RunOut,
+    RunResultsOut,
     TaskFilters,
     TaskOut,
     VersionOut,
 )
 from datasets_app.importing import checker
 from datasets_app.importing.shapes import parse_map_options
-from datasets_app.models import Dataset, Task, Upload, Version
-from datasets_app.services import datasets, imports, limits
+from datasets_app.models import Dataset, Run, RunState, Task, Upload, Version
+from datasets_app.services import datasets, imports, limits, runs
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
-API_VERSION = "1.2.0"
+API_VERSION = "1.3.0"
 
 
 class ContextEvalsAPI(NinjaAPI):
@@ -520,6 +523,139 @@ def task_read(request: HttpRequest, task_id: int):
     return _task_out(selectors.task_visible(_person(request), task_id))
 
 
+# --- Runs -----------------------------------------------------------------------------------
+
+CHOOSE_OUTPUTS = "Send the outputs file as the multipart field 'outputs'."
+OUTPUTS_HAVE_PROBLEMS = "The outputs have problems; details lists each, with its line or row."
+
+
+def _run_out(run: Run) -> dict[str, Any]:
+    summary = selectors.run_summary_of(run)
+    return {
+        "id": run.pk,
+        "dataset": run.version.dataset_id,
+        "version": run.version.number,
+        "name": run.name,
+        "state": run.state,
+        "progress": {"done": run.outcomes_done, "total": run.outcome_count},
+        "score": summary.score.value if summary else None,
+        "stderr": summary.score.stderr if summary else None,
+        "coverage": summary.coverage if summary else None,
+        "counts": {
+            "tasks": summary.tasks,
+            "graded": summary.graded_tasks,
+            "failed": summary.failed_tasks,
+            "errored": summary.errored_tasks,
+            "no_output": summary.no_output,
+        }
+        if summary
+        else None,
+        "judge_model": run.judge_model or None,
+        "outputs": run.outputs_name,
+        "error": run.error or None,
+        "created_by": run.created_by.get_username() if run.created_by else None,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def _run_fields(request: HttpRequest) -> RunFields:
+    try:
+        return RunFields.model_validate(dict(request.POST.items()))
+    except PydanticValidationError as exc:
+        details = errors.field_errors(
+            [{**e, "loc": ("form", *e["loc"])} for e in exc.errors(include_url=False)]
+        )
+        raise ApiError(400, "invalid", errors.INVALID, details) from exc
+
+
+@api.post(
+    "/datasets/{dataset_id}/runs",
+    response={202: RunOut, **UPLOAD_ERRORS},
+    tags=["runs"],
+    openapi_extra=_multipart(
+        [
+            ("outputs", "file", True),
+            ("version", "text", False),
+            ("name", "text", False),
+            ("task_column", "text", False),
+            ("output_column", "text", False),
+            ("budget_judge_calls", "text", False),
+            ("budget_tokens", "text", False),
+        ]
+    ),
+)
+def run_create(request: HttpRequest, dataset_id: int):
+    """Grade an agent's outputs against a saved version (the latest, or `version`): a
+    `.jsonl` of `{"task", "output"}` lines or a `.csv` with task and output columns. The
+    file is checked first and refused whole (400, every problem in `details`) or the run is
+    queued: 202 with its `id`; GET /runs/{id} until its state has ended. Counts as a check
+    against the caller's rate limits."""
+    dataset = _dataset(request, dataset_id)
+    _guard(request, guards.CHECKS, kept=True)
+    fields = _run_fields(request)
+    uploaded = request.FILES.get("outputs")
+    if uploaded is None:
+        raise ApiError(400, "invalid", CHOOSE_OUTPUTS, [{"field": "form.outputs"}])
+    if fields.version is None:
+        version = selectors.latest_version(dataset)
+        if version is None:
+            raise ApiError(409, "no_version", runs.NO_VERSION)
+    else:
+        version = selectors.version_for(dataset, fields.version)
+    mapping = {
+        role: column
+        for role, column in (("task", fields.task_column), ("output", fields.output_column))
+        if column
+    }
+    try:
+        run = runs.run_create(
+            version=version,
+            user=_person(request),
+            data=uploaded.read(runs.MAX_OUTPUTS_BYTES + 1),
+            file_name=uploaded.name or "outputs.jsonl",
+            name=fields.name,
+            mapping=mapping or None,
+            budget_judge_calls=fields.budget_judge_calls,
+            budget_tokens=fields.budget_tokens,
+        )
+    except runs.RunRefused as refused:
+        details = [p.to_json() for p in refused.problems]
+        raise ApiError(400, "invalid_outputs", OUTPUTS_HAVE_PROBLEMS, details) from refused
+    return Status(202, _run_out(run))
+
+
+@api.get("/datasets/{dataset_id}/runs", response={200: list[RunOut], **ERRORS}, tags=["runs"])
+def run_list(request: HttpRequest, dataset_id: int):
+    """Its runs, newest first: the first that is `done` is the one to compare with."""
+    return [_run_out(run) for run in selectors.runs_of(_dataset(request, dataset_id))]
+
+
+@api.get("/runs/{run_id}", response={200: RunOut, **ERRORS}, tags=["runs"])
+def run_read(request: HttpRequest, run_id: int):
+    """A run's state, progress and (once it ended) its score, coverage and counts."""
+    return _run_out(selectors.run_for(_person(request), run_id))
+
+
+@api.get("/runs/{run_id}/results", response={200: RunResultsOut, **ERRORS}, tags=["runs"])
+def run_results(request: HttpRequest, run_id: int):
+    """Every verdict, as `python -m context_verifiers grade --json` prints it: the score
+    and coverage, then each task with each criterion's status, score, reasoning and code."""
+    run = selectors.run_for(_person(request), run_id)
+    body = json.dumps(selectors.run_results_document(run), ensure_ascii=False)
+    return HttpResponse(body, content_type="application/json")
+
+
+@api.post("/runs/{run_id}/stop", response={200: RunOut, **ERRORS}, tags=["runs"])
+def run_stop(request: HttpRequest, run_id: int):
+    """Stop a queued or grading run; it keeps what it graded. A run that ended stays so."""
+    run = selectors.run_for(_person(request), run_id)
+    if run.state in (RunState.QUEUED, RunState.GRADING):
+        runs.run_stop(run=run)
+    return _run_out(selectors.run_for(_person(request), run_id))
+
+
 # --- URLs -----------------------------------------------------------------------------------
 
 
@@ -551,7 +687,7 @@ def _api_view(view):
 
 # The paths whose bodies carry a dataset file, up to MAX_UPLOAD_BYTES (BodyLimitMiddleware
 # holds every other body to the small form limit).
-UPLOAD_ROUTES = {"check", "datasets/<dataset_id>/imports"}
+UPLOAD_ROUTES = {"check", "datasets/<dataset_id>/imports", "datasets/<dataset_id>/runs"}
 
 
 def _answer_refusal(status: int, message: str) -> HttpResponse:

@@ -221,3 +221,85 @@ class ImportFields(Schema):
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["add", "replace"] = "add"
+
+
+# --- Runs -----------------------------------------------------------------------------------
+
+
+class RunFields(Schema):
+    """The multipart fields of a new run, besides its `outputs` file."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: int | None = Field(
+        None, ge=1, description="The version to grade; default: the latest saved one."
+    )
+    name: str = Field("", max_length=200, description="A name for the run.")
+    task_column: str | None = Field(
+        None, description="In a .csv: the column of task ids, when the headers leave it open."
+    )
+    output_column: str | None = Field(
+        None, description="In a .csv: the column of outputs, when the headers leave it open."
+    )
+    budget_judge_calls: int | None = Field(
+        None, ge=0, description="Refuse the run if it needs more judge calls than this."
+    )
+    budget_tokens: int | None = Field(
+        None, ge=0, description="Refuse the run if its judges need about more tokens than this."
+    )
+
+
+class RunCounts(Schema):
+    tasks: int = Field(description="Tasks the version holds, each graded.")
+    graded: int = Field(description="Tasks every criterion of which is written.")
+    failed: int = Field(description="Tasks with a criterion that failed.")
+    errored: int = Field(description="Tasks with a criterion in error.")
+    no_output: int = Field(description="Tasks the outputs gave no answer for (scored 0).")
+
+
+class RunOut(Schema):
+    id: int
+    dataset: int
+    version: int = Field(description="The number of the version it grades.")
+    name: str
+    state: Literal[
+        "checking", "queued", "grading", "done", "done_with_errors", "stopped", "failed"
+    ] = Field(description="Poll until done, done_with_errors, stopped or failed.")
+    progress: Progress = Field(description="Criteria outcomes written, of all of them.")
+    score: float | None = Field(description="The mean of the tasks' scores, once it ended.")
+    stderr: float | None = Field(description="The score's standard error, over tasks.")
+    coverage: float | None = Field(description="How much of the score's weight was graded.")
+    counts: RunCounts | None = Field(description="How its tasks ended, once it ended.")
+    judge_model: str | None = Field(description="The judge's model, if a judge grades it.")
+    outputs: str = Field(description="The outputs file's name.")
+    error: str | None = Field(description="Why it failed, for people.")
+    created_by: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class CriterionResultOut(Schema):
+    id: str
+    status: Literal["pending", "claimed", "passed", "failed", "scored", "error", "skipped"]
+    score: float | None
+    reasoning: str
+    code: str | None
+    detail: str
+    weight: float
+    verifier: str
+    warnings: list[str]
+
+
+class TaskResultOut(Schema):
+    task: str = Field(description="The task's id in the version.")
+    score: float | None
+    coverage: float
+    criteria: list[CriterionResultOut]
+
+
+class RunResultsOut(Schema):
+    """As `python -m context_verifiers grade --json` prints it: the total, then each task."""
+
+    score: float | None
+    coverage: float
+    tasks: list[TaskResultOut]

@@ -15,10 +15,9 @@ tasks: editing or archiving a task later changes no run.
 from __future__ import annotations
 
 import functools
-import math
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -30,12 +29,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from context_verifiers import metrics
 from context_verifiers.grading import (
     JUDGE_KINDS,
     Check,
-    CriterionResult,
-    TaskResult,
     checks_for,
     grade_checks,
 )
@@ -65,6 +61,10 @@ CHUNK_TASKS = 100
 CHARS_PER_TOKEN = 4
 JUDGE_OVERHEAD_TOKENS = 400
 
+# The runs whose score means something: they graded everything.
+ENDED_WELL = frozenset({RunState.DONE, RunState.DONE_WITH_ERRORS})
+# An outputs file is bounded as a dataset file is (the reader's own limit).
+MAX_OUTPUTS_BYTES = MAX_FILE_BYTES
 NO_VERSION = "Save the dataset as v1 before running it: a run grades a saved version."
 OVER_BUDGET_CALLS = Rule(
     "over_budget",
@@ -556,7 +556,7 @@ def _after_write(run_id: int) -> None:
         run_finish(run_id=run_id)
     elif run.ended:
         _score_left_tasks(run_id)
-        Run.objects.filter(pk=run_id).update(summary=run_summary(run_id=run_id).to_json())
+        Run.objects.filter(pk=run_id).update(summary=selectors.run_summary(run_id=run_id).to_json())
 
 
 def _score_left_tasks(run_id: int) -> None:
@@ -586,7 +586,7 @@ def _score_left_tasks(run_id: int) -> None:
 def run_finish(*, run_id: int) -> bool:
     """Grading → done (or done with errors), with the run's figures; once."""
     _score_left_tasks(run_id)
-    summary = run_summary(run_id=run_id)
+    summary = selectors.run_summary(run_id=run_id)
     state = RunState.DONE_WITH_ERRORS if summary.outcomes.get("error") else RunState.DONE
     return bool(
         Run.objects.filter(pk=run_id, state=RunState.GRADING).update(
@@ -603,7 +603,7 @@ def run_stop(*, run: Run) -> bool:
     )
     if stopped:
         _score_left_tasks(run.pk)
-        Run.objects.filter(pk=run.pk).update(summary=run_summary(run_id=run.pk).to_json())
+        Run.objects.filter(pk=run.pk).update(summary=selectors.run_summary(run_id=run.pk).to_json())
     run.refresh_from_db()
     return bool(stopped)
 
@@ -615,144 +615,7 @@ def run_fail(*, run_id: int, error: str = RUN_FAILED) -> None:
     )
     if failed:
         _score_left_tasks(run_id)
-        Run.objects.filter(pk=run_id).update(summary=run_summary(run_id=run_id).to_json())
-
-
-# --- The run's figures ------------------------------------------------------------------
-
-HISTOGRAM_BINS = 10
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """A run's figures, made once when it ends (and kept on it)."""
-
-    VERSION = 1
-
-    score: metrics.Mean
-    coverage: float
-    pass_rate: metrics.Mean
-    tasks: int
-    graded_tasks: int
-    failed_tasks: int
-    errored_tasks: int
-    no_output: int
-    outcomes: dict[str, int]
-    criteria: list[dict[str, Any]]
-    histogram: list[int]
-    costs: dict[str, Any] = field(default_factory=dict)
-    judge_calls: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "summary_version": self.VERSION,
-            **{k: v for k, v in vars(self).items() if k not in ("score", "pass_rate")},
-            "score": self.score.to_json(),
-            "pass_rate": self.pass_rate.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RunSummary | None:
-        if data.get("summary_version") != cls.VERSION:
-            return None
-        fields = {k: v for k, v in data.items() if k != "summary_version"}
-        fields["score"] = metrics.Mean.from_json(fields["score"])
-        fields["pass_rate"] = metrics.Mean.from_json(fields["pass_rate"])
-        return cls(**fields)
-
-
-def _histogram(values: Iterable[float]) -> list[int]:
-    bins = [0] * HISTOGRAM_BINS
-    for value in values:
-        bins[min(HISTOGRAM_BINS - 1, int(value * HISTOGRAM_BINS))] += 1
-    return bins
-
-
-def run_summary(*, run_id: int) -> RunSummary:
-    """The run's figures from its rows: two reads, whatever its size."""
-    results = list(
-        RunResult.objects.filter(run_id=run_id).values_list(
-            "pk",
-            "score",
-            "coverage",
-            "graded",
-            "output",
-            "failed_count",
-            "error_count",
-            "latency_ms",
-            "tokens",
-            "cost",
-            "model",
-        )
-    )
-    outcomes = RunOutcome.objects.filter(run_id=run_id).values_list(
-        "result_id", "criterion_key", "text", "kind", "status", "score", "code", "calls"
-    )
-    counts: dict[str, int] = {}
-    by_task: dict[int, list[float]] = {}
-    rate_rows = []
-    judge_calls = 0
-    for result_id, key, text, kind, status, score, code, calls in outcomes.iterator(2000):
-        counts[status] = counts.get(status, 0) + 1
-        judge_calls += len(calls or [])
-        if status in ("pending", "claimed"):
-            continue
-        rate_rows.append((key, text, kind, status, score, code or None))
-        if status in ("passed", "failed", "scored"):
-            by_task.setdefault(result_id, []).append(score or 0.0)
-    scores = [row[1] for row in results if row[3] and row[1] is not None]
-    latencies = [row[7] for row in results if row[7] is not None]
-    tokens = [row[8] for row in results if row[8] is not None]
-    costs = [row[9] for row in results if row[9] is not None]
-    graded = [row for row in results if row[3]]
-    return RunSummary(
-        score=metrics.mean(scores),
-        coverage=math.fsum(row[2] for row in graded) / len(graded) if graded else 0.0,
-        pass_rate=metrics.clustered_mean(by_task.values()),
-        tasks=len(results),
-        graded_tasks=len(graded),
-        failed_tasks=sum(1 for row in graded if row[5]),
-        errored_tasks=sum(1 for row in graded if row[6]),
-        no_output=sum(1 for row in results if not (row[4] or "").strip()),
-        outcomes=counts,
-        criteria=[rate.to_json() for rate in metrics.criterion_rates(rate_rows)],
-        histogram=_histogram(scores),
-        costs={
-            "latency_ms": math.fsum(latencies) if latencies else None,
-            "tokens": sum(tokens) if tokens else None,
-            "cost": math.fsum(costs) if costs else None,
-            "models": sorted({row[10] for row in results if row[10]}),
-        },
-        judge_calls=judge_calls,
-    )
-
-
-# --- Reading a run's outcomes in the grader's shape --------------------------------------
-
-
-def task_result_of(result: RunResult, rows: Sequence[RunOutcome]) -> TaskResult:
-    """A stored task's outcomes as the library's `TaskResult`, so the API writes them as
-    `python -m context_verifiers grade --json` does."""
-    criteria = tuple(
-        CriterionResult(
-            id=row.criterion_key,
-            text=row.text,
-            weight=row.weight,
-            kind=row.kind,
-            outcome=Outcome(
-                status=row.status,  # type: ignore[arg-type]  # pending shows as it is
-                score=row.score,
-                reasoning=row.reasoning,
-                code=row.code or None,
-                detail=row.detail,
-                warnings=tuple(row.warnings or ()),
-            ),
-        )
-        for row in rows
-    )
-    return TaskResult(
-        task=result.task_key, score=Score(result.score, result.coverage), criteria=criteria
-    )
+        Run.objects.filter(pk=run_id).update(summary=selectors.run_summary(run_id=run_id).to_json())
 
 
 def new_lease() -> str:

@@ -192,3 +192,43 @@ def test_the_docs_recipes_check_import_save_and_download_through_real_workers(li
     )
     assert failed.returncode == 1 and "bad.jsonl line 1" in failed.stdout
     assert dataset.versions.count() == 2
+
+
+def test_the_docs_run_recipe_grades_outputs_and_fails_below_the_previous_run(live, user, tmp_path):
+    from tests.runs import outputs_jsonl
+    from tests.runs.conftest import saved_version
+
+    version = saved_version(user, tasks=2, name="Nightly runs")
+    _row, token = tokens.api_token_create(user=user, name="CI")
+    env = {"CE_URL": live.url, "CE_TOKEN": token, "CE_DATASET": str(version.dataset_id)}
+    script = tmp_path / "grade.sh"
+    script.write_text(recipe("sh"))
+
+    def grade(outputs: dict[str, str] | bytes, **extra: str) -> subprocess.CompletedProcess:
+        path = tmp_path / "outputs.jsonl"
+        path.write_bytes(outputs if isinstance(outputs, bytes) else outputs_jsonl(outputs))
+        return subprocess.run(
+            ["bash", str(script), str(path)],
+            cwd=tmp_path,
+            env={**os.environ, **env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    first = grade({"t1": "Answer 1", "t2": "Answer 2"})
+    assert first.returncode == 0, f"{first.stdout}{first.stderr}\n{live.tail()}"
+    assert re.search(r"^Run \d+: score 1(\.0)? ", first.stdout, re.M)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [t["task"] for t in results["tasks"]] == ["t1", "t2"]
+
+    worse = grade({"t1": "Answer 1"})
+    assert worse.returncode == 2 and "below the previous run's 1" in worse.stdout
+    low = grade({"t1": "Answer 1", "t2": "Answer 2"}, CE_MIN_SCORE="1.5")
+    assert low.returncode == 2 and "The score is below 1.5." in low.stdout
+
+    bad = grade(b'{"task": "t9", "output": "x"}\n')
+    assert bad.returncode == 1 and 'outputs.jsonl line 1: The dataset has no task "t9".' in (
+        bad.stdout
+    )
+    assert version.runs.count() == 3

@@ -31,6 +31,10 @@ PATHS = {
     "/api/v1/datasets/{dataset_id}/versions/{number}/export": {"get"},
     "/api/v1/datasets/{dataset_id}/tasks": {"get"},
     "/api/v1/tasks/{task_id}": {"get"},
+    "/api/v1/datasets/{dataset_id}/runs": {"get", "post"},
+    "/api/v1/runs/{run_id}": {"get"},
+    "/api/v1/runs/{run_id}/results": {"get"},
+    "/api/v1/runs/{run_id}/stop": {"post"},
 }
 
 

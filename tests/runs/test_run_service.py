@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from context_verifiers.judges import JudgeConfig
+from datasets_app import selectors
 from datasets_app.importing import outputs
 from datasets_app.models import OutcomeStatus, Run, RunOutcome, RunResult, RunState, Task
 from datasets_app.services import runs
@@ -29,7 +30,7 @@ def test_a_run_grades_every_task_of_the_version_and_keeps_each_verdict(user):
     missing = results["t3"].outcomes.get()
     assert (missing.status, missing.code) == ("failed", "no_answer")
     assert not results["t3"].has_output
-    summary = runs.RunSummary.from_json(run.summary)
+    summary = selectors.RunSummary.from_json(run.summary)
     assert summary.score.value == pytest.approx(1 / 3) and summary.score.stderr is not None
     assert (summary.tasks, summary.no_output, summary.failed_tasks) == (3, 1, 2)
     assert summary.criteria[0]["passed"] == 1 and summary.criteria[0]["total"] == 3
@@ -68,10 +69,10 @@ def test_a_budget_refuses_the_run_before_it_starts(user, site_judge):
 def test_editing_or_archiving_a_task_later_changes_no_run(user):
     version = saved_version(user, tasks=2)
     run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
-    before = runs.RunSummary.from_json(run.summary)
+    before = selectors.RunSummary.from_json(run.summary)
     Task.objects.filter(task_id="t1").update(state="archived")
     second = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
-    assert runs.RunSummary.from_json(second.summary) == before
+    assert selectors.RunSummary.from_json(second.summary) == before
     assert run.results.count() == 2
 
 
@@ -95,7 +96,7 @@ def test_a_judge_that_is_down_ends_its_criteria_as_errors_and_the_score_partial(
     version = saved_version(user, tasks=2, judged=True)
     run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
     assert run.state == RunState.DONE_WITH_ERRORS
-    summary = runs.RunSummary.from_json(run.summary)
+    summary = selectors.RunSummary.from_json(run.summary)
     assert summary.outcomes == {"passed": 2, "error": 2}
     assert summary.score.value == 1.0 and summary.coverage == pytest.approx(0.5)
     error = RunOutcome.objects.filter(status="error").first()
@@ -134,7 +135,7 @@ def test_an_outcome_is_claimed_once_and_written_once(user):
     assert last.written == 1
     run.refresh_from_db()
     assert run.state == RunState.DONE and run.outcomes_done == 3
-    assert runs.RunSummary.from_json(run.summary).score.value == 1.0
+    assert selectors.RunSummary.from_json(run.summary).score.value == 1.0
 
 
 def test_a_stopped_run_grades_nothing_more_and_keeps_what_it_graded(user):
@@ -146,7 +147,7 @@ def test_a_stopped_run_grades_nothing_more_and_keeps_what_it_graded(user):
     assert runs.run_grade_chunk(run_id=run.pk, first=1, last=2, lease="me").ended
     run.refresh_from_db()
     assert run.state == RunState.STOPPED and run.outcomes_done == 1
-    summary = runs.RunSummary.from_json(run.summary)
+    summary = selectors.RunSummary.from_json(run.summary)
     assert summary.outcomes == {"passed": 1, "pending": 2}
     assert summary.graded_tasks == 1 and summary.score.value == 1.0
     assert not runs.run_stop(run=run), "stopping twice does nothing"

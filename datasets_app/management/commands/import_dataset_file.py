@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from datasets_app import selectors, tasks
 from datasets_app.importing.shapes import parse_map_options
-from datasets_app.management.report import write_check
+from datasets_app.management.report import command_dataset, command_user, write_check
 from datasets_app.models import Dataset, ImportMode, Upload
 from datasets_app.services import imports, limits
 
@@ -33,10 +32,6 @@ POLL_SECONDS = 0.2
 # In a log (stderr not a terminal), a line when the counts change, at most this often.
 LOG_EVERY_SECONDS = 5.0
 
-NO_SUCH_DATASET = "There is no dataset named or numbered {value!r}."
-SEVERAL_DATASETS = "{count} datasets are named {value!r}; give the id of the one you mean."
-NO_SUCH_USER = "There is no user named {value!r}."
-NO_SUPERUSER = "There is no superuser to own the import; name a user with --user."
 DATASET_REQUIRED = "Name the dataset with --dataset, or create one with --new."
 
 
@@ -81,12 +76,12 @@ class Command(BaseCommand):
         mapping, errors = parse_map_options(options["map"])
         if errors:
             raise CommandError(" ".join(errors))
-        owner = self._owner(options["user"])
+        owner = command_user(options["user"])
         dataset = None
         if not options["new"]:
             if not options["dataset"]:
                 raise CommandError(DATASET_REQUIRED)
-            dataset = self._dataset(options["dataset"])
+            dataset = command_dataset(options["dataset"])
         mode = ImportMode.ADD if options["new"] else options["mode"]
         try:
             with path.open("rb") as source:
@@ -138,29 +133,6 @@ class Command(BaseCommand):
         )
 
     # --- Who and where ----------------------------------------------------------------
-
-    def _owner(self, username: str):
-        users = get_user_model().objects
-        if username:
-            user = users.filter(username=username).first()
-            if user is None:
-                raise CommandError(NO_SUCH_USER.format(value=username))
-            return user
-        user = users.filter(is_superuser=True).order_by("pk").first()
-        if user is None:
-            raise CommandError(NO_SUPERUSER)
-        return user
-
-    def _dataset(self, value: str) -> Dataset:
-        if value.isdigit() and (dataset := Dataset.objects.filter(pk=int(value)).first()):
-            return dataset
-        named = list(Dataset.objects.filter(name=value)[:2])
-        if not named:
-            raise CommandError(NO_SUCH_DATASET.format(value=value))
-        if len(named) > 1:
-            count = Dataset.objects.filter(name=value).count()
-            raise CommandError(SEVERAL_DATASETS.format(count=count, value=value))
-        return named[0]
 
     def _forget(self, upload: Upload, created: bool) -> None:
         # A dataset this command created for a file that did not import goes again, so a

@@ -1,0 +1,64 @@
+"""`manage.py run_outputs`: a CI job's grade, with its exit status for a threshold."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from datasets_app.models import Run
+from tests.runs import outputs_jsonl
+from tests.runs.conftest import saved_version
+
+pytestmark = pytest.mark.django_db
+
+
+def run_command(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command("run_outputs", *args, stdout=out, stderr=err)
+    except SystemExit as exc:
+        return int(exc.code or 0), out.getvalue(), err.getvalue()
+    return 0, out.getvalue(), err.getvalue()
+
+
+def test_a_run_waits_prints_its_score_and_fails_below_a_threshold(user, tmp_path):
+    version = saved_version(user, tasks=2)
+    path = tmp_path / "o.jsonl"
+    path.write_bytes(outputs_jsonl({"t1": "Answer 1", "t2": "wrong"}))
+    dataset = str(version.dataset_id)
+    user_args = ("--user", user.username)
+
+    status, out, err = run_command(str(path), "--dataset", dataset, "--wait", *user_args)
+    assert status == 0
+    assert "score 0.500 ± 0.500, coverage 100%, 2 tasks (1 failed" in err
+
+    status, _out, err = run_command(
+        str(path), "--dataset", dataset, "--wait", "--min-score", "0.75", *user_args
+    )
+    assert status == 2 and "The score 0.500 is below --min-score 0.75." in err
+
+    path.write_bytes(outputs_jsonl({"t1": "wrong", "t2": "wrong"}))
+    status, out, err = run_command(
+        str(path), "--dataset", "Arithmetic", "--wait", "--no-worse", "--json", *user_args
+    )
+    assert status == 2 and "is below the previous run's 0.500" in err
+    assert [t["score"] for t in json.loads(out)["tasks"]] == [0.0, 0.0]
+    assert Run.objects.count() == 3
+
+
+def test_problems_are_printed_each_on_its_line_and_nothing_runs(user, tmp_path):
+    version = saved_version(user, tasks=1)
+    path = tmp_path / "o.jsonl"
+    path.write_text('{"task": "t7", "output": "x"}\n')
+    status, out, _err = run_command(
+        str(path), "--dataset", str(version.dataset_id), "--user", user.username
+    )
+    assert status == 1
+    assert out.splitlines() == [
+        "1 problem; nothing was graded:",
+        'o.jsonl, line 1: The dataset has no task "t7".',
+    ]
+    assert not Run.objects.exists()
