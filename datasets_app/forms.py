@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.forms.utils import ErrorDict
 from django.utils.functional import cached_property
 
 from datasets_app import wording
@@ -552,9 +553,34 @@ class DatasetSettingsForm(DatasetForm):
         return settings
 
 
+# The button that shows the criteria form again with one more empty criterion, saving
+# nothing (app.js adds one in place, without a request).
+ADD_CRITERION = "add_criterion"
+
+
+def adding_criterion(data) -> bool:
+    """Whether the form was sent by "Add another criterion": shown again, not saved."""
+    return data is not None and ADD_CRITERION in data
+
+
 def criteria_formset(data=None, *, criteria=(), prefix: str = "criteria") -> forms.BaseFormSet:
     initial = [CriterionForm.initial_for(criterion) for criterion in criteria]
+    if adding_criterion(data):
+        # One form more than were sent: the new one is empty, the others keep what was typed.
+        data = data.copy()
+        total = f"{prefix}-TOTAL_FORMS"
+        sent = data.get(total, "0")
+        data[total] = str(int(sent) + 1 if sent.isdigit() else 1)
     return CriterionFormSet(data, initial=initial or None, prefix=prefix)
+
+
+def shown_unchecked(form: forms.BaseForm, formset: forms.BaseFormSet) -> None:
+    """A form shown again only to add a criterion was not sent to be saved: it shows what
+    was typed, and no errors yet (a prompt not typed yet is not a mistake)."""
+    for each in (form, *formset.forms):
+        each._errors = ErrorDict()
+    # Django reads this attribute before it validates (django-stubs does not declare it).
+    formset._non_form_errors = formset.error_class()  # type: ignore[attr-defined]
 
 
 def criteria_documents(formset: forms.BaseFormSet) -> list[dict]:
@@ -590,13 +616,16 @@ class TaskEditor:
         self.form = TaskForm(data, initial=TaskForm.initial_for(task) if task else None)
         own = task.criteria.all() if task else ()
         self.criteria = criteria_formset(data, criteria=own)
+        self.adding = adding_criterion(data)
+        if self.adding:
+            shown_unchecked(self.form, self.criteria)
         self.shared_criteria = shared_criteria
         self.options = options
         self.taken_ids = taken_ids
         self.spec: TaskSpec | None = None
 
     def is_valid(self) -> bool:
-        if not (self.form.is_valid() and self.criteria.is_valid()):
+        if self.adding or not (self.form.is_valid() and self.criteria.is_valid()):
             return False
         if self.form.cleaned_data["task_id"] in self.taken_ids:
             self.form.add_error("task_id", "Another task of this dataset has this id.")
@@ -621,11 +650,14 @@ class SettingsEditor:
         self.criteria = criteria_formset(
             data, criteria=dataset.criteria.filter(task__isnull=True, archived=False)
         )
+        self.adding = adding_criterion(data)
+        if self.adding:
+            shown_unchecked(self.form, self.criteria)
         self.options = options
         self.criteria_specs: list = []
 
     def is_valid(self) -> bool:
-        if not (self.form.is_valid() and self.criteria.is_valid()):
+        if self.adding or not (self.form.is_valid() and self.criteria.is_valid()):
             return False
         document = {
             "settings": self.form.settings_document(),

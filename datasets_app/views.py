@@ -644,6 +644,9 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
             return _redirect(request, _next_url(request) or saved.get_absolute_url())
     context = {"dataset": dataset, "task": task, "editor": editor, "next": _next_url(request)}
     if task is not None:
+        # The form's buttons post here, also when the page shows a try (posted elsewhere).
+        back = f"?{urlencode({'next': context['next']})}" if context["next"] else ""
+        context["save_url"] = reverse("datasets_app:task_edit", args=[dataset.pk, task.pk]) + back
         target = tries.Target.of(dataset, task)
         context |= {
             "try_form": _edits_try_form(target),

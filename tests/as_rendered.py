@@ -4,6 +4,7 @@ An unchanged save must change nothing, so tests load each form and submit what t
 shows: text and hidden inputs with their values, checked boxes and radios, each select's
 selected options (a single choice: else its first), and textareas as a browser reads them
 (one newline after the opening tag dropped) and sends them (every line break as CRLF).
+What a <template> holds is not sent.
 """
 
 from __future__ import annotations
@@ -29,9 +30,15 @@ class _FormReader(HTMLParser):
         self._textarea: tuple[str, list[str]] | None = None
         self._select: tuple[str, bool, list[tuple[str, bool]]] | None = None
         self._option: tuple[str | None, bool, list[str]] | None = None
+        # Inside a <template> (a form to copy, such as an empty criterion): never sent.
+        self._templates = 0
 
     def handle_starttag(self, tag: str, attrs_list) -> None:
         attrs = dict(attrs_list)
+        if tag == "template":
+            self._templates += 1
+        if self._templates:
+            return
         if tag == "form":
             self._form = _Form(attrs)
             self.forms.append(self._form)
@@ -56,12 +63,18 @@ class _FormReader(HTMLParser):
             self._option = (attrs.get("value"), "selected" in attrs, [])
 
     def handle_data(self, data: str) -> None:
+        if self._templates:
+            return
         if self._textarea is not None:
             self._textarea[1].append(data)
         elif self._option is not None:
             self._option[2].append(data)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "template":
+            self._templates -= 1
+        if self._templates:
+            return
         if tag == "form":
             self._form = None
         elif tag == "textarea" and self._textarea is not None and self._form is not None:

@@ -13,6 +13,7 @@ from django.urls import reverse
 from datasets_app.importing import checker, document
 from datasets_app.models import Criterion, Task, TaskState
 from datasets_app.services import datasets
+from tests.as_rendered import form_data
 from tests.runs import run_outputs
 
 pytestmark = pytest.mark.django_db
@@ -240,3 +241,46 @@ def test_the_help_page_states_the_limits_the_checker_applies(auth_client):
     assert "up to 52,428,800 characters of text and 20,000 criteria in all" in page
     assert "Ids can be up to 200 characters" in page
     assert "an attached file’s name up to 255 bytes, with no folder in it" in page
+
+
+def test_add_another_criterion_shows_the_form_again_with_one_more(auth_client, make_dataset):
+    """Without JavaScript: the button saves nothing, keeps what was typed, says no error
+    about what is not typed yet, and the form then saves every criterion at once."""
+    dataset = make_dataset()
+    url = reverse("datasets_app:task_create", args=[dataset.pk])
+    typed = task_form(prompt="", criteria=[{"text": "Names the total", "weight": "2"}])
+    page = auth_client.post(url, {**typed, "add_criterion": "1"}).content.decode()
+    assert not dataset.tasks.exists()
+    assert "This field is required" not in page
+    assert ">\nNames the total</textarea>" in page
+    assert 'name="criteria-1-text"' in page and 'name="criteria-2-text"' not in page
+
+    again = form_data(page)
+    again.update(prompt=["What is 2 + 2?"], **{"criteria-1-text": ["Shows the sum"]})
+    again = {**again, "add_criterion": ["1"]}
+    page = auth_client.post(url, again).content.decode()
+    assert 'name="criteria-2-text"' in page
+    again = form_data(page)
+    again["criteria-2-text"] = ["Says 4"]
+    response = auth_client.post(url, again)
+    assert response.status_code == 302
+    task = dataset.tasks.get()
+    assert [(c.text, c.weight) for c in task.criteria.order_by("position")] == [
+        ("Names the total", 2),
+        ("Shows the sum", 1),
+        ("Says 4", 1),
+    ]
+
+
+def test_the_settings_page_adds_criteria_for_every_task_the_same_way(auth_client, make_dataset):
+    dataset = make_dataset()
+    url = reverse("datasets_app:dataset_settings", args=[dataset.pk])
+    page = auth_client.get(url).content.decode()
+    data = form_data(page)
+    data["criteria-0-text"] = ["Is polite"]
+    page = auth_client.post(url, {**data, "add_criterion": "1"}).content.decode()
+    assert not dataset.criteria.exists() and 'name="criteria-1-text"' in page
+    data = form_data(page)
+    data["criteria-1-text"] = ["Is short"]
+    assert auth_client.post(url, data).status_code == 302
+    assert sorted(dataset.criteria.values_list("text", flat=True)) == ["Is polite", "Is short"]

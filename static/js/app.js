@@ -196,3 +196,30 @@ document.addEventListener(
   },
   true,
 );
+
+// "Add another criterion": with this script, a copy of the formset's empty form is added in
+// place (its __prefix__ numbered, the form count raised) and its first field focused, with
+// nothing sent; without it, the button shows the form again with one more.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest?.("[data-add-form]");
+  if (!button) {
+    return;
+  }
+  const prefix = button.dataset.addForm;
+  const form = button.form;
+  const total = form?.querySelector(`[name="${CSS.escape(prefix)}-TOTAL_FORMS"]`);
+  const empty = form?.querySelector(`template[data-empty-form="${CSS.escape(prefix)}"]`);
+  const list = form?.querySelector(`[data-formset="${CSS.escape(prefix)}"]`);
+  if (!total || !empty || !list) {
+    return;
+  }
+  event.preventDefault();
+  const index = Number(total.value);
+  const added = document.createElement("div");
+  added.innerHTML = empty.innerHTML.replaceAll("__prefix__", String(index));
+  const fieldset = added.firstElementChild;
+  list.append(fieldset);
+  total.value = String(index + 1);
+  fieldset.querySelectorAll("[data-verifier]").forEach(setUpVerifier);
+  fieldset.querySelector("textarea")?.focus();
+});

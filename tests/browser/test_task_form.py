@@ -24,10 +24,14 @@ SHOWN = {
 }
 
 
-def new_task_page(page, live_server, django_user_model):
+def new_task_page(page, live_server, django_user_model, *, prompt: str = ""):
+    """A new dataset's New task page; with a prompt, the task's id (q1) and prompt typed."""
     owner = django_user_model.objects.get(username="grace")
     dataset = datasets.dataset_create(owner=owner, name="Finance QA")
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/tasks/new/")
+    if prompt:
+        page.locator("#id_task_id").fill("q1")
+        page.get_by_label("Prompt").fill(prompt)
     return dataset
 
 
@@ -36,9 +40,7 @@ def test_each_kind_shows_its_own_fields_and_says_what_it_does(
 ):
     page = logged_in
     errors = watch_console(page)
-    dataset = new_task_page(page, live_server, django_user_model)
-    page.locator("#id_task_id").fill("q1")
-    page.get_by_label("Prompt").fill("What is 2 + 2?")
+    dataset = new_task_page(page, live_server, django_user_model, prompt="What is 2 + 2?")
     page.get_by_label("Expected answer").fill("4")
     answer = page.locator("details", has_text="How the expected answer is checked")
     answer.locator("summary").click()
@@ -121,3 +123,36 @@ def test_without_javascript_every_field_shows_and_the_form_saves(
     page.get_by_role("button", name="Save as draft").click()
     assert Task.objects.get(dataset=dataset).expected_verifier == {"kind": "exact_match"}
     context.close()
+
+
+def test_several_criteria_are_added_in_place_and_saved_at_once(
+    logged_in, live_server, django_user_model, screenshot
+):
+    page = logged_in
+    errors = watch_console(page)
+    prompt = "Summarise the refund policy."
+    dataset = new_task_page(page, live_server, django_user_model, prompt=prompt)
+    texts = ["Says refunds take 5 days", "Names the form to fill", "Is under 100 words"]
+    page.get_by_label("Criterion:").fill(texts[0])
+    for text in texts[1:]:
+        page.get_by_role("button", name="Add another criterion").click()
+        added = page.locator("fieldset.criterion").last
+        expect(added.get_by_label("Criterion:")).to_be_focused()
+        added.get_by_label("Criterion:").fill(text)
+    page.locator("fieldset.criterion").last.get_by_label("Weight").fill("0.5")
+    expect(page.locator("fieldset.criterion")).to_have_count(3)
+    last = page.locator("fieldset.criterion").last
+    last.locator("summary").click()
+    last.get_by_label("Checked by").select_option("llm_judge")
+    expect(last.get_by_label("Instructions")).to_be_visible()
+    screenshot(page, "task-form-three-criteria")
+    # Enter in a field saves (the form's first button), it does not add a criterion.
+    page.locator("#id_task_id").press("Enter")
+    expect(page.get_by_role("heading", name="q1")).to_be_visible()
+
+    task = Task.objects.get(dataset=dataset)
+    saved = task.criteria.order_by("position")
+    assert [c.text for c in saved] == texts
+    assert [c.weight for c in saved] == [1, 1, 0.5]
+    assert saved.last().verifier == {"kind": "llm_judge"}
+    assert errors == []
