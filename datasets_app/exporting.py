@@ -6,13 +6,15 @@ one, opens stored files for the .zip, and says what a format cannot carry.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import IO
+from typing import IO, Any
 
 from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponse
+from django.utils.http import content_disposition_header
 from django.utils.text import get_valid_filename
 
 from datasets_app.importing import csv_format, evalset_format, json_format, xlsx_format, zip_format
@@ -172,3 +174,60 @@ def export_response(spec: DatasetSpec, slug: str, stem: str) -> FileResponse:
         filename=f"{get_valid_filename(stem) or 'dataset'}.{fmt.extension}",
         content_type=fmt.content_type,
     )
+
+
+# --- A run's results ----------------------------------------------------------------------
+
+RUN_RESULT_COLUMNS = [
+    "task",
+    "task_score",
+    "task_coverage",
+    "criterion",
+    "weight",
+    "verifier",
+    "status",
+    "score",
+    "code",
+    "reasoning",
+]
+RUN_RESULT_FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
+
+
+def _cell(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def run_results_file(document: dict[str, Any], slug: str) -> bytes:
+    """A run's verdicts (`selectors.run_results_document`) as a .csv (a row per task and
+    criterion, every cell formula-guarded as the dataset exports are) or a .jsonl (a line
+    per task, as the command-line grader's --json writes each)."""
+    tasks = document["tasks"]
+    if slug == "jsonl":
+        return "".join(json.dumps(task, ensure_ascii=False) + "\n" for task in tasks).encode()
+    rows = [
+        [
+            _cell(task["task"]),
+            _cell(task["score"]),
+            _cell(task["coverage"]),
+            _cell(criterion["id"]),
+            _cell(criterion["weight"]),
+            _cell(criterion["verifier"]),
+            _cell(criterion["status"]),
+            _cell(criterion["score"]),
+            _cell(criterion["code"]),
+            _cell(criterion["reasoning"]),
+        ]
+        for task in tasks
+        for criterion in task["criteria"]
+    ]
+    return csv_format.encode_rows(RUN_RESULT_COLUMNS, rows)
+
+
+def run_results_response(document: dict[str, Any], slug: str, stem: str) -> HttpResponse:
+    content_type = RUN_RESULT_FORMATS.get(slug)
+    if content_type is None:
+        raise Http404
+    response = HttpResponse(run_results_file(document, slug), content_type=content_type)
+    name = f"{get_valid_filename(stem) or 'run'}.{slug}"
+    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=name)
+    return response

@@ -16,7 +16,7 @@ from datasets_app.importing.columns import shorten
 from datasets_app.importing.document import validate_document
 from datasets_app.importing.spec import MAX_TEXT_CHARS, Problem, TaskSpec, Verifier, nowhere
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
-from datasets_app.selectors import TaskListing
+from datasets_app.selectors import RunTaskListing, TaskListing
 
 if TYPE_CHECKING:
     _FormBase = forms.BaseForm
@@ -826,3 +826,77 @@ class TryAnswerForm(forms.Form):
     def only(self) -> str | None:
         """The one criterion to grade, or None for all of them."""
         return self.cleaned_data.get("criterion") or None
+
+
+class RunOutputsForm(forms.Form):
+    """New run: the agent's outputs, and which saved version grades them."""
+
+    outputs = forms.FileField(
+        label="Outputs file",
+        help_text='.jsonl with a line per task, {"task": "<task id>", "output": "<text>"}, '
+        "or .csv with task and output columns",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.csv"}),
+    )
+    version = forms.TypedChoiceField(label="Version", coerce=int)
+    name = forms.CharField(label="Name (optional)", required=False, max_length=200)
+    budget_judge_calls = forms.IntegerField(
+        label="At most this many judge calls (optional)", required=False, min_value=0
+    )
+
+    def __init__(self, *args, versions: list[int], max_bytes: int, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_bytes = max_bytes
+        version = self.fields["version"]
+        assert isinstance(version, forms.TypedChoiceField)
+        version.choices = [
+            (n, f"v{n}" + (" (latest)" if i == 0 else "")) for i, n in enumerate(versions)
+        ]
+
+    def clean_outputs(self):
+        upload = self.cleaned_data["outputs"]
+        if upload.size > self.max_bytes:
+            raise forms.ValidationError(
+                f"This file is larger than {self.max_bytes // (1024 * 1024)} MiB, the most an "
+                "outputs file may be."
+            )
+        return upload
+
+
+RUN_TASK_SHOWS = [
+    ("", "Every task"),
+    ("failed", "Tasks with a failed criterion"),
+    ("errored", "Tasks with an error"),
+    ("no_output", "Tasks with no output"),
+    ("criterion", "Tasks that failed the criterion…"),
+]
+RUN_TASK_SORTS = [
+    ("", "Position"),
+    ("score", "Score, lowest first"),
+    ("-score", "Score, highest first"),
+]
+
+
+class RunTaskListForm(forms.Form):
+    """What the URL of a run page asks of its tasks: which, in what order, which page. A
+    value that is not one of the choices is read as the default."""
+
+    show = forms.ChoiceField(label="Show", required=False, choices=RUN_TASK_SHOWS)
+    criterion = forms.CharField(label="Criterion", required=False, max_length=200)
+    sort = forms.ChoiceField(label="Sort by", required=False, choices=RUN_TASK_SORTS)
+    page = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE)
+
+    def __init__(self, *args, criteria: list[tuple[str, str]] = (), **kwargs) -> None:  # type: ignore[assignment]
+        super().__init__(*args, **kwargs)
+        self.fields["criterion"] = forms.ChoiceField(
+            label="Criterion", required=False, choices=[("", "—"), *criteria]
+        )
+
+    def listing(self) -> RunTaskListing:
+        self.is_valid()
+        data = self.cleaned_data
+        return RunTaskListing(
+            show=data.get("show") or "",
+            criterion=data.get("criterion") or "",
+            sort=data.get("sort") or "",
+            page=data.get("page") or 1,
+        )

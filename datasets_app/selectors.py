@@ -20,8 +20,8 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db import connection, transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce, Substr
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
@@ -1480,3 +1480,345 @@ def run_summary(*, run_id: int) -> RunSummary:
 def run_summary_of(run: Run) -> RunSummary | None:
     """The run's figures as it ended (None while it has not)."""
     return RunSummary.from_json(run.summary or {})
+
+
+def run_of(dataset: Dataset, pk: int) -> Run:
+    """A run of this dataset (the person may see it: `dataset_for` said so); 404 otherwise."""
+    runs = Run.objects.filter(version__dataset=dataset).select_related("version", "created_by")
+    return get_object_or_404(runs.defer("version__snapshot"), pk=pk)
+
+
+def runs_of_version(version: Version) -> QuerySet[Run]:
+    return (
+        Run.objects.filter(version=version)
+        .exclude(state=RunState.CHECKING)
+        .select_related("version", "created_by")
+        .defer("version__snapshot")
+    )
+
+
+def previous_run(run: Run) -> Run | None:
+    """The run of the same dataset before this one that graded everything."""
+    return (
+        Run.objects.filter(
+            version__dataset_id=run.version.dataset_id,
+            state__in=[RunState.DONE, RunState.DONE_WITH_ERRORS],
+            pk__lt=run.pk,
+        )
+        .order_by("-pk")
+        .select_related("version")
+        .defer("version__snapshot", "summary", "plan")
+        .first()
+    )
+
+
+RUN_PAGE_SIZE = 50
+# How a run's tasks are ordered: the version's, or by score (tasks with no score first,
+# so that nothing graded partially hides at the bottom of "lowest first").
+RUN_TASK_ORDER = {
+    "": ("position",),
+    "score": (F("score").asc(nulls_first=True), "position"),
+    "-score": (F("score").desc(nulls_last=True), "position"),
+}
+
+
+@dataclass(frozen=True)
+class RunTaskListing:
+    """Which of a run's tasks its page lists: all, failed, errored, with no output, or
+    failed on one criterion; in order or by score; one page of them."""
+
+    show: str = ""
+    criterion: str = ""
+    sort: str = ""
+    page: int = 1
+    per_page: int = RUN_PAGE_SIZE
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.show)
+
+    def params(self, **changes: Any) -> str:
+        values = {"show": self.show, "criterion": self.criterion, "sort": self.sort}
+        values |= {"page": self.page} | changes
+        if values["show"] != "criterion":
+            values["criterion"] = ""
+        kept = {k: v for k, v in values.items() if v not in ("", None) and (k, v) != ("page", 1)}
+        return f"?{urlencode(kept)}" if kept else "?"
+
+
+@dataclass(frozen=True)
+class RunTaskPage:
+    rows: list[RunResult]
+    listing: RunTaskListing
+    total: int
+    matching: int
+    number: int
+    pages: int
+    first: int
+    last: int
+    links: list[PageLink]
+    previous: str | None
+    next: str | None
+
+
+def run_task_page(run: Run, listing: RunTaskListing) -> RunTaskPage:
+    """One page of the run's tasks: a count, and the page (outputs cut to their start)."""
+    results = RunResult.objects.filter(run=run)
+    if listing.show == "failed":
+        results = results.filter(failed_count__gt=0)
+    elif listing.show == "errored":
+        results = results.filter(error_count__gt=0)
+    elif listing.show == "no_output":
+        results = results.filter(Q(has_output=False) | Q(output=""))
+    elif listing.show == "criterion" and listing.criterion:
+        failed = RunOutcome.objects.filter(
+            result=OuterRef("pk"), criterion_key=listing.criterion, status="failed"
+        )
+        results = results.filter(Exists(failed))
+    matching = results.count() if listing.filtered else run.task_count
+    rows = (
+        results.select_related("task")
+        .only(*RUN_ROW_FIELDS)
+        .annotate(output_start=Substr("output", 1, 120))
+        .order_by(*RUN_TASK_ORDER.get(listing.sort, ("position",)))
+    )
+    paginator = Paginator(rows, listing.per_page)
+    paginator.count = matching
+    page = paginator.get_page(listing.page)
+    number, pages = page.number, paginator.num_pages
+    return RunTaskPage(
+        rows=list(page.object_list),
+        listing=listing,
+        total=run.task_count,
+        matching=matching,
+        number=number,
+        pages=pages,
+        first=page.start_index(),
+        last=page.end_index(),
+        links=_page_links(listing, number, pages) if pages > 1 else [],  # type: ignore[arg-type]
+        previous=listing.params(page=number - 1) if page.has_previous() else None,
+        next=listing.params(page=number + 1) if page.has_next() else None,
+    )
+
+
+RUN_ROW_FIELDS = (
+    "pk",
+    "run_id",
+    "task_key",
+    "position",
+    "has_output",
+    "score",
+    "coverage",
+    "graded",
+    "failed_count",
+    "error_count",
+    "latency_ms",
+    "tokens",
+    "cost",
+    "task__name",
+)
+
+
+def run_result_for(run: Run, pk: int) -> tuple[RunResult, list[RunOutcome]]:
+    """One task of the run with each criterion's outcome, in order."""
+    result = get_object_or_404(RunResult.objects.filter(run=run).select_related("task"), pk=pk)
+    return result, list(result.outcomes.order_by("position"))
+
+
+# The run page's pictures, in the SVG's own units: a label column, then bars at most
+# BAR_WIDTH wide, a row each.
+BAR_LEFT = 110
+BAR_WIDTH = 240
+BAR_ROW = 14
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a picture, with the numbers the table beside it prints."""
+
+    label: str
+    value: float | None
+    count: int
+    width: float
+    y: int
+    note: str = ""
+
+    @property
+    def text_y(self) -> int:
+        return self.y + 10
+
+    @property
+    def end_x(self) -> float:
+        return BAR_LEFT + self.width + 4
+
+
+@dataclass(frozen=True)
+class Bars:
+    rows: list[Bar]
+
+    @property
+    def height(self) -> int:
+        return max(1, len(self.rows)) * BAR_ROW
+
+    @property
+    def width(self) -> int:
+        return BAR_LEFT + BAR_WIDTH + 50
+
+    @property
+    def left(self) -> int:
+        return BAR_LEFT
+
+
+def score_bars(summary: RunSummary) -> Bars:
+    """The distribution of task scores: how many tasks in each tenth."""
+    bins = summary.histogram
+    most = max(bins) if bins else 0
+    step = 1 / len(bins) if bins else 0
+    return Bars(
+        [
+            Bar(
+                label=f"{i * step:.1f} to {(i + 1) * step:.1f}",
+                value=None,
+                count=count,
+                width=BAR_WIDTH * count / most if most else 0.0,
+                y=i * BAR_ROW,
+            )
+            for i, count in enumerate(bins)
+        ]
+    )
+
+
+def criterion_bars(summary: RunSummary) -> Bars:
+    """Each criterion's pass rate (of the outcomes graded); errors and skips are beside it."""
+    return Bars(
+        [
+            Bar(
+                label=criterion["id"],
+                value=criterion["rate"]["value"],
+                count=criterion["graded"],
+                width=BAR_WIDTH * (criterion["rate"]["value"] or 0.0),
+                y=i * BAR_ROW,
+                note=criterion["text"],
+            )
+            for i, criterion in enumerate(summary.criteria)
+        ]
+    )
+
+
+# --- Comparing two runs ---------------------------------------------------------------------
+
+# A compare page lists this many tasks (those that changed most first); the rest are counted.
+COMPARE_ROWS = 200
+# Its picture draws at most this many tasks, in a square of SCATTER_SIZE units.
+SCATTER_POINTS = 2_000
+SCATTER_SIZE = 200
+PASS_FAIL = {"passed", "failed"}
+
+
+@dataclass(frozen=True)
+class Flip:
+    criterion: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class TaskDelta:
+    task: str
+    before: float | None
+    after: float | None
+    before_pk: int
+    after_pk: int
+    flips: tuple[Flip, ...] = ()
+
+    @property
+    def delta(self) -> float | None:
+        if self.before is None or self.after is None:
+            return None
+        return self.after - self.before
+
+    @property
+    def x(self) -> float:
+        return SCATTER_SIZE * (self.before or 0.0)
+
+    @property
+    def y(self) -> float:
+        return SCATTER_SIZE * (1 - (self.after or 0.0))
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """Run B (after) against run A (before), over the tasks both graded."""
+
+    before: metrics.Mean
+    after: metrics.Mean
+    difference: metrics.Difference
+    tasks: list[TaskDelta]
+    changed: int
+    worse: int
+    better: int
+    to_fail: int
+    to_pass: int
+    only_before: list[str]
+    only_after: list[str]
+    points: list[TaskDelta]
+
+    @property
+    def shown(self) -> list[TaskDelta]:
+        return self.tasks[:COMPARE_ROWS]
+
+    @property
+    def size(self) -> int:
+        return SCATTER_SIZE
+
+
+def _run_rows(run: Run) -> tuple[dict[str, tuple[float | None, int]], dict[str, dict[str, str]]]:
+    results = {
+        key: (score if graded else None, pk)
+        for key, score, graded, pk in RunResult.objects.filter(run=run).values_list(
+            "task_key", "score", "graded", "pk"
+        )
+    }
+    statuses: dict[str, dict[str, str]] = {}
+    for key, criterion, status in RunOutcome.objects.filter(run=run).values_list(
+        "result__task_key", "criterion_key", "status"
+    ):
+        statuses.setdefault(key, {})[criterion] = status
+    return results, statuses
+
+
+def run_comparison(before: Run, after: Run) -> RunComparison:
+    """Per-task score deltas (what got worse first), criteria that flipped between passed
+    and failed, tasks only one run has, and the difference of the means with its noise
+    (paired over the tasks both graded)."""
+    a_results, a_statuses = _run_rows(before)
+    b_results, b_statuses = _run_rows(after)
+    tasks = []
+    for key, (a_score, a_pk) in a_results.items():
+        if key not in b_results:
+            continue
+        b_score, b_pk = b_results[key]
+        a_criteria, b_criteria = a_statuses.get(key, {}), b_statuses.get(key, {})
+        flips = tuple(
+            Flip(criterion, a_criteria[criterion], status)
+            for criterion, status in b_criteria.items()
+            if {a_criteria.get(criterion), status} == PASS_FAIL
+        )
+        tasks.append(TaskDelta(key, a_score, b_score, a_pk, b_pk, flips))
+    tasks.sort(key=lambda t: (t.delta is None, t.delta or 0.0, t.task))
+    paired = [(t.before, t.after) for t in tasks if t.before is not None and t.after is not None]
+    every_flip = [flip for task in tasks for flip in task.flips]
+    return RunComparison(
+        before=metrics.mean([s for s, _ in a_results.values() if s is not None]),
+        after=metrics.mean([s for s, _ in b_results.values() if s is not None]),
+        difference=metrics.paired_difference(paired),
+        tasks=[t for t in tasks if t.delta != 0 or t.flips],
+        changed=sum(1 for t in tasks if t.delta != 0 or t.flips),
+        worse=sum(1 for t in tasks if (t.delta or 0) < 0),
+        better=sum(1 for t in tasks if (t.delta or 0) > 0),
+        to_fail=sum(1 for flip in every_flip if flip.after == "failed"),
+        to_pass=sum(1 for flip in every_flip if flip.after == "passed"),
+        only_before=sorted(set(a_results) - set(b_results)),
+        only_after=sorted(set(b_results) - set(a_results)),
+        points=[t for t in tasks if t.before is not None and t.after is not None][:SCATTER_POINTS],
+    )

@@ -54,6 +54,26 @@ urlpatterns = [
     path("account/api-tokens/", views.api_tokens, name="api_tokens"),
     path("account/api-tokens/<int:pk>/revoke/", views.api_token_revoke, name="api_token_revoke"),
     path("people/", views.people, name="people"),
+    # Runs
+    path("datasets/<int:pk>/runs/new/", views.run_new, name="run_new"),
+    path("datasets/<int:pk>/runs/<int:run_pk>/", views.run_detail, name="run_detail"),
+    path("datasets/<int:pk>/runs/<int:run_pk>/start/", views.run_start, name="run_start"),
+    path("datasets/<int:pk>/runs/<int:run_pk>/stop/", views.run_stop, name="run_stop"),
+    path(
+        "datasets/<int:pk>/runs/<int:run_pk>/tasks/<int:result_pk>/",
+        views.run_task,
+        name="run_task",
+    ),
+    path(
+        "datasets/<int:pk>/runs/<int:run_pk>/results.<slug:fmt>",
+        views.run_download,
+        name="run_download",
+    ),
+    path(
+        "datasets/<int:pk>/runs/<int:run_pk>/compare/<int:other_pk>/",
+        views.run_compare,
+        name="run_compare",
+    ),
     # Versions
     path("datasets/<int:pk>/v<int:number>/", views.version_detail, name="version_detail"),
     path(

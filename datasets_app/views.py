@@ -7,6 +7,7 @@ JavaScript the same URLs answer with whole pages.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -20,7 +21,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect, push_url
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
 from django_htmx.middleware import HtmxDetails
 
 from datasets_app import exporting, guards, selectors, tries, wording
@@ -34,6 +35,8 @@ from datasets_app.forms import (
     MappingForm,
     NewDatasetForm,
     PersonForm,
+    RunOutputsForm,
+    RunTaskListForm,
     SettingsEditor,
     TaskEditor,
     TaskListForm,
@@ -41,8 +44,17 @@ from datasets_app.forms import (
 )
 from datasets_app.importing import aliases, columns, shapes, starters
 from datasets_app.importing.spec import counted, limits_for_people
-from datasets_app.models import Dataset, ImportMode, Task, TaskFile, TaskState, Upload
-from datasets_app.services import datasets, deletion, imports, limits, sharing, tokens
+from datasets_app.models import (
+    Dataset,
+    ImportMode,
+    Run,
+    RunState,
+    Task,
+    TaskFile,
+    TaskState,
+    Upload,
+)
+from datasets_app.services import datasets, deletion, imports, limits, runs, sharing, tokens
 from datasets_app.services import people as people_service
 
 
@@ -907,6 +919,7 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
     }
     if not _swaps_task_list(request):
         context["export_notes"] = selectors.version_export_notes(version)
+        context["runs"] = selectors.runs_of_version(version)
     return _task_list_response(request, "datasets_app/version_detail.html", context)
 
 
@@ -1069,3 +1082,148 @@ def people(request: HtmxHttpRequest) -> HttpResponse:
     response = render(request, "datasets_app/people.html", context)
     response["Cache-Control"] = "no-store"  # the page may hold a password
     return response
+
+
+# --- Runs -------------------------------------------------------------------------------------
+
+
+def _run_new_context(dataset: Dataset, form: RunOutputsForm, **extra) -> dict:
+    return {"dataset": dataset, "form": form, **extra}
+
+
+def _versions_to_run(dataset: Dataset) -> list[int]:
+    return list(dataset.versions.order_by("-number").values_list("number", flat=True))
+
+
+def _refuse_run_new(request: HtmxHttpRequest, message: str, pk: int) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    form = RunOutputsForm(versions=_versions_to_run(dataset), max_bytes=runs.MAX_OUTPUTS_BYTES)
+    context = _run_new_context(dataset, form, refusal=message)
+    return render(request, "datasets_app/run_new.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@guards.guard_upload(rate=guards.CHECKS, refuse=_refuse_run_new)
+def run_new(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """New run: choose the outputs file (and the version); it is checked, then its preview
+    (the run page, in `checking`) offers "Grade N tasks"."""
+    dataset = selectors.dataset_for(request.user, pk)
+    versions = _versions_to_run(dataset)
+    if not versions:
+        context = {"dataset": dataset, "no_version": runs.NO_VERSION}
+        return render(request, "datasets_app/run_new.html", context)
+    chosen = request.GET.get("version", "")
+    initial = {
+        "version": int(chosen) if chosen.isdigit() and int(chosen) in versions else versions[0]
+    }
+    if request.method != "POST":
+        form = RunOutputsForm(initial=initial, versions=versions, max_bytes=runs.MAX_OUTPUTS_BYTES)
+        return render(request, "datasets_app/run_new.html", _run_new_context(dataset, form))
+    form = RunOutputsForm(
+        request.POST, request.FILES, versions=versions, max_bytes=runs.MAX_OUTPUTS_BYTES
+    )
+    if not form.is_valid():
+        return render(request, "datasets_app/run_new.html", _run_new_context(dataset, form))
+    version = selectors.version_for(dataset, form.cleaned_data["version"])
+    uploaded = form.cleaned_data["outputs"]
+    plan, run = runs.run_prepare(
+        version=version,
+        user=request.user,
+        data=uploaded.read(runs.MAX_OUTPUTS_BYTES + 1),
+        file_name=uploaded.name or "outputs.jsonl",
+        budget_judge_calls=form.cleaned_data["budget_judge_calls"],
+    )
+    if run is None:
+        groups = selectors.group_problems([p.to_json() for p in plan.problems])
+        context = _run_new_context(dataset, form, plan=plan, problem_groups=groups)
+        return render(request, "datasets_app/run_new.html", context)
+    if form.cleaned_data["name"]:
+        runs.run_rename(run=run, name=form.cleaned_data["name"])
+    return redirect(run.get_absolute_url())
+
+
+def _run_context(dataset: Dataset, run: Run, request: HtmxHttpRequest) -> dict:
+    summary = selectors.run_summary_of(run)
+    criteria = [(c["id"], c["id"]) for c in summary.criteria] if summary else []
+    form = RunTaskListForm(request.GET, criteria=criteria)
+    context: dict[str, Any] = {
+        "dataset": dataset,
+        "run": run,
+        "summary": summary,
+        "plan": runs.RunPlan.from_json(run.plan or {}),
+        "form": form,
+    }
+    if run.state != RunState.CHECKING:
+        context["page"] = selectors.run_task_page(run, form.listing())
+    if summary is not None:
+        context["score_bars"] = selectors.score_bars(summary)
+        context["criterion_bars"] = selectors.criterion_bars(summary)
+        context["previous"] = selectors.previous_run(run)
+    return context
+
+
+@require_GET
+def run_detail(request: HtmxHttpRequest, pk: int, run_pk: int) -> HttpResponse:
+    """A run: its preview before it starts, its progress while it grades (polled), then its
+    score, criteria and tasks."""
+    dataset = selectors.dataset_for(request.user, pk)
+    run = selectors.run_of(dataset, run_pk)
+    if request.htmx and request.GET.get("poll"):
+        if run.ended:
+            return HttpResponseClientRefresh()
+        return render(request, "datasets_app/run_detail.html#progress", {"run": run})
+    context = _run_context(dataset, run, request)
+    if request.htmx and "page" in context:
+        return render(request, "datasets_app/run_detail.html#run_tasks", context)
+    return render(request, "datasets_app/run_detail.html", context)
+
+
+@require_POST
+def run_start(request: HtmxHttpRequest, pk: int, run_pk: int) -> HttpResponse:
+    """Grade N tasks: the checked outputs, checked again, then to the workers."""
+    dataset = selectors.dataset_for(request.user, pk)
+    run = selectors.run_of(dataset, run_pk)
+    try:
+        runs.run_begin(run=run)
+    except runs.RunRefused as refused:
+        messages.error(request, str(refused))
+    return redirect(run.get_absolute_url())
+
+
+@require_POST
+def run_stop(request: HtmxHttpRequest, pk: int, run_pk: int) -> HttpResponse:
+    dataset = selectors.dataset_for(request.user, pk)
+    run = selectors.run_of(dataset, run_pk)
+    if runs.run_stop(run=run):
+        messages.success(request, runs.RUN_STOPPED)
+    return redirect(run.get_absolute_url())
+
+
+@require_GET
+def run_task(request: HtmxHttpRequest, pk: int, run_pk: int, result_pk: int) -> HttpResponse:
+    """One task of a run: the agent's output and each criterion's verdict and reasoning."""
+    dataset = selectors.dataset_for(request.user, pk)
+    run = selectors.run_of(dataset, run_pk)
+    result, outcomes = selectors.run_result_for(run, result_pk)
+    context = {"dataset": dataset, "run": run, "result": result, "outcomes": outcomes}
+    return render(request, "datasets_app/run_task.html", context)
+
+
+@require_GET
+def run_download(request: HtmxHttpRequest, pk: int, run_pk: int, fmt: str) -> HttpResponse:
+    """The run's verdicts as a .csv (a row per task and criterion) or a .jsonl."""
+    dataset = selectors.dataset_for(request.user, pk)
+    run = selectors.run_of(dataset, run_pk)
+    document = selectors.run_results_document(run)
+    return exporting.run_results_response(document, fmt, f"{dataset.name}-run-{run.pk}")
+
+
+@require_GET
+def run_compare(request: HtmxHttpRequest, pk: int, run_pk: int, other_pk: int) -> HttpResponse:
+    """Two runs of the dataset side by side: what got worse first."""
+    dataset = selectors.dataset_for(request.user, pk)
+    before = selectors.run_of(dataset, run_pk)
+    after = selectors.run_of(dataset, other_pk)
+    comparison = selectors.run_comparison(before, after)
+    context = {"dataset": dataset, "before": before, "after": after, "comparison": comparison}
+    return render(request, "datasets_app/run_compare.html", context)

@@ -82,6 +82,7 @@ RUN_TOO_LONG = (
     "graded is kept."
 )
 NOT_STARTABLE = "This run has already started."
+RUN_STOPPED = "Stopped. What was graded is kept; nothing more is graded."
 
 
 class RunRefused(Exception):
@@ -354,8 +355,7 @@ def run_create(
     if run is None:
         raise RunRefused("The outputs have problems.", plan.problems)
     if name:
-        Run.objects.filter(pk=run.pk).update(name=name[:200])
-        run.name = name[:200]
+        run_rename(run=run, name=name)
     return run_begin(run=run)
 
 
@@ -365,6 +365,13 @@ def run_create_for_latest(*, dataset: Dataset, user: User, data: bytes, file_nam
     if version is None:
         raise RunRefused(NO_VERSION)
     return run_create(version=version, user=user, data=data, file_name=file_name)
+
+
+def run_rename(*, run: Run, name: str) -> Run:
+    run.name = name[:200]
+    run.full_clean(exclude=["version", "created_by"])
+    Run.objects.filter(pk=run.pk).update(name=run.name)
+    return run
 
 
 def _enqueue_dispatch(run_id: int) -> None:

@@ -1,0 +1,165 @@
+"""The run pages through their views: New run (checked, then "Grade N tasks"), the run page
+with its score, criteria and tasks, a task's outcomes, progress, downloads and compare."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from datasets_app.models import Run, RunOutcome, RunResult, RunState
+from tests.runs import outputs_jsonl, run_outputs
+from tests.runs.conftest import saved_version
+
+pytestmark = pytest.mark.django_db
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def new_run(client, version, data: bytes, name: str = "outputs.jsonl"):
+    url = reverse("datasets_app:run_new", args=[version.dataset_id])
+    return client.post(url, {"outputs": SimpleUploadedFile(name, data), "version": version.number})
+
+
+def test_new_run_checks_the_file_shows_the_preview_then_grades(auth_client, user):
+    version = saved_version(user, tasks=3)
+    page = auth_client.get(reverse("datasets_app:run_new", args=[version.dataset_id]))
+    assert "Check the outputs" in page.content.decode() and "v1 (latest)" in page.content.decode()
+
+    checked = new_run(auth_client, version, outputs_jsonl({"t1": "Answer 1", "t2": "no"}))
+    run = Run.objects.get()
+    assert checked.status_code == 302 and checked.url == run.get_absolute_url()
+    preview = auth_client.get(checked.url).content.decode()
+    assert run.state == RunState.CHECKING and not RunResult.objects.exists()
+    assert "Grade 3 tasks" in preview and "2 of 3" in preview
+    assert "none configured: judge criteria are skipped" in preview
+    # Not listed until it is graded.
+    assert "No runs yet." in auth_client.get(version.dataset.get_absolute_url()).content.decode()
+
+    started = auth_client.post(reverse("datasets_app:run_start", args=[version.dataset_id, run.pk]))
+    assert started.status_code == 302
+    page = auth_client.get(run.get_absolute_url()).content.decode()
+    assert "<strong>0.33</strong>" in page and "± 0.33" in page
+    assert "3 tasks: 2 with a failed criterion, 0 with an error, 1 with no output." in page
+    assert "Tasks 1 to 3 of 3." in page
+    assert '<figcaption id="scores-title">Tasks by score</figcaption>' in page
+    listed = auth_client.get(version.dataset.get_absolute_url()).content.decode()
+    assert run.get_absolute_url() in listed and "0.33" in listed
+    version_page = auth_client.get(version.get_absolute_url()).content.decode()
+    assert "Runs of v1" in version_page and run.get_absolute_url() in version_page
+
+
+def test_a_file_with_problems_is_named_line_by_line_and_nothing_is_written(auth_client, user):
+    version = saved_version(user, tasks=2)
+    page = new_run(auth_client, version, b'{"task": "t8", "output": "x"}\nnot json\n')
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "2 problems: nothing was graded" in text
+    assert "The dataset has no task &quot;t8&quot;." in text
+    assert not Run.objects.exists()
+
+
+def test_tasks_filter_sort_and_open_to_their_outcomes(auth_client, user):
+    version = saved_version(user, tasks=3)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "no", "t3": "<b>Answer 3</b>"})
+    url = run.get_absolute_url()
+    failed = auth_client.get(url, {"show": "failed"}).content.decode()
+    assert "2 of 3 tasks match." in failed and ">t1<" not in failed
+    lowest = auth_client.get(url, {"sort": "score"}, **HX).content.decode()
+    assert lowest.strip().startswith('<div id="task-list"')
+    assert lowest.index(">t2<") < lowest.index(">t1<")
+    assert "&lt;b&gt;Answer 3&lt;/b&gt;" in lowest and "<b>Answer 3" not in lowest
+    result = RunResult.objects.get(run=run, task_key="t2")
+    task = auth_client.get(
+        reverse("datasets_app:run_task", args=[version.dataset_id, run.pk, result.pk])
+    ).content.decode()
+    assert "The answer differs from the expected answer from character 1 on." in task
+    assert '<pre class="output">no</pre>' in task
+
+
+def test_downloads_are_a_row_per_criterion_guarded_and_a_line_per_task(auth_client, user):
+    version = saved_version(user, tasks=2)
+    run = run_outputs(version, user, {"t1": "=HYPERLINK(1)", "t2": "Answer 2"})
+    base = [version.dataset_id, run.pk]
+    response = auth_client.get(reverse("datasets_app:run_download", args=[*base, "csv"]))
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
+    assert rows[0][:4] == ["task", "task_score", "task_coverage", "criterion"]
+    assert [(r[0], r[6]) for r in rows[1:]] == [("t1", "failed"), ("t2", "passed")]
+    lines = auth_client.get(reverse("datasets_app:run_download", args=[*base, "jsonl"]))
+    assert [json.loads(line)["task"] for line in lines.content.decode().splitlines()] == [
+        "t1",
+        "t2",
+    ]
+    assert (
+        auth_client.get(reverse("datasets_app:run_download", args=[*base, "xml"])).status_code
+        == 404
+    )
+
+
+def test_compare_lists_what_got_worse_first_and_marks_noise(auth_client, user):
+    version = saved_version(user, tasks=3)
+    first = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2", "t3": "no"})
+    second = run_outputs(version, user, {"t1": "Answer 1", "t2": "no", "t3": "Answer 3"})
+    page = auth_client.get(second.get_absolute_url()).content.decode()
+    compare = reverse("datasets_app:run_compare", args=[version.dataset_id, first.pk, second.pk])
+    assert compare in page and "Compare with the previous run" in page
+    text = auth_client.get(compare).content.decode()
+    assert "2 tasks changed: 1 scored lower, 1 higher" in text
+    assert "1 criterion went from passed to failed, 1 from failed to passed." in text
+    assert text.index(">t2<") < text.index(">t3<"), "what got worse comes first"
+    assert "Within the noise" in text
+
+
+def test_progress_is_polled_until_the_run_ends_then_the_page_reloads(auth_client, user):
+    version = saved_version(user, tasks=2)
+    run = run_outputs(version, user, {"t1": "Answer 1"})
+    Run.objects.filter(pk=run.pk).update(state=RunState.GRADING, outcomes_done=1)
+    RunOutcome.objects.filter(result__task_key="t2").update(status="pending")
+    page = auth_client.get(run.get_absolute_url()).content.decode()
+    assert "1 of 2 criteria graded" in page and "Stop the run" in page
+    assert f'href="{run.get_absolute_url()}">Refresh</a>' in page
+    poll = auth_client.get(run.get_absolute_url(), {"poll": "1"}, **HX).content.decode()
+    assert poll.strip().startswith('<div id="run-progress"') and 'hx-trigger="every 2s"' in poll
+    stopped = auth_client.post(reverse("datasets_app:run_stop", args=[version.dataset_id, run.pk]))
+    assert stopped.status_code == 302
+    done = auth_client.get(run.get_absolute_url(), {"poll": "1"}, **HX)
+    assert done["HX-Refresh"] == "true"
+    assert "Stopped" in auth_client.get(run.get_absolute_url()).content.decode()
+
+
+def test_others_get_404_for_every_run_page(client, other_user, user):
+    version = saved_version(user, tasks=1)
+    run = run_outputs(version, user, {"t1": "Answer 1"})
+    client.force_login(other_user)
+    result = run.results.get()
+    base = [version.dataset_id, run.pk]
+    for url in (
+        reverse("datasets_app:run_new", args=[version.dataset_id]),
+        run.get_absolute_url(),
+        reverse("datasets_app:run_task", args=[*base, result.pk]),
+        reverse("datasets_app:run_download", args=[*base, "csv"]),
+        reverse("datasets_app:run_compare", args=[*base, run.pk]),
+    ):
+        assert client.get(url).status_code == 404, url
+    assert client.post(reverse("datasets_app:run_stop", args=base)).status_code == 404
+
+
+def test_replace_after_a_run_leaves_the_run_page_as_it_was(auth_client, user):
+    from tests.datasets import import_file
+
+    version = saved_version(user, tasks=2)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
+
+    def shown() -> str:
+        page = auth_client.get(run.get_absolute_url()).content.decode()
+        return page[page.index("<h1") : page.index("</main>")]
+
+    before = shown()
+    data = json.dumps({"tasks": [{"id": "n1", "prompt": "New?", "expected": "Yes"}]}).encode()
+    import_file(auth_client, version.dataset, "new.json", data, mode="replace")
+    assert not version.dataset.tasks.live().filter(task_id="t1").exists()
+    assert shown() == before and "Answer 2" in before
