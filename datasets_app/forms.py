@@ -864,7 +864,7 @@ class RunOutputsForm(forms.Form):
 
 RUN_TASK_SHOWS = [
     ("", "Every task"),
-    ("failed", "Tasks with a failed criterion"),
+    ("failed", "Tasks that scored below 1"),
     ("errored", "Tasks with an error"),
     ("no_output", "Tasks with no output"),
     ("criterion", "Tasks that failed the criterion…"),

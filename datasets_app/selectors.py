@@ -1461,7 +1461,7 @@ def run_summary(*, run_id: int) -> RunSummary:
         pass_rate=metrics.clustered_mean(by_task.values()),
         tasks=len(results),
         graded_tasks=len(graded),
-        failed_tasks=sum(1 for row in graded if row[5]),
+        failed_tasks=sum(1 for row in graded if row[1] is not None and row[1] < 1),
         errored_tasks=sum(1 for row in graded if row[6]),
         no_output=sum(1 for row in results if not (row[4] or "").strip()),
         outcomes=counts,
@@ -1565,7 +1565,7 @@ def run_task_page(run: Run, listing: RunTaskListing) -> RunTaskPage:
     """One page of the run's tasks: a count, and the page (outputs cut to their start)."""
     results = RunResult.objects.filter(run=run)
     if listing.show == "failed":
-        results = results.filter(failed_count__gt=0)
+        results = results.filter(graded=True, score__lt=1)
     elif listing.show == "errored":
         results = results.filter(error_count__gt=0)
     elif listing.show == "no_output":

@@ -251,7 +251,7 @@ class RunFields(Schema):
 class RunCounts(Schema):
     tasks: int = Field(description="Tasks the version holds, each graded.")
     graded: int = Field(description="Tasks every criterion of which is written.")
-    failed: int = Field(description="Tasks with a criterion that failed.")
+    failed: int = Field(description="Tasks that scored below 1.")
     errored: int = Field(description="Tasks with a criterion in error.")
     no_output: int = Field(description="Tasks the outputs gave no answer for (scored 0).")
 

@@ -33,7 +33,7 @@ def test_a_run_waits_prints_its_score_and_fails_below_a_threshold(user, tmp_path
 
     status, out, err = run_command(str(path), "--dataset", dataset, "--wait", *user_args)
     assert status == 0
-    assert "score 0.500 ± 0.500, coverage 100%, 2 tasks (1 failed" in err
+    assert "score 0.500 ± 0.500, coverage 100%, 2 tasks (1 below 1" in err
 
     status, _out, err = run_command(
         str(path), "--dataset", dataset, "--wait", "--min-score", "0.75", *user_args

@@ -43,7 +43,7 @@ def test_new_run_checks_the_file_shows_the_preview_then_grades(auth_client, user
     assert started.status_code == 302
     page = auth_client.get(run.get_absolute_url()).content.decode()
     assert "<strong>0.33</strong>" in page and "± 0.33" in page
-    assert "3 tasks: 2 with a failed criterion, 0 with an error, 1 with no output." in page
+    assert "3 tasks: 2 scored below 1, 0 with an error, 1 with no output." in page
     assert "Tasks 1 to 3 of 3." in page
     assert '<figcaption id="scores-title">Tasks by score</figcaption>' in page
     listed = auth_client.get(version.dataset.get_absolute_url()).content.decode()

@@ -119,7 +119,7 @@ class Command(BaseCommand):
             self.stderr.write(
                 f"Run {run.pk}: {run.get_state_display().lower()}, score {_score(score)}{stderr}, "
                 f"coverage {summary.coverage * 100:.0f}%, {summary.tasks:,} tasks "
-                f"({summary.failed_tasks:,} failed, {summary.errored_tasks:,} with errors, "
+                f"({summary.failed_tasks:,} below 1, {summary.errored_tasks:,} with errors, "
                 f"{summary.no_output:,} with no output)"
             )
         if run.state in (RunState.STOPPED, RunState.FAILED):
