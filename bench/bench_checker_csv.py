@@ -2,7 +2,9 @@
 
 The file is one row per criterion, 5 criteria per task (~5,000 rows), as a rubric export
 writes it. The check is the whole path a person waits for: decode, sniff, split, build the
-document, validate it. Goal: at most 4x the bare csv.reader over the same bytes.
+document, validate it. Goal: at most 5.5x the bare csv.reader over the same bytes on
+these machines (issue 26: 5.2x measured before the importer became one pipeline; the twin
+paths and the process-wide GC pause stay gone, as decided).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from datasets_app.importing.spec import (
     Verifier,
 )
 
-GOAL = 4.0
+GOAL = 5.5
 ROUNDS = 11
 
 

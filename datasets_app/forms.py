@@ -12,9 +12,15 @@ from django.utils.functional import cached_property
 from datasets_app import wording
 from datasets_app.importing import checker
 from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
-from datasets_app.importing.columns import shorten
 from datasets_app.importing.document import validate_document
-from datasets_app.importing.spec import MAX_TEXT_CHARS, Problem, TaskSpec, Verifier, nowhere
+from datasets_app.importing.spec import (
+    MAX_TEXT_CHARS,
+    Problem,
+    TaskSpec,
+    Verifier,
+    nowhere,
+    shorten,
+)
 from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
 from datasets_app.selectors import RunTaskListing, TaskListing
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from datasets_app.importing.spec import path_parts
+from datasets_app.importing.spec import path_parts, shorten
 
 SEPARATOR = " › "
 
@@ -63,7 +63,7 @@ def _item(name: str, index: int, problem: Mapping[str, Any], *, top_level: bool)
     if name == "tasks" and problem.get("task"):
         task_id = str(problem["task"])
         # An id can be 200 characters; enough of it to recognise the task.
-        text += f" (id {task_id if len(task_id) <= 40 else task_id[:39] + '…'})"
+        text += f" (id {shorten(task_id, 40, one_line=False)})"
     # Criteria at the top of the path are the dataset's for every task, unless the path was
     # written from inside a task: a .jsonl line, or an eval-set item (the problem then names
     # its task).

@@ -41,6 +41,8 @@ from datasets_app.importing.spec import (
     Verifier,
     counted,
     field_path,
+    name_from_prompt,
+    shorten,
 )
 
 # What a person reads about a sheet's shape, each with its stable code for programs.
@@ -82,11 +84,6 @@ REPEATED_TASK_ROW = Rule(
     "csv_repeated_task_row",
     "This row repeats task {task} from row {first_row} without adding a criterion; task ids "
     "must be unique.",
-)
-PROMPTFOO_ASSERTION = Rule(
-    "csv_promptfoo_assertion",
-    "{column} holds a promptfoo assertion ({value}), not an expected answer; Context Evals "
-    "grades by an expected answer or criteria. Found: {found}.",
 )
 IGNORED_COLUMNS = Rule("csv_ignored_columns", "These columns are not imported: {columns}.")
 
@@ -426,7 +423,6 @@ class _Builder:
         criterion_reader = _CriterionReader(columns)
         read_criterion = criterion_reader.read
         task_cells_of = task_reader.cells_of
-        promptfoo = _PromptfooCheck(header, columns)
         id_at = columns.get("task_id", 0)
         # A task's rows repeat its id cell: each run of them is read once.
         id_cell, id_value = "", None
@@ -457,8 +453,6 @@ class _Builder:
                 values = _NO_VALUES
             else:
                 values = read_task(task_cells)
-                if promptfoo.active and promptfoo.refuses(self, values, row_number):
-                    continue
             if id_value is not None or values or criterion:
                 self._place(row_number, id_value, values, criterion, tasks, global_criteria)
                 current = tasks[-1] if tasks else None
@@ -625,7 +619,7 @@ def _task_document(
 ) -> dict[str, Any]:
     """A task of the canonical document from its merged cells and its criteria."""
     document: dict[str, Any] = {"id": task_id}
-    name = values.get("name") or _name_from_prompt(values.get("prompt", ""))
+    name = values.get("name") or name_from_prompt(values.get("prompt", ""))
     if name:
         document["name"] = name
     if "prompt" in values:
@@ -783,11 +777,6 @@ def _file_list(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _name_from_prompt(prompt: str) -> str:
-    first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
-    return first if len(first) <= 80 else first[:79].rstrip() + "…"
-
-
 class _CellReader:
     """Reads a row's cells for some fields: {field: value} for the non-blank ones.
 
@@ -868,31 +857,6 @@ class _CriterionReader:
         return with_text, without_text
 
 
-class _PromptfooCheck:
-    """promptfoo's CSV `__expected` column holds assertions: a row whose cell is one other
-    than an equality is refused on its row (see `shapes` for the ones that are read)."""
-
-    def __init__(self, header: list[str], columns: dict[str, int]) -> None:
-        self.column = header[columns["expected"]].strip() if "expected" in columns else ""
-        self.active = self.column.startswith("__")
-        self.found = ", ".join(name.strip() for name in header if name.strip())
-
-    def refuses(self, builder: _Builder, values: dict[str, str], row_number: int) -> bool:
-        """Whether the row is refused (and the problem said), once `active` says the file
-        has such a column."""
-        if not _is_promptfoo_assertion(values.get("expected", "")):
-            return False
-        builder.problem(
-            PROMPTFOO_ASSERTION,
-            row=row_number,
-            field=self.column,
-            column=self.column,
-            value=shorten(values["expected"]),
-            found=self.found,
-        )
-        return True
-
-
 def _tuple_getter(indexes: list[int]) -> Callable[[Sequence[str]], tuple[str, ...]]:
     """`itemgetter`, but a tuple even for one index (or none)."""
     if not indexes:
@@ -910,30 +874,6 @@ def _cell_value(cell: str, *, text: bool) -> str | None:
     if cell[0] == "'":
         cell = unneutralize_formula(cell)
     return cell if text else cell.strip()
-
-
-# promptfoo's `__expected` cells are assertions, `type:value` (`icontains:bonjour`,
-# `llm-rubric: …`, `fn:…`) or a bare type (`is-json`); a plain value is an equality check,
-# which is what an expected answer is.
-_PROMPTFOO_ASSERTION = re.compile(
-    r"^\s*(not-)?(contains|icontains|contains-any|contains-all|icontains-any|icontains-all|"
-    r"equals|starts-with|regex|is-json|contains-json|is-xml|is-sql|is-valid-openai-tools-call|"
-    r"javascript|python|fn|eval|grader|llm-rubric|model-graded-closedqa|model-graded-factuality|"
-    r"factuality|similar|levenshtein|rouge-n|bleu|answer-relevance|context-faithfulness|"
-    r"context-recall|context-relevance|classifier|moderation|latency|cost|perplexity|"
-    r"perplexity-score|webhook|select-best|human|g-eval)(\s*:|\s*$)",
-    re.IGNORECASE,
-)
-
-
-def _is_promptfoo_assertion(value: str) -> bool:
-    return bool(_PROMPTFOO_ASSERTION.match(value))
-
-
-def shorten(value: str, limit: int = 40) -> str:
-    """A value from the file echoed in a message: on one line, cut short if long."""
-    value = " ".join(value.split())
-    return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
 def column_letter(index: int) -> str:

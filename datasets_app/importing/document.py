@@ -87,7 +87,9 @@ from datasets_app.importing.spec import (
     field_path,
     file_size,
     lands_as_rubric,
+    name_from_prompt,
     path_parts,
+    shorten,
     trimmed_id,
 )
 
@@ -614,10 +616,9 @@ def link_problem(url: str) -> str | None:
 def _shown(value: Any) -> str:
     """A value from the file, quoted for a message and cut short if long."""
     if not isinstance(value, str):
-        text = repr(value)
-        return text if len(text) <= 60 else text[:59] + "…"
+        return shorten(value, 60, one_line=False)
     # Cut inside the quotes, so that a long path still reads as one quoted value.
-    return f'"{value}"' if len(value) <= 58 else f'"{value[:57]}…"'
+    return f'"{shorten(value, 58, one_line=False)}"'
 
 
 def _label(path: DocPath, field_label: Callable[[DocPath], str]) -> str:
@@ -934,7 +935,7 @@ class _Validator:
             task_id = f"task-{self.options.first_task_number + index}"
             _finish(task, "id", task_id)
         if not task.name:
-            _finish(task, "name", task_id)
+            _finish(task, "name", name_from_prompt(task.prompt or "") or task_id)
         # As the file wrote it: None, the text, or {"text": ..., "verifier": ...}.
         expected: Any = task.expected_text
         text, verifier = expected, None

@@ -70,6 +70,7 @@ from datasets_app.importing.spec import (
     TaskSpec,
     counted,
     field_path,
+    name_from_prompt,
 )
 
 __all__ = [
@@ -101,10 +102,6 @@ SEVERAL_QRELS = Rule(
     "evalset_several_qrels",
     "The zip holds {count} qrels files ({found}) and none is test.tsv; keep the one to import.",
 )
-TEXT_NOT_UTF8 = Rule(
-    "evalset_not_utf8",
-    "The file is not UTF-8 text: byte {byte} cannot be decoded. Save the file as UTF-8.",
-)
 
 NOTE_RETRIEVAL_CRITERION = (
     "{count} of {total} questions have no answer: each is graded by the criterion "
@@ -133,10 +130,6 @@ MSG_EXPORT_BAD_EVIDENCE = (
 
 RETRIEVAL_CRITERION_ID = "retrieves-gold-evidence"
 RETRIEVAL_CRITERION_TEXT = "Retrieves the gold evidence"
-
-# A task's name is its question's first line, cut to this many characters: long enough to
-# tell questions apart in a list, short enough for one line of it.
-NAME_CHARS = 80
 
 # Columns only an eval set has (the library's spellings minus the ones ordinary QA CSVs use
 # for something else: `context`, `type`, `category`, `metadata`).
@@ -272,11 +265,6 @@ def _sentence(text: str) -> str:
     text = plain_words(text.strip())
     text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "?", "!")) else text + "."
-
-
-def _short_name(question: str) -> str:
-    line = next((line.strip() for line in question.splitlines() if line.strip()), "")
-    return line if len(line) <= NAME_CHARS else line[: NAME_CHARS - 1].rstrip() + "…"
 
 
 def _gold_documents(value: Any) -> list[list[Any]] | None:
@@ -419,7 +407,7 @@ def _parsed(
         evidence = evidence_of(item)
         task: dict[str, Any] = {
             "id": item.id,
-            "name": _short_name(item.question),
+            "name": name_from_prompt(item.question),
             "prompt": item.question,
         }
         if item.answer is not None and item.answer.strip():

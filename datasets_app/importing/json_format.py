@@ -219,12 +219,41 @@ def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | Non
 
             return jsonl_format.read_text(text, file_name, encoding, options, kind=LINES_IN_JSON)
         return Parsed("json", detected, file_name, None, _no_place, problems=problems)
-    if (options and options.mapping) or not (
-        isinstance(document, dict) and _is_our_document(document)
-    ):
-        return _shaped(document, text, file_name, encoding, options)
+    mapped = bool(options and options.mapping)
     problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
+    if not mapped and _is_list_of_our_tasks(document):
+        # The page's tasks in a bare list are held to the page's rules, as in "tasks".
+        located = _ListLocator(JsonLocator(text))
+        document = {"tasks": document}
+        return Parsed("json", detected, file_name, document, located, problems=problems)
+    if mapped or not (isinstance(document, dict) and _is_our_document(document)):
+        return _shaped(document, text, file_name, encoding, options)
     return Parsed("json", detected, file_name, document, JsonLocator(text), problems=problems)
+
+
+def _is_list_of_our_tasks(document: Any) -> bool:
+    return (
+        isinstance(document, list)
+        and bool(document)
+        and all(isinstance(task, dict) for task in document)
+        and shapes.is_canonical(document)
+    )
+
+
+class _ListLocator:
+    """Finds `("tasks", n, ...)` in a file whose top level is the list of tasks itself."""
+
+    def __init__(self, json: JsonLocator) -> None:
+        self.json = json
+
+    def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
+        return self.many([path])[path]
+
+    def many(self, paths: Iterable[DocPath]) -> dict[DocPath, tuple[int | None, int | None]]:
+        wanted = list(paths)
+        inner = {path: path[1:] if path[:1] == ("tasks",) else () for path in wanted}
+        found = self.json.many(inner.values())
+        return {path: found[inner[path]] for path in wanted}
 
 
 # Many tools (and Hugging Face downloads) save JSON Lines under a .json name.

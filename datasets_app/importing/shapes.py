@@ -131,17 +131,19 @@ from datasets_app.importing.columns import (
     Table,
     document_from_table,
     field_for_header,
-    shorten,
 )
 from datasets_app.importing.document import TOO_MANY_TASKS
 from datasets_app.importing.spec import (
+    CHAT_QUESTION_LABEL,
     MAX_TASKS,
     CheckOptions,
     DocPath,
     Problem,
     Rule,
     field_path,
+    name_from_prompt,
     nowhere,
+    shorten,
 )
 
 # --- What a person reads --------------------------------------------------------------------
@@ -252,7 +254,6 @@ SCORE_RUBRIC_PLACEHOLDERS = (
 PENALTY_PREFIX = "Avoids: "
 # Several accepted answers as one expected answer.
 ANY_OF = "Any of:"
-CHAT_QUESTION_LABEL = "Question"
 ROLE_LABELS = {
     "system": "System",
     "developer": "Developer",
@@ -288,7 +289,6 @@ SAMPLE_SHOWN = 3
 # How much of each text, and how many criteria, the sample keeps: more than the step shows.
 SAMPLE_CHARS = 1_000
 SAMPLE_CRITERIA = 10
-NAME_CHARS = 80
 
 
 # --- The mapping ----------------------------------------------------------------------------
@@ -356,7 +356,7 @@ MAP_FIELD_TWICE = "--map maps {key} twice, to {first} and to {second}; map each 
 
 def parse_map_options(values: Sequence[str]) -> tuple[dict[str, str], list[str]]:
     """`--map FIELD=SOURCE` values: (mapping, errors in words). A field mapped twice is an
-    error naming both sources; what a message echoes is cut short (`columns.shorten`)."""
+    error naming both sources; what a message echoes is cut short (`spec.shorten`)."""
     mapping: dict[str, str] = {}
     errors = []
     for value in values:
@@ -457,13 +457,6 @@ def chat_prompt(messages: list[Any], source: str = "the prompt") -> str:
         else:
             blocks.append(f"{ROLE_LABELS.get(role, role.capitalize())}: {text}")
     return "\n\n".join(blocks)
-
-
-def question_of(prompt: str) -> str:
-    """The question a prompt asks: a chat prompt's last user turn, else the prompt."""
-    marker = f"\n\n{CHAT_QUESTION_LABEL}: "
-    at = prompt.rfind(marker)
-    return prompt[at + len(marker) :] if at != -1 else prompt
 
 
 def _scalar_text(value: Any) -> str | None:
@@ -682,8 +675,8 @@ def _shares(nodes: list[Any], share: float, source: str) -> list[tuple[dict[str,
         if not _positive(node.get("weight")):
             raise ValueProblem(
                 REQUIREMENT_WEIGHT,
-                requirement=_shorten(node.get("requirements")),
-                weight=_shorten(json.dumps(node.get("weight"))),
+                requirement=shorten(node.get("requirements"), 60),
+                weight=shorten(json.dumps(node.get("weight")), 60),
                 source=source,
             )
     total = sum(node["weight"] for node in nodes)
@@ -1077,18 +1070,23 @@ _FOREIGN_FIELDS = frozenset({"id", "name", "prompt", "expected", "criterion"})
 
 
 def is_canonical(records: Iterable[dict[str, Any]]) -> bool:
-    """Whether records are our own tasks: our keys, a text prompt.
+    """Whether records are our own tasks: the page's keys, held to the page's rules.
 
+    A record made only of the page's keys is ours whatever its values hold, so that the
+    validator names a wrong type (`"prompt": 5`) as it does in any container, instead of a
+    shape converting it quietly; only a chat prompt (a list of turns) is another tool's.
     A task of ours with a key we do not know (a typo, a note) is still ours: the
     validator warns about the key. A record with a key another tool uses for a field
     (`question`, `ideal`, `inputs`, ...) or with no prompt is another tool's.
     """
     for record in records:
         prompt = record.get("prompt")
-        if prompt is not None and not isinstance(prompt, str):
+        if is_chat(prompt):
             return False
         if record.keys() <= CANONICAL_TASK_KEYS:
             continue
+        if prompt is not None and not isinstance(prompt, str):
+            return False
         if prompt is None:
             return False
         for key in record.keys() - CANONICAL_TASK_KEYS:
@@ -1768,12 +1766,6 @@ def recognise(
 # --- Building tasks -------------------------------------------------------------------------
 
 
-def _short_name(prompt: str) -> str:
-    question = question_of(prompt)
-    line = next((line.strip() for line in question.splitlines() if line.strip()), "")
-    return line if len(line) <= NAME_CHARS else line[: NAME_CHARS - 1].rstrip() + "…"
-
-
 def _parts(source: str) -> list[str]:
     return [part.strip() for part in source.split(" + ")]
 
@@ -1790,36 +1782,121 @@ class Built:
     left_out: int = 0
 
 
+# promptfoo's assertion types (its docs' list): a `type:value` or bare `type` string is an
+# assertion only when it names one of them, as promptfoo reads a CSV `__expected` cell;
+# any other text ("What is 2+2: four") is a value to compare for equality.
+_PROMPTFOO_TYPES = frozenset(
+    [
+        "contains",
+        "icontains",
+        "contains-any",
+        "contains-all",
+        "icontains-any",
+        "icontains-all",
+        "equals",
+        "starts-with",
+        "regex",
+        "is-json",
+        "contains-json",
+        "is-xml",
+        "is-sql",
+        "is-valid-openai-tools-call",
+        "javascript",
+        "python",
+        "fn",
+        "eval",
+        "grader",
+        "llm-rubric",
+        "model-graded-closedqa",
+        "model-graded-factuality",
+        "factuality",
+        "similar",
+        "levenshtein",
+        "rouge-n",
+        "bleu",
+        "answer-relevance",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "classifier",
+        "moderation",
+        "latency",
+        "cost",
+        "perplexity",
+        "perplexity-score",
+        "webhook",
+        "select-best",
+        "human",
+        "g-eval",
+        "grade",
+    ]
+)
+# The assertions graded here: an equality is an expected answer checked by exact match,
+# a rubric a criterion.
+PROMPTFOO_EQUALS = "equals"
+PROMPTFOO_RUBRICS = frozenset({"grade", "llm-rubric", "model-graded-closedqa"})
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One promptfoo assertion, from a CSV `__expected` cell or a JSON or YAML `assert`."""
+
+    kind: str
+    value: Any
+    weight: Any = None
+
+    @property
+    def answer(self) -> str | None:
+        """The expected answer an equality gives (None for any other assertion)."""
+        if self.kind == PROMPTFOO_EQUALS and isinstance(self.value, str | int | float):
+            return _scalar_text(self.value)
+        return None
+
+    @property
+    def rubric(self) -> str | None:
+        """The criterion a rubric gives (None for any other assertion)."""
+        if self.kind in PROMPTFOO_RUBRICS and isinstance(self.value, str):
+            return self.value
+        return None
+
+    def unsupported(self) -> ValueProblem:
+        """The problem of an assertion graded neither way."""
+        kind = self.kind or "(no type)"
+        return ValueProblem(PROMPTFOO_UNSUPPORTED, kind=kind, value=shorten(self.value, 60))
+
+
+def promptfoo_assertion(item: Any, source: str = "assert") -> Assertion:
+    """The one rule for a promptfoo assertion, whatever the file: a `type:value` string, a
+    bare type, plain text (an equality) or a `{"type", "value", "weight"}` object."""
+    if isinstance(item, str):
+        kind, sep, text = item.partition(":")
+        kind = kind.strip().lower()
+        if kind.startswith("not-"):
+            named = kind[len("not-") :] in _PROMPTFOO_TYPES
+        else:
+            named = kind in _PROMPTFOO_TYPES
+        if not named:
+            return Assertion(PROMPTFOO_EQUALS, item.strip())
+        return Assertion(kind, text.strip() if sep else "")
+    if not isinstance(item, dict):
+        raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(item), label="assertion")
+    weight = item.get("weight")
+    return Assertion(str(item.get("type", "")).strip().lower(), item.get("value"), weight)
+
+
 def _promptfoo_assertions(value: Any, task: dict[str, Any], source: str) -> None:
     items = value if isinstance(value, list) else [value]
     for item in items:
-        if isinstance(item, str):
-            kind, _, text = item.partition(":")
-            item = (
-                {"type": kind.strip(), "value": text.lstrip()}
-                if _
-                else {"type": "equals", "value": item}
-            )
-        if not isinstance(item, dict):
-            raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(item), label="assertion")
-        kind = str(item.get("type", ""))
-        given = item.get("value")
-        if kind == "equals" and isinstance(given, str | int | float):
-            task["expected"] = {"text": _scalar_text(given), "verifier": {"kind": "exact_match"}}
-        elif kind in ("llm-rubric", "grade", "model-graded-closedqa") and isinstance(given, str):
-            criterion: dict[str, Any] = {"criterion": given}
-            if isinstance(item.get("weight"), int | float):
-                criterion["weight"] = item["weight"]
+        assertion = promptfoo_assertion(item, source)
+        if assertion.answer is not None:
+            task["expected"] = {"text": assertion.answer, "verifier": {"kind": "exact_match"}}
+        elif assertion.rubric is not None:
+            criterion: dict[str, Any] = {"criterion": assertion.rubric}
+            if _is_number(assertion.weight):
+                criterion["weight"] = assertion.weight
             task.setdefault("criteria", []).append(criterion)
         else:
-            raise ValueProblem(
-                PROMPTFOO_UNSUPPORTED, kind=kind or "(no type)", value=_shorten(given)
-            )
-
-
-def _shorten(value: Any, limit: int = 60) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+            raise assertion.unsupported()
 
 
 def _is_unanswerable(values: Mapping[str, Any], expected_source: str | None) -> bool:
@@ -1934,7 +2011,7 @@ def _task_name(
     when the record has its text, names the task instead."""
     named = values.get(named_by) if named_by else None
     if isinstance(named, str) and named.strip():
-        return _short_name(named)
+        return name_from_prompt(named)
     question = next(
         (p for p in reversed(prompt_parts) if not _is_choices(p) and p not in LETTERS),
         prompt_parts[-1] if prompt_parts else "",
@@ -1943,8 +2020,8 @@ def _task_name(
     if question == USER_TURNS_KEY and isinstance(asked, list) and _is_user_turns(asked):
         opening = asked[0]["content"]
         if isinstance(opening, str):
-            return _short_name(opening)
-    return _short_name(asked if isinstance(asked, str) else prompt)
+            return name_from_prompt(opening)
+    return name_from_prompt(asked if isinstance(asked, str) else prompt)
 
 
 def build_tasks(
@@ -2030,8 +2107,7 @@ def sample_of(tasks: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
 
 
 def _cut(value: Any) -> str:
-    text = value if isinstance(value, str) else ""
-    return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
+    return shorten(value, SAMPLE_CHARS, one_line=False) if isinstance(value, str) else ""
 
 
 # --- Files that are not datasets ------------------------------------------------------------
@@ -2199,9 +2275,7 @@ def _missing_words(named: Mapping[str, str], sources: Sequence[str]) -> str:
     return "prompt" if graded else "prompt and which the expected answer"
 
 
-def mapping_problems(
-    recognised: Recognised, built_tasks: Sequence[dict[str, Any]], *, file_name: str, kind: str
-) -> list[Problem]:
+def mapping_problems(recognised: Recognised, *, file_name: str, kind: str) -> list[Problem]:
     """Why a file whose mapping was guessed (or remembered) is not imported as it stands."""
     found = ", ".join(recognised.sources) or "nothing"
     fields = recognised.fields
@@ -2275,9 +2349,7 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
         or bool(recognised.matched and recognised.matched.judged_by),
     )
     if shaped.mapping.needs_confirmation:
-        shaped.problems = mapping_problems(
-            recognised, built.tasks, file_name=file_name, kind="keys"
-        )
+        shaped.problems = mapping_problems(recognised, file_name=file_name, kind="keys")
         return shaped
     shaped.problems = built.problems
     shaped.problem_records = list(built.problem_records)
@@ -2314,8 +2386,6 @@ _COLUMN_NAMES = {
     "weight": "weight",
 }
 _PROMPTFOO_EXPECTED = re.compile(r"^__expected\d*$", re.IGNORECASE)
-# promptfoo assertion prefixes (CSV `__expected` cells) we can grade by, and how.
-_RUBRIC_TYPES = frozenset({"grade", "llm-rubric", "model-graded-closedqa"})
 
 
 @dataclass
@@ -2378,28 +2448,21 @@ def _promptfoo_columns(
             cell = cells[i].strip() if i < len(cells) else ""
             if not cell:
                 continue
-            kind, sep, text = cell.partition(":")
-            kind = kind.strip().lower() if sep else ""
-            plain = not sep or kind == "equals" or " " in kind
-            if not plain and kind in _RUBRIC_TYPES:
-                criteria.append(text.lstrip())
+            assertion = promptfoo_assertion(cell)
+            if assertion.rubric is not None:
+                criteria.append(assertion.rubric)
             elif own_answer:
-                name = "equals:" if plain else kind + ":"
+                name = assertion.kind + ":"
                 left_out[name] = left_out.get(name, 0) + 1
-            elif plain:
-                expected, verifier = (text.lstrip() if kind == "equals" else cell), "exact_match"
+            elif assertion.answer is not None:
+                expected, verifier = assertion.answer, "exact_match"
             else:
                 # Kept as the row's answer so that the row's one problem is this one (the
                 # file is refused, so it never imports).
                 expected = expected or cell
+                problem = assertion.unsupported()
                 problems.append(
-                    PROMPTFOO_UNSUPPORTED.at(
-                        file_name,
-                        row=row,
-                        field=header[i].strip(),
-                        kind=kind + ":",
-                        value=_shorten(cell),
-                    )
+                    problem.rule.at(file_name, row=row, field=header[i].strip(), **problem.params)
                 )
         task_id = [] if has_id else [f"task-{number}"]
         answer = [] if own_answer else [expected, verifier]
@@ -2561,7 +2624,7 @@ def shape_table(
         graded=bool(synthetic),
     )
     if shaped.mapping.needs_confirmation:
-        shaped.problems = mapping_problems(recognised, [], file_name=file_name, kind="columns")
+        shaped.problems = mapping_problems(recognised, file_name=file_name, kind="columns")
     return shaped
 
 

@@ -11,9 +11,6 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-VerifierKind = Literal["exact_match", "llm_judge", "agent_judge", "code_verifier"]
-OutputType = Literal["float", "boolean"]
-Format = Literal["json", "jsonl", "csv", "xlsx", "zip"]
 ScoredBy = Literal["expected_answer", "criteria"]
 
 VERIFIER_KINDS: tuple[str, ...] = ("exact_match", "llm_judge", "agent_judge", "code_verifier")
@@ -75,6 +72,39 @@ def trimmed_id(value: str) -> str:
     not import back as it was. The one rule, applied where every file's (and the task
     form's) ids are validated (document._ID)."""
     return value.strip()
+
+
+# A task's name made from its prompt: at most this long, enough to tell tasks apart in a list.
+NAME_CHARS = 80
+# How a chat prompt stored as text marks the question it asks (see `shapes`' docstring).
+CHAT_QUESTION_LABEL = "Question"
+ELLIPSIS = "…"
+
+
+def shorten(value: Any, limit: int = 40, *, one_line: bool = True) -> str:
+    """A value from a file as a message or a preview echoes it: text as it is (anything else
+    as Python writes it), on one line unless `one_line` is false, and at most `limit`
+    characters, the last of a cut one an ellipsis. The one way every message shortens."""
+    text = value if isinstance(value, str) else repr(value)
+    if one_line:
+        text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
+
+
+def question_of(prompt: str) -> str:
+    """The question a prompt asks: a chat prompt's last user turn, else the prompt."""
+    marker = f"\n\n{CHAT_QUESTION_LABEL}: "
+    at = prompt.rfind(marker)
+    return prompt[at + len(marker) :] if at != -1 else prompt
+
+
+def name_from_prompt(prompt: str) -> str:
+    """The name of a task that gives none, whatever its file: the first line of the question
+    its prompt asks, shortened. One rule for every container (.json, .jsonl, a sheet, a
+    zip, the API), so the same record is named alike wherever it comes from."""
+    question = question_of(prompt)
+    line = next((line.strip() for line in question.splitlines() if line.strip()), "")
+    return shorten(line, NAME_CHARS)
 
 
 def limits_for_people() -> dict[str, str]:

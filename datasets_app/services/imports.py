@@ -46,7 +46,7 @@ from datasets_app.models import (
     TaskState,
     Upload,
 )
-from datasets_app.services import bulk, datasets
+from datasets_app.services import bulk, checks, datasets
 
 
 class ImportRefused(Exception):
@@ -278,12 +278,7 @@ def upload_timed_out(*, upload_id: int) -> None:
     if upload is None:
         return
     if upload.state == Upload.State.CHECKING:
-        seconds = project_settings.CHECK_TIME_LIMIT_SECONDS
-        problem = checker.CHECK_TOO_SLOW.at(upload.original_name, seconds=seconds)
-        result = CheckResult(
-            file_name=upload.original_name, format=None, detected="", problems=(problem,)
-        )
-        upload.result = checker.result_to_json(result)
+        upload.result = checker.result_to_json(checks.check_too_slow(upload.original_name))
         upload.state = Upload.State.CHECKED
         upload.save(update_fields=["result", "state"])
     elif upload.state == Upload.State.IMPORTING:

@@ -115,6 +115,21 @@ def test_a_map_that_is_not_field_equals_source_is_a_400(api, value):
 
 
 @pytest.mark.django_db
+def test_a_check_past_the_time_limit_is_stopped_with_the_dialogs_problem(api, settings):
+    # The limit the dialog's worker holds a check to (here none at all: any check is too
+    # slow), not a web thread busy for as long as the file makes it take.
+    settings.CHECK_TIME_LIMIT_SECONDS = 0
+    many = {"tasks": [{"id": f"t{n}", "prompt": "p " * 200, "expected": "x"} for n in range(999)]}
+
+    body = api.post("/api/v1/check", {"file": file("many.json", json.dumps(many).encode())}).json()
+
+    assert body["ok"] is False and body["tasks"] == []
+    (problem,) = body["problems"]
+    assert problem["code"] == "check_too_slow"
+    assert problem["message"].startswith("This file took too long to check (more than 0 seconds)")
+
+
+@pytest.mark.django_db
 def test_check_of_a_file_over_the_limit_is_a_413_before_it_is_read(api, settings):
     settings.MAX_UPLOAD_BYTES = 1024
     response = api.post("/api/v1/check", {"file": file("big.json", b" " * 4096)})

@@ -172,7 +172,7 @@ def test_a_promptfoo_assertion_without_an_equivalent_is_named_on_its_row():
 
     assert codes(problems) == [shapes.PROMPTFOO_UNSUPPORTED.code]
     assert (problems[0].row, problems[0].field) == (2, "__expected")
-    assert "icontains:" in problems[0].message
+    assert problems[0].message.startswith("The promptfoo assertion icontains (bonjour)")
 
 
 def test_promptfoo_equals_and_rubric_assertions_become_exact_answers_and_criteria():

@@ -41,21 +41,22 @@ def test_a_minimal_task_with_an_expected_answer_is_a_plan():
     (only,) = plan.tasks
     assert (only.id, only.name, only.prompt, only.expected_text) == (
         "t1",
-        "t1",
+        "What is 2 + 2?",
         "What is 2 + 2?",
         "4",
     )
     assert only.criteria == ()
 
 
-def test_missing_ids_are_numbered_from_the_position_and_names_default_to_the_id():
+def test_missing_ids_are_numbered_from_the_position_and_names_come_from_the_prompt():
     plan, problems, _ = check(
         {"tasks": [{"prompt": "a", "expected": "x", "criteria": [{"criterion": "c"}]}]}
     )
 
     assert problems == []
     assert plan.tasks[0].id == "task-1"
-    assert plan.tasks[0].name == "task-1"
+    # As a spreadsheet's row and another tool's record are named (issue 26).
+    assert plan.tasks[0].name == "a"
     assert [c.id for c in plan.tasks[0].criteria] == [EXPECTED_ANSWER_CRITERION_ID, "criterion-1"]
 
 

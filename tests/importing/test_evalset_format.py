@@ -15,7 +15,13 @@ from contextgrid import evalset_to_jsonl_text, parse_beir, parse_jsonl_text
 from contextgrid.evalset.io import BEIR_NOTE
 from datasets_app.importing import evalset_format as ef
 from datasets_app.importing.checker import check_file
-from datasets_app.importing.spec import CheckResult, CriterionSpec, DatasetSpec, TaskSpec
+from datasets_app.importing.spec import (
+    NAME_CHARS,
+    CheckResult,
+    CriterionSpec,
+    DatasetSpec,
+    TaskSpec,
+)
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 REALDATA = SHARED / "realdata"
@@ -165,7 +171,7 @@ def test_a_multi_line_question_is_named_by_its_first_line_cut_short():
     line = json.dumps({"id": "long", "question": question, "answer": "because"})
     (task,) = ok(check_file(line.encode(), "long.jsonl")).tasks
     assert task.prompt == question
-    assert len(task.name) == ef.NAME_CHARS and task.name.endswith("…")
+    assert len(task.name) == NAME_CHARS and task.name.endswith("…")
     assert task.name.startswith("Why Why")
 
 

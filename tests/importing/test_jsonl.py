@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from datasets_app.importing import document as doc
@@ -103,3 +104,49 @@ def test_json_that_is_broken_after_its_first_line_is_still_refused_as_json():
     result = check_file(b'{\n  "tasks": [\n    {"id": "a",}\n  ]\n}\n', "broken.json")
 
     assert [(p.line, p.code) for p in result.problems] == [(3, json_format.NOT_JSON.code)]
+
+
+# The page's keys mean the page's rules, in every container (issue 26): a line of our own
+# keys with a prompt that is no text is named as in a .json, never converted quietly.
+WRONG_TYPE_LINES = (
+    b'{"id": "a", "prompt": "x", "expected": {"text": "y"}}\n'
+    b'{"id": "b", "prompt": 5, "expected": {"text": "y"}}\n'
+    b'{"id": "c", "prompt": "z", "expected": {"text": 7}}\n'
+)
+
+
+def test_a_line_of_the_page_s_keys_is_held_to_the_page_s_types():
+    result = check_file(WRONG_TYPE_LINES, "t.jsonl")
+
+    assert result.plan is None
+    assert [(p.line, p.field, p.message) for p in result.problems] == [
+        (2, "prompt", '"prompt" must be text.'),
+        (3, "expected.text", '"text" must be text.'),
+    ]
+
+
+def test_the_same_tasks_are_refused_alike_in_a_json_list_and_a_json_document():
+    tasks = b"[" + b",".join(WRONG_TYPE_LINES.splitlines()) + b"]"
+    as_list = check_file(tasks, "t.json")
+    as_document = check_file(b'{"tasks": ' + tasks + b"}", "t.json")
+
+    for result in (as_list, as_document):
+        assert result.plan is None
+        assert [(p.field, p.message) for p in result.problems] == [
+            ("tasks[1].prompt", '"prompt" must be text.'),
+            ("tasks[2].expected.text", '"text" must be text.'),
+        ]
+
+
+def test_a_task_without_a_name_is_named_alike_in_every_container():
+    prompt = "What grew 25% this year?\nShow the calculation."
+    record = {"id": "t1", "prompt": prompt, "expected": "Revenue"}
+    files = {
+        "t.json": json.dumps({"tasks": [record]}).encode(),
+        "t.jsonl": json.dumps(record).encode() + b"\n",
+        "t.csv": b'task_id,prompt,expected_answer\nt1,"' + prompt.encode() + b'",Revenue\n',
+    }
+
+    names = {name: check_file(data, name).plan.tasks[0].name for name, data in files.items()}
+
+    assert set(names.values()) == {"What grew 25% this year?"}

@@ -190,7 +190,8 @@ def test_the_file_has_a_total_of_criteria(monkeypatch):
 
 def test_the_file_has_a_total_of_text(monkeypatch):
     monkeypatch.setattr(doc, "MAX_TEXT_CHARS_PER_FILE", 100)
-    # 2 tasks of 40 characters of prompt, 10 of answer and 2 of name (their ids): 104.
+    # 2 tasks of 40 characters of prompt, 10 of answer and 40 of name (made from the
+    # prompt): 180.
     document = {
         "tasks": [{"id": f"t{n}", "prompt": "p" * 40, "expected": "a" * 10} for n in range(2)]
     }
@@ -199,4 +200,4 @@ def test_the_file_has_a_total_of_text(monkeypatch):
 
     assert plan is None
     assert only(problems) == (doc.TOO_MUCH_TEXT.code, None)
-    assert "104 characters of text in all" in problems[0].message
+    assert "180 characters of text in all" in problems[0].message

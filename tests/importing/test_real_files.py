@@ -14,7 +14,7 @@ import pytest
 
 from datasets_app.importing import document, json_format, shapes
 from datasets_app.importing.checker import check_file
-from datasets_app.importing.spec import CheckOptions
+from datasets_app.importing.spec import NAME_CHARS, CheckOptions
 
 REAL = Path(__file__).resolve().parents[1] / "files" / "real"
 
@@ -380,7 +380,7 @@ def test_promptfoo_assertions_the_app_cannot_grade_are_named_once_the_prompt_is_
     assert [(p.row, p.code) for p in result.problems] == [
         (row, shapes.PROMPTFOO_UNSUPPORTED.code) for row in (2, 3, 4, 5)
     ]
-    assert "javascript:" in result.problems[0].message
+    assert "javascript (file://customAssertion.ts)" in result.problems[0].message
     assert result.mapping.graded and result.mapping.fields == {"prompt": "body"}
 
 
@@ -610,7 +610,7 @@ def test_a_prometheus_score_rubric_is_one_criterion_a_judge_scores_on_its_scale(
     task = result.plan.tasks[0]
     assert task.id == "planning_travel_plan_0"
     assert task.prompt == (f"System: {record['system_prompt']}\n\nQuestion: {record['input']}")
-    assert task.name == record["input"][: shapes.NAME_CHARS - 1] + "…"
+    assert task.name == record["input"][: NAME_CHARS - 1] + "…"
     # The reference answer is what the judge compares with, not an answer to match.
     [criterion] = task.criteria
     assert (criterion.criterion, criterion.weight) == (rubric["criteria"], 1)

@@ -6,6 +6,8 @@ hold each decision on the smallest file that shows it.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -232,6 +234,42 @@ def test_a_promptfoo_assertion_without_an_equivalent_is_named_on_its_line():
 
     assert (problem.code, problem.line) == (shapes.PROMPTFOO_UNSUPPORTED.code, 2)
     assert problem.message.startswith("The promptfoo assertion contains (x)")
+
+
+# One promptfoo rule for CSV, JSON and YAML (issue 26): the same assertion reads the same
+# whether it is a sheet's `__expected` cell or an `assert` of a test case.
+@pytest.mark.parametrize(
+    ("assertion", "expected", "criterion", "unsupported"),
+    [
+        ("equals:4", "4", None, None),
+        ("What is 2+2: four", "What is 2+2: four", None, None),
+        ("llm-rubric: Is polite", None, "Is polite", None),
+        ("icontains:bonjour", None, None, "The promptfoo assertion icontains (bonjour)"),
+        ("is-json", None, None, "The promptfoo assertion is-json ()"),
+    ],
+)
+def test_a_promptfoo_assertion_reads_the_same_in_a_sheet_and_in_json(
+    assertion, expected, criterion, unsupported
+):
+    sheet = write_csv_rows(["prompt", "__expected"], ["Say it", assertion])
+    record = {"vars": {"question": "Say it"}, "assert": [assertion]}
+
+    for result in (check("t.csv", sheet), check("cases.jsonl", lines(record))):
+        if unsupported:
+            assert [p.code for p in result.problems] == [shapes.PROMPTFOO_UNSUPPORTED.code]
+            assert result.problems[0].message.startswith(unsupported)
+            continue
+        (task,) = result.plan.tasks
+        assert task.expected_text == expected
+        assert [c.criterion for c in task.criteria if c.criterion == criterion] == (
+            [criterion] if criterion else []
+        )
+
+
+def write_csv_rows(*rows: list[str]) -> bytes:
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    return out.getvalue().encode()
 
 
 def test_alpaca_instruction_and_input_are_one_prompt():

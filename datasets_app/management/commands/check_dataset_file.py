@@ -30,10 +30,6 @@ EXIT_PROBLEMS = 1
 EXIT_UNREADABLE = 2
 
 
-def _weight(value: float) -> str:
-    return f"{value:g}"
-
-
 class Command(BaseCommand):
     help = "Check a dataset file (.json, .jsonl, .csv, .xlsx or .zip) without importing it."
 
