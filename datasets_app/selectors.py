@@ -45,6 +45,7 @@ from datasets_app.importing.spec import (
     Verifier,
     counted,
     expected_answer_criterion,
+    shorten,
 )
 from datasets_app.models import (
     REVIEWED,
@@ -374,7 +375,7 @@ def verifier_words(verifier: dict[str, Any] | None) -> str:
     if verifier.get("outputType"):
         words += f" ({wording.output_type(verifier['outputType']).lower()})"
     if verifier.get("instructions"):
-        words += f", instructions “{columns.shorten(verifier['instructions'], 60)}”"
+        words += f", instructions “{shorten(verifier['instructions'], 60)}”"
     if verifier.get("code"):
         words += ", its own Python code"
     return words

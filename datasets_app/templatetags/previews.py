@@ -12,7 +12,7 @@ from html import escape
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from datasets_app.importing.columns import shorten
+from datasets_app.importing.spec import shorten
 from datasets_app.wording import weight
 
 register = template.Library()
