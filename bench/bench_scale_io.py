@@ -7,6 +7,20 @@
 - import_scale_queries: the SQL statements that import makes (each COPY counted as one).
   Goal: at most 25, and no more than importing a 10-task file.
 
+- export_json, export_csv, export_zip: a saved version of 10,000 tasks x 5 criteria
+  downloaded as the app builds it (`exporting.export` of `selectors.version_spec_streamed`:
+  its rows read from the database a chunk at a time and written as they come), against the
+  writer alone on the same content held in memory: `json.dumps` of its document,
+  `csv.writer` of its rows, `zipfile` of its dataset.json. Goal: at most 3x.
+- export_xlsx: the same against openpyxl's write-only mode writing the same cells. Goal: at
+  most 1.5x.
+- export_memory: the peak of Python memory (tracemalloc) while each export is built.
+  Goal: at most 64 MiB for every format.
+
+- save_version: saving 10,000 drafts x 5 criteria as v1 (`services.datasets.version_save`)
+  against a COPY of those tasks and criteria. Goal: at most 2x. Then v2 after one task
+  changed, for the record (what a design that costs what changed would bring down).
+
 Each ratio is the median of alternating rounds (`timing.median_ratio`) on the wall clock:
 the database server does part of the work, which this process's CPU time would not see.
 Each import runs in a transaction that is then rolled back, so every round imports the same
@@ -17,13 +31,18 @@ figures say they were skipped. Where the time goes is printed to stderr.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import socket
 import sys
 import tempfile
 import time
+import tracemalloc
+import zipfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -57,12 +76,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.test import override_settings  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
+from openpyxl import Workbook  # noqa: E402
 from timing import median_ratio, median_time, verdict  # noqa: E402
 
-from datasets_app import selectors  # noqa: E402
-from datasets_app.importing import checker  # noqa: E402
-from datasets_app.models import Dataset, Upload  # noqa: E402
-from datasets_app.services import imports  # noqa: E402
+from datasets_app import exporting, selectors  # noqa: E402
+from datasets_app.importing import checker, columns, json_format  # noqa: E402
+from datasets_app.importing.spec import DatasetSpec  # noqa: E402
+from datasets_app.models import Dataset, Upload, Version  # noqa: E402
+from datasets_app.services import datasets, imports  # noqa: E402
 
 ROUNDS = 9
 
@@ -82,10 +103,8 @@ def rolled_back(run: Callable[[], object]) -> Callable[[], None]:
     return once
 
 
-def copy_floor(dataset: Dataset, data: bytes) -> Callable[[], None]:
-    """A bare COPY of the task and criterion rows the file makes, values ready."""
-    plan = checker.check_file(data, "bench.json").plan
-    assert plan is not None
+def copy_floor(dataset: Dataset, plan: DatasetSpec) -> Callable[[], None]:
+    """A bare COPY of the plan's task and criterion rows, values ready."""
     now = "2026-01-01T00:00:00+00:00"
     tasks = [
         (
@@ -157,7 +176,9 @@ def import_scale(person, data: bytes, small: bytes) -> None:
         imports.import_run(upload=Upload.objects.get(pk=upload.pk), mode="add")
 
     ours = rolled_back(run_import)
-    copy = copy_floor(dataset, data)
+    plan = checker.check_file(data, "bench.json").plan
+    assert plan is not None
+    copy = copy_floor(dataset, plan)
 
     def floor() -> None:
         checker.check_file(data, "bench.json", options=options)
@@ -170,7 +191,9 @@ def import_scale(person, data: bytes, small: bytes) -> None:
         lambda: checker.check_file(data, "bench.json", options=options), clock=time.perf_counter
     )
     copy_time = median_time(rolled_back(copy), clock=time.perf_counter)
-    recheck = median_time(lambda: imports._check(upload), clock=time.perf_counter)
+    recheck = median_time(
+        lambda: imports._check(upload, first_task_number=1), clock=time.perf_counter
+    )
     note(
         f"import_scale: import_run {ours_time * 1000:.0f} ms (its own check of the stored "
         f"file {recheck * 1000:.0f} ms); floor: check_file {check_time * 1000:.0f} ms + "
@@ -190,13 +213,114 @@ def import_scale(person, data: bytes, small: bytes) -> None:
     note(f"import_scale_queries: {few} for 10 tasks, {many} for 1,000")
 
 
+EXPORT_TASKS = 10_000
+MAX_EXPORT_MIB = 64
+
+
+def export_floors(spec) -> dict[str, Callable[[], object]]:
+    """Each format's writer alone, on the version's content already in memory."""
+    document = json_format.to_document(spec)
+    header, rows, _warnings = columns.rows_from_spec(spec)
+    data = json_format.write(spec)
+
+    def as_json() -> None:
+        json.dumps(document, indent=2, ensure_ascii=False)
+
+    def as_csv() -> None:
+        writer = csv.writer(io.StringIO(newline=""), lineterminator="\r\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+
+    def as_zip() -> None:
+        with zipfile.ZipFile(io.BytesIO(), "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("dataset.json", data)
+
+    def as_xlsx() -> None:
+        workbook = Workbook(write_only=True)
+        sheet = workbook.create_sheet("Tasks")
+        sheet.append(header)
+        for row in rows:
+            sheet.append(row)
+        workbook.save(io.BytesIO())
+
+    return {"json": as_json, "csv": as_csv, "zip": as_zip, "xlsx": as_xlsx}
+
+
+def saves(person) -> Version:
+    """Saving 10,000 drafts as v1, against a COPY of its tasks and criteria; then, the
+    figure saving aims at, v2 after one task changed (no goal, for the record)."""
+    dataset = build(person, EXPORT_TASKS)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    copy = rolled_back(copy_floor(dataset, selectors.dataset_spec(dataset=dataset)))
+    ours = rolled_back(lambda: datasets.version_save(dataset=dataset, user=person))
+    ratio = median_ratio(ours, copy, rounds=ROUNDS, clock=time.perf_counter)
+    shown = f"{ratio:.2f}x a COPY of its tasks and criteria"
+    print(f"bench save_version: {shown} (goal 2x) {verdict(ratio <= 2)}")
+    ours_time = median_time(ours, clock=time.perf_counter)
+    copy_time = median_time(copy, clock=time.perf_counter)
+    version = datasets.version_save(dataset=dataset, user=person)
+    task = dataset.tasks.get(task_id="task-000007")
+    spec = replace(selectors.task_spec(task), prompt="Changed.")
+    datasets.task_save(dataset=dataset, task=task, spec=spec)
+    again = median_time(
+        rolled_back(lambda: datasets.version_save(dataset=dataset, user=person)),
+        clock=time.perf_counter,
+    )
+    note(
+        f"save_version: v1 of {EXPORT_TASKS:,} drafts {ours_time * 1000:.0f} ms, COPY "
+        f"{copy_time * 1000:.0f} ms; v2 after one task changed {again * 1000:.0f} ms"
+    )
+    return version
+
+
+def exports(version: Version) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    floors = export_floors(selectors.version_spec(version))
+    peaks = {}
+    for slug, goal in (("json", 3), ("csv", 3), ("zip", 3), ("xlsx", 1.5)):
+        fmt = exporting.export_format(slug)
+        assert fmt is not None
+
+        def ours(fmt=fmt) -> None:
+            stream, _warnings = exporting.export(selectors.version_spec_streamed(version), fmt)
+            stream.close()
+
+        ratio = median_ratio(ours, floors[slug], rounds=ROUNDS, clock=time.perf_counter)
+        name = "openpyxl write_only" if slug == "xlsx" else f"its writer alone ({slug})"
+        print(f"bench export_{slug}: {ratio:.2f}x {name} (goal {goal}x) {verdict(ratio <= goal)}")
+        tracemalloc.start()
+        ours()
+        peaks[slug] = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        ours_time = median_time(ours, clock=time.perf_counter)
+        floor_time = median_time(floors[slug], clock=time.perf_counter)
+        note(
+            f"export_{slug}: {ours_time * 1000:.0f} ms against {floor_time * 1000:.0f} ms, "
+            f"peak {peaks[slug]:.1f} MiB"
+        )
+    worst = max(peaks, key=peaks.__getitem__)
+    shown = f"{peaks[worst]:.1f} MiB ({worst}) at {EXPORT_TASKS:,} tasks"
+    ok = peaks[worst] <= MAX_EXPORT_MIB
+    print(f"bench export_memory: {shown} (goal {MAX_EXPORT_MIB} MiB) {verdict(ok)}")
+
+
 def main() -> None:
     data = bench_file(broken_last_task=False)
     document = json.loads(data)
     document["tasks"] = document["tasks"][:10]
     small = json.dumps(document).encode()
     if connection.vendor != "postgresql":
-        for name in ("import_scale", "import_scale_queries"):
+        for name in (
+            "import_scale",
+            "import_scale_queries",
+            "export_json",
+            "export_csv",
+            "export_zip",
+            "export_xlsx",
+            "export_memory",
+        ):
             print(f"bench {name}: skipped (no PostgreSQL)")
         return
     connection.settings_dict["TEST"]["NAME"] = f"bench_scale_io_{os.getpid()}"
@@ -208,6 +332,7 @@ def main() -> None:
         ):
             person = get_user_model().objects.create_user(username="bench-io", password=None)
             import_scale(person, data, small)
+            exports(saves(person))
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 

@@ -19,7 +19,7 @@ from django.utils.text import get_valid_filename
 
 from datasets_app.importing import csv_format, evalset_format, json_format, xlsx_format, zip_format
 from datasets_app.importing.columns import spreadsheet_warnings
-from datasets_app.importing.spec import DatasetSpec, FileSpec, counted
+from datasets_app.importing.spec import DatasetSpec, FileSpec, MappedTasks, TaskSpec, counted
 
 # Exports up to this size stay in memory; a larger .zip spools to a temporary file.
 SPOOL_BYTES = 8 * 1024 * 1024
@@ -80,38 +80,44 @@ def _stored_files(spec: DatasetSpec) -> list[tuple[str, str]]:
 
 def links_only(spec: DatasetSpec) -> DatasetSpec:
     """The dataset with its stored files left out and its links kept: what a flat file holds,
-    so that it imports back without a problem (a path in it names nothing)."""
-    if not _stored_files(spec):
-        return spec
+    so that it imports back without a problem (a path in it names nothing). Worked out a
+    task at a time as the writer reads them."""
 
     def links(files: tuple[FileSpec, ...]) -> tuple[FileSpec, ...]:
         return tuple(f for f in files if f.url is not None)
 
-    return replace(
-        spec,
-        tasks=tuple(
-            replace(
-                task, input_files=links(task.input_files), expected_files=links(task.expected_files)
-            )
-            for task in spec.tasks
-        ),
-    )
+    def linked(_index: int, task: TaskSpec) -> TaskSpec:
+        if all(f.url is not None for f in (*task.input_files, *task.expected_files)):
+            return task
+        return replace(
+            task, input_files=links(task.input_files), expected_files=links(task.expected_files)
+        )
+
+    return replace(spec, tasks=MappedTasks(spec.tasks, linked))
+
+
+# Each format's writer, writing into a binary stream as it reads the tasks.
+_WRITERS: dict[str, Callable[[DatasetSpec, IO[bytes]], object]] = {
+    "json": json_format.write_to,
+    "csv": csv_format.write_to,
+    "xlsx": xlsx_format.write_to,
+    "evalset": lambda spec, out: out.write(evalset_format.write(spec)),
+}
 
 
 def export(spec: DatasetSpec, fmt: ExportFormat) -> tuple[IO[bytes], list[str]]:
-    """The export as a readable binary stream at position 0, and its warnings."""
-    writers: dict[str, Callable[[DatasetSpec], bytes]] = {
-        "json": json_format.write,
-        "csv": lambda s: csv_format.write(s)[0],
-        "xlsx": lambda s: xlsx_format.write(s)[0],
-        "evalset": evalset_format.write,
-    }
+    """The export as a readable binary stream at position 0, and its warnings.
+
+    Built into a temporary file that spills to disk past SPOOL_BYTES, as the writer reads
+    the tasks (`spec.tasks` may be read from the database a chunk at a time, see
+    `selectors.dataset_spec_streamed`): the memory it takes does not grow with the dataset.
+    """
     out = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - returned open
     if fmt.slug == "zip":
         warnings = zip_format.write(spec, out, open_file=_open_stored)
     else:
         warnings = notes_for(spec, fmt).warnings
-        out.write(writers[fmt.slug](links_only(spec) if fmt.slug in FLAT_FORMATS else spec))
+        _WRITERS[fmt.slug](links_only(spec) if fmt.slug in FLAT_FORMATS else spec, out)
     out.seek(0)
     return out, warnings
 

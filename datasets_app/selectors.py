@@ -633,6 +633,66 @@ def dataset_spec(*, dataset: Dataset, tasks: Iterable[Task] | None = None) -> Da
     )
 
 
+# Tasks a streamed spec reads from the database at a time (with their criteria and files).
+STREAM_CHUNK = 1_000
+
+
+class TaskStream(Sequence[TaskSpec]):
+    """Tasks as specs, read from the database STREAM_CHUNK at a time each time they are
+    iterated, so that a writer that reads them in order (every export) never holds them
+    all. Counted once, when asked."""
+
+    def __init__(self, tasks: QuerySet[Task]) -> None:
+        self._tasks = tasks.order_by("position", "pk").prefetch_related("criteria", "files")
+        self._count: int | None = None
+
+    def __iter__(self) -> Iterator[TaskSpec]:
+        for task in self._tasks.iterator(chunk_size=STREAM_CHUNK):
+            yield task_spec(task)
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = self._tasks.count()
+        return self._count
+
+    def __getitem__(self, index):  # an int or a slice, as a Sequence takes
+        if isinstance(index, slice):
+            return tuple(map(task_spec, self._tasks[index]))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return task_spec(self._tasks[index])
+
+
+def dataset_spec_streamed(dataset: Dataset) -> DatasetSpec:
+    """`dataset_spec` with its tasks read as they are used (`TaskStream`): for exports."""
+    return replace(dataset_spec(dataset=dataset, tasks=()), tasks=TaskStream(dataset.tasks.live()))
+
+
+def version_spec_streamed(version: Version) -> DatasetSpec:
+    """What a version froze, as `version_spec` gives it, with its tasks read from the rows
+    it holds (`Version.tasks`, which the database keeps as they were saved, migration 0007)
+    as they are used, and the rest from its snapshot's head: for exports."""
+    name, description, settings, criteria = (
+        Version.objects.filter(pk=version.pk)
+        .values_list(
+            "snapshot__name", "snapshot__description", "snapshot__settings", "snapshot__criteria"
+        )
+        .get()
+    )
+    head = json_format.from_document(
+        {
+            "name": name or "",
+            "description": description or "",
+            "settings": settings or {},
+            "criteria": criteria or [],
+        }
+    )
+    tasks = Task.objects.filter(dataset_id=version.dataset_id, versions=version)
+    return replace(head, tasks=TaskStream(tasks))
+
+
 def version_spec(version: Version) -> DatasetSpec:
     """What a version froze: its snapshot, whatever happened to the tasks since (an edit in
     the admin included). Downloads and the version page read this, never the live rows."""

@@ -928,16 +928,18 @@ def version_export(request: HtmxHttpRequest, pk: int, number: int, fmt: str):
     dataset = selectors.dataset_for(request.user, pk)
     version = selectors.version_for(dataset, number)
     return exporting.export_response(
-        selectors.version_spec(version), fmt, f"{dataset.name}-{version.label}"
+        selectors.version_spec_streamed(version), fmt, f"{dataset.name}-{version.label}"
     )
 
 
 def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResponseBase:
     """The dataset's live tasks (drafts included) as a file, or the page to choose one."""
     dataset = selectors.dataset_for(request.user, pk)
-    spec = selectors.dataset_spec(dataset=dataset)
     if fmt:
-        return exporting.export_response(spec, fmt, dataset.name)
+        return exporting.export_response(
+            selectors.dataset_spec_streamed(dataset), fmt, dataset.name
+        )
+    spec = selectors.dataset_spec(dataset=dataset)
     context = {
         "dataset": dataset,
         "export_notes": exporting.export_notes(spec),

@@ -179,8 +179,11 @@ def test_the_export_and_version_pages_do_not_build_the_exports(auth_client, user
 
     for module, name in (
         (csv_format, "write"),
+        (csv_format, "write_to"),
         (xlsx_format, "write"),
+        (xlsx_format, "write_to"),
         (json_format, "write"),
+        (json_format, "write_to"),
         (evalset_format, "write"),
         (zip_format, "write"),
         (columns, "rows_from_spec"),

@@ -472,7 +472,7 @@ def version_export(
     dataset = _dataset(request, dataset_id)
     version = selectors.version_for(dataset, number)
     return exporting.export_response(
-        selectors.version_spec(version), format, f"{dataset.name}-{version.label}"
+        selectors.version_spec_streamed(version), format, f"{dataset.name}-{version.label}"
     )
 
 

@@ -959,12 +959,28 @@ def rows_from_spec(spec: DatasetSpec) -> tuple[list[str], list[list[str]], list[
     first, with `task_id` and `prompt` blank. Later rows of a task repeat only its `task_id`.
     The dataset's name is the file's name, so it is not a column.
     """
-    records = list(spreadsheet_records(spec))
-    used = {key for record in records for key, value in record.items() if value != ""}
-    keys = [key for key in _WRITE_ORDER if key in used or key in _ALWAYS_WRITTEN]
-    header = [COLUMNS_BY_KEY[key].spellings[0] for key in keys]
-    rows = [[record.get(key, "") for key in keys] for record in records]
-    return header, rows, spreadsheet_warnings(spec)
+    keys = spreadsheet_keys(spec)
+    return spreadsheet_header(keys), list(spreadsheet_rows(spec, keys)), spreadsheet_warnings(spec)
+
+
+def spreadsheet_keys(spec: DatasetSpec) -> list[str]:
+    """The spreadsheet's columns (keys, in the writer's order): those some row fills. A
+    pass over the tasks that keeps nothing of them, so that a writer can then stream."""
+    used: set[str] = set(_ALWAYS_WRITTEN)
+    for record in spreadsheet_records(spec):
+        used.update(key for key, value in record.items() if value != "")
+    return [key for key in _WRITE_ORDER if key in used]
+
+
+def spreadsheet_header(keys: list[str]) -> list[str]:
+    """The header row for `keys`: each column's first spelling."""
+    return [COLUMNS_BY_KEY[key].spellings[0] for key in keys]
+
+
+def spreadsheet_rows(spec: DatasetSpec, keys: list[str]) -> Iterator[list[str]]:
+    """The spreadsheet's rows (below the header), one at a time, for `keys`."""
+    for record in spreadsheet_records(spec):
+        yield [record.get(key, "") for key in keys]
 
 
 def _criterion_cells(criterion: CriterionSpec) -> dict[str, str]:

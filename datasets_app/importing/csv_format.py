@@ -15,10 +15,11 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import PurePath
+from typing import IO
 
 from contextgrid import textfile
 from datasets_app.importing import shapes
@@ -27,7 +28,10 @@ from datasets_app.importing.columns import (
     Row,
     Table,
     neutralize_formula,
-    rows_from_spec,
+    spreadsheet_header,
+    spreadsheet_keys,
+    spreadsheet_rows,
+    spreadsheet_warnings,
 )
 from datasets_app.importing.spec import (
     MAX_TEXT_CHARS,
@@ -192,18 +196,43 @@ def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:
     spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a leading
     `'`, which `read` takes back off.
     """
-    header, rows, warnings = rows_from_spec(spec)
-    return encode_rows(header, rows), warnings
+    out = io.BytesIO()
+    write_to(spec, out)
+    return out.getvalue(), spreadsheet_warnings(spec)
 
 
-def encode_rows(header: list[str], rows: list[list[str]]) -> bytes:
+def write_to(spec: DatasetSpec, out: IO[bytes]) -> None:
+    """`write`'s bytes into `out`, a row at a time: one pass over the tasks finds the
+    columns, a second writes the rows (`spec.tasks` may be read from the database as it
+    is written, and is never held whole)."""
+    keys = spreadsheet_keys(spec)
+    encode_rows_to(spreadsheet_header(keys), spreadsheet_rows(spec, keys), out)
+
+
+def encode_rows(header: list[str], rows: Iterable[list[str]]) -> bytes:
     """Rows as UTF-8-with-BOM, CRLF CSV, every cell formula-neutralised."""
+    out = io.BytesIO()
+    encode_rows_to(header, rows, out)
+    return out.getvalue()
+
+
+# Rows are written to the output this many at a time.
+_ROWS_PER_WRITE = 1_000
+
+
+def encode_rows_to(header: list[str], rows: Iterable[list[str]], out: IO[bytes]) -> None:
+    """`encode_rows` into `out`, a few rows at a time."""
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow([neutralize_formula(cell) for cell in header])
-    for row in rows:
+    out.write(codecs.BOM_UTF8)
+    for number, row in enumerate(rows, start=1):
         writer.writerow([neutralize_formula(cell) for cell in row])
-    return codecs.BOM_UTF8 + buffer.getvalue().encode("utf-8")
+        if number % _ROWS_PER_WRITE == 0:
+            out.write(buffer.getvalue().encode("utf-8"))
+            buffer.seek(0)
+            buffer.truncate()
+    out.write(buffer.getvalue().encode("utf-8"))
 
 
 def _line_ending(text: str) -> str:

@@ -9,12 +9,13 @@ costs little more than `json.loads`.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from itertools import zip_longest
-from typing import Any
+from typing import IO, Any
 
 from pydantic_core import from_json
 
@@ -603,8 +604,31 @@ def to_document(spec: DatasetSpec) -> dict[str, Any]:
 
 def write(spec: DatasetSpec) -> bytes:
     """The plan as a .json dataset file (indented, UTF-8) that reads back as the same plan."""
-    text = json.dumps(to_document(spec), indent=2, ensure_ascii=False, allow_nan=False)
-    return (text + "\n").encode("utf-8")
+    out = io.BytesIO()
+    write_to(spec, out)
+    return out.getvalue()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def write_to(spec: DatasetSpec, out: IO[bytes]) -> None:
+    """`write`, a task at a time into `out`: the bytes `json.dumps` of the whole document
+    would give, without ever holding more than one task's text (`spec.tasks` may be read
+    from the database as it is written)."""
+    head = _dumps({**to_document(replace(spec, tasks=())), "tasks": None})
+    # The head ends `"tasks": null\n}`: the tasks go where the null is.
+    opening, closing = head.rsplit("null", 1)
+    out.write(opening.encode("utf-8"))
+    first = True
+    for task in spec.tasks:
+        # An item of the top-level "tasks" list sits two levels deep: 4 spaces. JSON text
+        # holds no raw line break inside a string, so every "\n" is a line of the item.
+        text = _dumps(_task(task)).replace("\n", "\n    ")
+        out.write((("[\n    " if first else ",\n    ") + text).encode("utf-8"))
+        first = False
+    out.write(("[]" if first else "\n  ]").encode("utf-8") + (closing + "\n").encode("utf-8"))
 
 
 def _file_from(data: dict[str, Any]) -> FileSpec:

@@ -7,7 +7,7 @@ every writer (export, templates) starts from them. Pure Python: no Django here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -255,6 +255,30 @@ class TaskSpec:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
+class MappedTasks(Sequence[TaskSpec]):
+    """`change(index, task)` of each of `tasks`, worked out as they are read: a writer
+    streaming a dataset of many tasks (read from the database a chunk at a time) changes
+    them on the way without holding them all. Read again, it reads `tasks` again."""
+
+    def __init__(
+        self, tasks: Sequence[TaskSpec], change: Callable[[int, TaskSpec], TaskSpec]
+    ) -> None:
+        self._tasks = tasks
+        self._change = change
+
+    def __iter__(self) -> Iterator[TaskSpec]:
+        for index, task in enumerate(self._tasks):
+            yield self._change(index, task)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]  # int or slice, as Sequence
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        return self._change(index % len(self), self._tasks[index])
+
+
 def graded_as_rubric(
     task: TaskSpec, *, shared_criteria: bool, expected_answer_verifier: Verifier
 ) -> TaskSpec:
@@ -278,7 +302,7 @@ class DatasetSpec:
     # `defaultVerifier`), so that nothing the file says is lost.
     settings: dict[str, Any] = field(default_factory=dict)
     criteria: tuple[CriterionSpec, ...] = ()
-    tasks: tuple[TaskSpec, ...] = ()
+    tasks: Sequence[TaskSpec] = ()
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import itertools
 import re
 import warnings
 import zipfile
@@ -29,8 +30,10 @@ from datasets_app.importing.columns import (
     column_letter,
     format_number,
     neutralize_formula,
-    rows_from_spec,
+    spreadsheet_header,
+    spreadsheet_keys,
     spreadsheet_records,
+    spreadsheet_rows,
     spreadsheet_warnings,
 )
 from datasets_app.importing.spec import (
@@ -467,10 +470,19 @@ def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:
     Every cell is written as text, never a formula, and with the same `'` before a formula
     character as the CSV writer (see `columns.neutralize_formula`), which `read` takes off.
     """
-    header, rows, _warnings = rows_from_spec(spec)
+    buffer = io.BytesIO()
+    write_to(spec, buffer)
+    return buffer.getvalue(), export_warnings(spec)
+
+
+def write_to(spec: DatasetSpec, out: IO[bytes]) -> None:
+    """`write`'s workbook into `out`, through openpyxl's write-only mode, which keeps the
+    sheet's rows in a temporary file as they are appended: one pass over the tasks finds
+    the columns, a second writes the rows, and neither holds the tasks whole."""
+    keys = spreadsheet_keys(spec)
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("Tasks")
-    for values in [header, *rows]:
+    for values in itertools.chain([spreadsheet_header(keys)], spreadsheet_rows(spec, keys)):
         cells = []
         for value in values:
             clean = _CR.sub("\n", _NOT_IN_XML.sub("\ufffd", value))
@@ -479,6 +491,4 @@ def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:
             cell.data_type = "s"
             cells.append(cell)
         sheet.append(cells)
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue(), export_warnings(spec)
+    workbook.save(out)

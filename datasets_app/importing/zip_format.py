@@ -26,6 +26,7 @@ from typing import IO, Literal
 
 from datasets_app.importing import archive, evalset_format
 from datasets_app.importing.archive import ArchiveError
+from datasets_app.importing.columns import spreadsheet_warnings
 from datasets_app.importing.spec import (
     MAX_ATTACHED_FILE_BYTES,
     MAX_FILE_BYTES,
@@ -34,6 +35,7 @@ from datasets_app.importing.spec import (
     CriterionSpec,
     DatasetSpec,
     FileSpec,
+    MappedTasks,
     Parsed,
     Problem,
     Rule,
@@ -743,28 +745,35 @@ def _write_zip(
                 written[(attached.sha256, attached.name)] = path
             return dataclasses.replace(attached, path=path)
 
-        tasks = []
-        for task in spec.tasks:
+        # First pass: every stored file goes in, and where each went is kept (for the tasks
+        # that attach any); the second writes the dataset file with those paths, a task at
+        # a time. Neither holds the tasks: `spec.tasks` may be read as it is written.
+        placed: dict[int, TaskSpec] = {}
+        for index, task in enumerate(spec.tasks):
+            if not (task.input_files or task.expected_files):
+                continue
             inputs = [store(task, "input", attached) for attached in task.input_files]
             expected = [store(task, "expected", attached) for attached in task.expected_files]
-            tasks.append(
-                dataclasses.replace(
-                    task,
-                    input_files=tuple(f for f in inputs if f is not None),
-                    expected_files=tuple(f for f in expected if f is not None),
-                )
+            placed[index] = dataclasses.replace(
+                task,
+                input_files=tuple(f for f in inputs if f is not None),
+                expected_files=tuple(f for f in expected if f is not None),
             )
-        exported = dataclasses.replace(spec, tasks=tuple(tasks))
-        if inner == "csv":
-            from datasets_app.importing import csv_format
 
-            data, csv_warnings = csv_format.write(exported)
-            warnings.extend(getattr(warning, "message", str(warning)) for warning in csv_warnings)
-        else:
-            from datasets_app.importing import json_format
+        def with_paths(index: int, task: TaskSpec) -> TaskSpec:
+            return placed.get(index, task)
 
-            data = json_format.write(exported)
-        zf.writestr(_member_info(f"dataset.{inner}", stamp), data)
+        exported = dataclasses.replace(spec, tasks=MappedTasks(spec.tasks, with_paths))
+        with zf.open(_member_info(f"dataset.{inner}", stamp), "w") as member:
+            if inner == "csv":
+                from datasets_app.importing import csv_format
+
+                csv_format.write_to(exported, member)
+                warnings.extend(spreadsheet_warnings(exported))
+            else:
+                from datasets_app.importing import json_format
+
+                json_format.write_to(exported, member)
     return warnings
 
 

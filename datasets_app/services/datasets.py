@@ -30,7 +30,7 @@ from datasets_app.models import (
     TaskState,
     Version,
 )
-from datasets_app.services import limits
+from datasets_app.services import bulk, limits
 
 
 class NothingToSave(Exception):
@@ -112,10 +112,11 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
         snapshot=json_format.to_document(selectors.dataset_spec(dataset=dataset, tasks=live)),
         created_by=user,
     )
-    version.tasks.set(live)
-    Task.objects.filter(pk__in=[t.pk for t in live if t.state == TaskState.DRAFT]).update(
-        state=TaskState.SAVED
-    )
+    through = Version.tasks.through
+    bulk.insert_rows(through, [through(version=version, task_id=task.pk) for task in live])
+    # The live drafts are the dataset's drafts (an archived task is never a draft), and its
+    # row is locked: asked as one statement, not a list of ids.
+    dataset.tasks.filter(state=TaskState.DRAFT).update(state=TaskState.SAVED)
     return version
 
 
