@@ -1290,6 +1290,27 @@ def version_task_page(version: Version, head: VersionHead, listing: TaskListing)
     )
 
 
+def version_task_for(version: Version, pk: int) -> Task:
+    """A task as `version` holds it (its row never changes), with criteria and files; 404
+    for a task the version does not hold."""
+    tasks = Task.objects.filter(dataset_id=version.dataset_id, versions=version)
+    return get_object_or_404(tasks.prefetch_related("criteria", "files"), pk=pk)
+
+
+def version_shared_criteria(head: VersionHead) -> list[Criterion]:
+    """The criteria for every task a version saved, as rows to show (never saved): what
+    the task pages list beside a task's own."""
+    return [
+        Criterion(
+            criterion_id=c.id,
+            text=c.criterion,
+            weight=c.weight,
+            verifier=c.verifier.to_json() if c.verifier else None,
+        )
+        for c in head.criteria
+    ]
+
+
 def version_export_notes(version: Version) -> list[ExportNotes]:
     """What each format cannot carry of the version. A saved version never changes, so they
     are worked out once (from its whole content) and kept in the cache from then on."""

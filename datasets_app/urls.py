@@ -77,6 +77,11 @@ urlpatterns = [
     # Versions
     path("datasets/<int:pk>/v<int:number>/", views.version_detail, name="version_detail"),
     path(
+        "datasets/<int:pk>/v<int:number>/tasks/<int:task_pk>/",
+        views.version_task,
+        name="version_task",
+    ),
+    path(
         "datasets/<int:pk>/v<int:number>/export/<slug:fmt>/",
         views.version_export,
         name="version_export",

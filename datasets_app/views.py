@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
 from django_htmx.middleware import HtmxDetails
 
-from datasets_app import exporting, guards, selectors, tries, wording
+from datasets_app import comparing, exporting, guards, selectors, tries, wording
 from datasets_app.forms import (
     FILE_ACCEPT,
     PAGE_SIZES,
@@ -918,9 +918,33 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
         "page": selectors.version_task_page(version, head, form.listing()),
     }
     if not _swaps_task_list(request):
-        context["export_notes"] = selectors.version_export_notes(version)
+        notes = selectors.version_export_notes(version)
+        context["export_notes"] = notes
+        context["export_warnings"] = sum(len(n.warnings) for n in notes)
+        context["changes"] = comparing.version_changes(version)
         context["runs"] = selectors.runs_of_version(version)
     return _task_list_response(request, "datasets_app/version_detail.html", context)
+
+
+@require_GET
+def version_task(request: HtmxHttpRequest, pk: int, number: int, task_pk: int) -> HttpResponse:
+    """A task as a saved version holds it, read-only."""
+    dataset = selectors.dataset_for(request.user, pk)
+    version = selectors.version_for(dataset, number)
+    task = selectors.version_task_for(version, task_pk)
+    head = selectors.version_head(version)
+    context = {
+        "dataset": dataset,
+        "version": version,
+        "head": head,
+        "task": task,
+        "task_files": selectors.task_files(task),
+        "shared_criteria": selectors.version_shared_criteria(head),
+        "python_checks_enabled": selectors.checker_options().python_checks_enabled,
+        # The task as it is now, when this version's row is still the dataset's.
+        "live": task.state == TaskState.SAVED,
+    }
+    return render(request, "datasets_app/version_task.html", context)
 
 
 @require_GET
