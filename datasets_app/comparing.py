@@ -210,12 +210,13 @@ def _refs(rows: list[dict[str, Any]], ids: list[str]) -> tuple[TaskRef, ...]:
 
 def _rows_only_in(version: Version, other: Version) -> list[dict[str, Any]]:
     """The task rows `version` holds and `other` does not, in the dataset's order."""
-    return list(
+    rows = (
         Task.objects.filter(dataset_id=version.dataset_id, versions=version)
         .exclude(versions=other)
         .order_by("position", "pk")
-        .values("pk", "task_id", "name")
+        .values_list("pk", "task_id", "name")
     )
+    return [{"pk": pk, "task_id": task_id, "name": name} for pk, task_id, name in rows]
 
 
 def _changed(pairs: list[tuple[int, int]]) -> list[tuple[int, int, tuple[FieldChange, ...]]]:

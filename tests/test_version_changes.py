@@ -103,7 +103,7 @@ def test_the_version_page_says_what_changed_since_the_one_before(auth_client, tw
 
 
 def test_each_changed_task_and_removed_one_opens_as_its_version_saved_it(auth_client, two_versions):
-    v1, v2 = two_versions
+    _v1, v2 = two_versions
     page = get(auth_client, v2.get_absolute_url())
     old = re.search(r'href="([^"]+)">as v1 saved it</a>', page).group(1)
     new = re.search(r'href="([^"]+)">Open it as v2 saved it</a>', page).group(1)
