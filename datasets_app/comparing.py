@@ -52,9 +52,8 @@ class FieldChange:
 
 @dataclass(frozen=True)
 class TaskRef:
-    """A task as the list of changes names it: its row in the version that holds it."""
+    """A task as the list of changes names it (its page is found by its id)."""
 
-    pk: int
     task_id: str
     name: str
 
@@ -62,7 +61,6 @@ class TaskRef:
 @dataclass(frozen=True)
 class TaskChange:
     task: TaskRef
-    previous_pk: int
     fields: tuple[FieldChange, ...]
 
 
@@ -205,7 +203,7 @@ def _head_facets(head: selectors.VersionHead) -> dict[str, str]:
 
 def _refs(rows: list[dict[str, Any]], ids: list[str]) -> tuple[TaskRef, ...]:
     by_id = {row["task_id"]: row for row in rows}
-    return tuple(TaskRef(pk=by_id[i]["pk"], task_id=i, name=by_id[i]["name"]) for i in ids[:SHOWN])
+    return tuple(TaskRef(task_id=i, name=by_id[i]["name"]) for i in ids[:SHOWN])
 
 
 def _rows_only_in(version: Version, other: Version) -> list[dict[str, Any]]:
@@ -271,11 +269,10 @@ def _version_changes(version: Version) -> VersionChanges:
         removed_count=len(removed),
         changed=tuple(
             TaskChange(
-                task=TaskRef(pk=new, task_id=by_pk[new]["task_id"], name=by_pk[new]["name"]),
-                previous_pk=old,
+                task=TaskRef(task_id=by_pk[new]["task_id"], name=by_pk[new]["name"]),
                 fields=fields,
             )
-            for new, old, fields in changed[:SHOWN]
+            for new, _old, fields in changed[:SHOWN]
         ),
         changed_count=len(changed),
         unchanged_count=held - len(added) - len(changed),

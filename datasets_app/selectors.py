@@ -22,6 +22,7 @@ from django.core.paginator import Paginator
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce, Substr
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
@@ -1290,11 +1291,14 @@ def version_task_page(version: Version, head: VersionHead, listing: TaskListing)
     )
 
 
-def version_task_for(version: Version, pk: int) -> Task:
-    """A task as `version` holds it (its row never changes), with criteria and files; 404
-    for a task the version does not hold."""
-    tasks = Task.objects.filter(dataset_id=version.dataset_id, versions=version)
-    return get_object_or_404(tasks.prefetch_related("criteria", "files"), pk=pk)
+def version_task_for(version: Version, task_id: str) -> Task:
+    """The task of that id as `version` holds it (its row never changes), with criteria
+    and files; 404 for an id the version does not hold."""
+    tasks = Task.objects.filter(dataset_id=version.dataset_id, versions=version, task_id=task_id)
+    task = tasks.prefetch_related("criteria", "files").order_by("pk").first()
+    if task is None:
+        raise Http404
+    return task
 
 
 def version_shared_criteria(head: VersionHead) -> list[Criterion]:

@@ -77,7 +77,9 @@ urlpatterns = [
     # Versions
     path("datasets/<int:pk>/v<int:number>/", views.version_detail, name="version_detail"),
     path(
-        "datasets/<int:pk>/v<int:number>/tasks/<int:task_pk>/",
+        # By the task's id: a version's row of it is replaced by a copy when the task is
+        # edited (copy-on-write), its id in the version never changes.
+        "datasets/<int:pk>/v<int:number>/tasks/<path:task_id>/",
         views.version_task,
         name="version_task",
     ),

@@ -927,11 +927,11 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
 
 
 @require_GET
-def version_task(request: HtmxHttpRequest, pk: int, number: int, task_pk: int) -> HttpResponse:
+def version_task(request: HtmxHttpRequest, pk: int, number: int, task_id: str) -> HttpResponse:
     """A task as a saved version holds it, read-only."""
     dataset = selectors.dataset_for(request.user, pk)
     version = selectors.version_for(dataset, number)
-    task = selectors.version_task_for(version, task_pk)
+    task = selectors.version_task_for(version, task_id)
     head = selectors.version_head(version)
     context = {
         "dataset": dataset,

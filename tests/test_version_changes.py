@@ -125,7 +125,7 @@ def test_the_first_version_has_nothing_to_compare_with(auth_client, two_versions
 def test_every_task_of_the_list_opens_read_only(auth_client, two_versions):
     v1, _v2 = two_versions
     page = get(auth_client, v1.get_absolute_url())
-    links = re.findall(r'<td data-label="Name"><a href="([^"]+/v1/tasks/\d+/)">', page)
+    links = re.findall(r'<td data-label="Name"><a href="([^"]+/v1/tasks/[^"]+/)">', page)
     assert len(links) == 4
     assert "Prompt 2</pre>" in get(auth_client, links[1])
 
@@ -154,7 +154,7 @@ def test_a_saved_task_page_shows_its_files_and_the_versions_criteria(
         criteria=[],
         require_review=False,
     )
-    url = reverse("datasets_app:version_task", args=[dataset.pk, version.number, task.pk])
+    url = reverse("datasets_app:version_task", args=[dataset.pk, version.number, task.task_id])
     page = get(auth_client, url)
     assert "key.pdf" in page and "Is polite" in page and "(every task)" in page
 
@@ -163,11 +163,10 @@ def test_a_task_the_version_does_not_hold_is_not_found(
     auth_client, two_versions, other_user, client
 ):
     v1, v2 = two_versions
-    t5 = v2.tasks.get(task_id="t5")
-    url = reverse("datasets_app:version_task", args=[v1.dataset_id, 1, t5.pk])
+    url = reverse("datasets_app:version_task", args=[v1.dataset_id, 1, "t5"])
     assert auth_client.get(url).status_code == 404
     client.force_login(other_user)
-    url = reverse("datasets_app:version_task", args=[v2.dataset_id, 2, t5.pk])
+    url = reverse("datasets_app:version_task", args=[v2.dataset_id, 2, "t5"])
     assert client.get(url).status_code == 404
 
 
@@ -196,3 +195,22 @@ def test_export_warnings_fold_into_one_line(auth_client, make_dataset, user):
     export = get(auth_client, reverse("datasets_app:dataset_export_page", args=[dataset.pk]))
     first = next(warning for n in notes for warning in n.warnings)
     assert "export-warnings" not in export and first in export
+
+
+def test_a_task_id_with_any_characters_opens(auth_client, make_dataset, user):
+    dataset = make_dataset()
+    Task.objects.create(dataset=dataset, task_id="q/1 ?#%", prompt="Odd id", position=0)
+    version = datasets.version_save(dataset=dataset, user=user)
+    page = get(auth_client, version.get_absolute_url())
+    link = re.search(r'<td data-label="Name"><a href="([^"]+)">', page).group(1)
+    assert "Odd id</pre>" in get(auth_client, link.replace("&amp;", "&"))
+
+
+def test_a_saved_tasks_link_stays_when_the_task_is_edited(auth_client, two_versions):
+    _v1, v2 = two_versions
+    before = get(auth_client, v2.get_absolute_url())
+    edit(v2.dataset, "t4", prompt="Prompt 4, edited after v2")
+    after = get(auth_client, v2.get_absolute_url())
+    links = re.findall(r'href="([^"]+/v2/tasks/[^"]+/)"', before)
+    assert links == re.findall(r'href="([^"]+/v2/tasks/[^"]+/)"', after)
+    assert "Prompt 4</pre>" in get(auth_client, links[-2])
