@@ -298,10 +298,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # worker stopped, until the broker hands the task to another (the visibility timeout above).
 UPLOAD_HEARTBEAT_SECONDS = float(os.environ.get("UPLOAD_HEARTBEAT_SECONDS", "10"))
 WORKER_STOPPED_AFTER_SECONDS = float(os.environ.get("WORKER_STOPPED_AFTER_SECONDS", "60"))
-# A run is graded a chunk of tasks at a time (services.runs.CHUNK_TASKS); a chunk ends within
+# A run is graded RUN_CHUNK_TASKS tasks at a time: one claim, one transaction and a handful of
+# queries each (`make bench`: at most 25 queries per 100 tasks), small enough that a worker
+# killed mid-chunk loses little and a stop takes effect within a chunk. A chunk ends within
 # this, judges' timeouts and retries included (a judge that never answers makes errors, not a
 # hang). A worker's claim on a chunk's criteria holds past the chunk's hard limit, so that only
 # a dead worker's claims are ever taken over by another.
+RUN_CHUNK_TASKS = int(os.environ.get("RUN_CHUNK_TASKS", "100"))
 RUN_CHUNK_TIME_LIMIT_SECONDS = int(os.environ.get("RUN_CHUNK_TIME_LIMIT_SECONDS", "900"))
 RUN_LEASE_SECONDS = float(
     os.environ.get(

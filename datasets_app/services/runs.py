@@ -52,10 +52,6 @@ from datasets_app.models import (
 )
 from datasets_app.services.judge_calls import judge_calls_record
 
-# Tasks a worker grades in one go: one claim, one transaction and a handful of queries for
-# each chunk (`make bench`: at most 25 queries per 100 tasks), small enough that a worker
-# killed mid-chunk loses little, and that a stop takes effect within one chunk.
-CHUNK_TASKS = 100
 # A judge asked about as many tokens as a criterion's instructions, the prompt, the answer
 # and the expected answer hold (about 4 characters a token), plus the system message.
 CHARS_PER_TOKEN = 4
@@ -384,10 +380,10 @@ def _enqueue_dispatch(run_id: int) -> None:
 
 
 def run_chunks(*, run: Run) -> list[tuple[int, int]]:
-    """The run's tasks as (first, last) positions, CHUNK_TASKS at a time."""
+    """The run's tasks as (first, last) positions, RUN_CHUNK_TASKS at a time."""
+    size = max(1, settings.RUN_CHUNK_TASKS)
     return [
-        (first, min(first + CHUNK_TASKS, run.task_count) - 1)
-        for first in range(0, run.task_count, CHUNK_TASKS)
+        (first, min(first + size, run.task_count) - 1) for first in range(0, run.task_count, size)
     ]
 
 
