@@ -14,6 +14,8 @@ from datasets_app.importing import checker
 from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
 from datasets_app.importing.document import validate_document
 from datasets_app.importing.spec import (
+    MAX_ATTACHED_FILE_BYTES,
+    MAX_FILES_PER_KIND,
     MAX_TEXT_CHARS,
     Problem,
     TaskSpec,
@@ -21,7 +23,7 @@ from datasets_app.importing.spec import (
     nowhere,
     shorten,
 )
-from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode
+from datasets_app.models import OUTPUT_TYPES, VERIFIER_KINDS, Dataset, ImportMode, TaskFile
 from datasets_app.selectors import RunTaskListing, TaskListing
 
 if TYPE_CHECKING:
@@ -450,6 +452,32 @@ class CriterionForm(KeepsShownText, forms.Form):
 CriterionFormSet = forms.formset_factory(CriterionForm, extra=1, can_delete=True, max_num=200)
 
 
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files from one file input (Django's own recipe); none chosen is []."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        one = super().clean
+        if isinstance(data, list | tuple):
+            return [one(item, initial) for item in data if item]
+        return [one(data, initial)] if data else []
+
+
+ATTACH_HELP = (
+    f"Up to {MAX_FILES_PER_KIND} input files and {MAX_FILES_PER_KIND} expected files a task, "
+    f"each up to {MAX_ATTACHED_FILE_BYTES >> 20} MiB: the limits of a file import."
+)
+# The form's file inputs: which of a task's files each adds.
+ATTACH_FIELDS = (("add_input_files", "input"), ("add_expected_files", "expected"))
+
+
 class TaskForm(KeepsShownText, forms.Form):
     task_id = forms.CharField(label="Id", max_length=200)
     name = forms.CharField(max_length=300, required=False)
@@ -459,6 +487,16 @@ class TaskForm(KeepsShownText, forms.Form):
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Leave empty to grade this task by criteria only.",
+    )
+    add_input_files = MultipleFileField(
+        label="Add input files",
+        required=False,
+        help_text="What the agent is given with the prompt.",
+    )
+    add_expected_files = MultipleFileField(
+        label="Add expected files",
+        required=False,
+        help_text="Files a good answer matches; the judges read their text.",
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -474,6 +512,13 @@ class TaskForm(KeepsShownText, forms.Form):
     @property
     def expected_verifier(self) -> dict[str, Any]:
         return verifier_group(self, "expected_verifier")
+
+    attach_help = ATTACH_HELP
+
+    def new_files(self) -> list[tuple[str, Any]]:
+        """(role, uploaded file) of each file chosen to add, input files first."""
+        data = self.cleaned_data
+        return [(role, upload) for name, role in ATTACH_FIELDS for upload in data.get(name, [])]
 
     def to_document(self, criteria: list[dict]) -> dict:
         data = self.cleaned_data
@@ -617,9 +662,11 @@ class TaskEditor:
     them) and runs the shared validator over it.
     """
 
-    def __init__(self, data=None, *, task=None, shared_criteria: list[dict], options, taken_ids):
+    def __init__(
+        self, data=None, files=None, *, task=None, shared_criteria: list[dict], options, taken_ids
+    ):
         self.task = task
-        self.form = TaskForm(data, initial=TaskForm.initial_for(task) if task else None)
+        self.form = TaskForm(data, files, initial=TaskForm.initial_for(task) if task else None)
         own = task.criteria.all() if task else ()
         self.criteria = criteria_formset(data, criteria=own)
         self.adding = adding_criterion(data)
@@ -629,6 +676,7 @@ class TaskEditor:
         self.options = options
         self.taken_ids = taken_ids
         self.spec: TaskSpec | None = None
+        self.new_files: list[tuple[str, Any]] = []
 
     def is_valid(self) -> bool:
         if self.adding or not (self.form.is_valid() and self.criteria.is_valid()):
@@ -636,16 +684,55 @@ class TaskEditor:
         if self.form.cleaned_data["task_id"] in self.taken_ids:
             self.form.add_error("task_id", "Another task of this dataset has this id.")
             return False
-        document = {
-            "criteria": self.shared_criteria,
-            "tasks": [self.form.to_document(criteria_documents(self.criteria))],
-        }
+        task = self.form.to_document(criteria_documents(self.criteria))
+        self.new_files = self.form.new_files()
+        members = self._with_files(task)
+        document = {"criteria": self.shared_criteria, "tasks": [task]}
         plan, problems, _ = validate_document(
-            document, file_name="this task", locate=nowhere, options=self.options
+            document,
+            file_name="this task",
+            locate=nowhere,
+            options=self.options,
+            zip_members=members,
         )
         _add_problems(self.form, problems, one_task=True)
         self.spec = plan.tasks[0] if plan else None
         return self.spec is not None
+
+    def _with_files(self, task: dict) -> dict[str, int]:
+        """The task's files, those it has and those chosen to add, written into `task` as a
+        file's would be, so that the checker holds them to an import's limits (how many,
+        how large, their names): each is a member of a zip the editor pretends to have.
+        Returns that zip's {member: size}."""
+        members: dict[str, int] = {}
+
+        def member(name: str, size: int) -> str:
+            key = name
+            while key in members:  # two files of one name: each is its own member
+                key = f"{len(members) + 1}/{name}"
+            members[key] = size
+            return key
+
+        kept = self.task.files.all() if self.task is not None else ()
+        for role, key in (
+            (TaskFile.Role.INPUT, "inputFiles"),
+            (TaskFile.Role.EXPECTED, "expectedFiles"),
+        ):
+            docs: list[dict] = [
+                {"url": f.url, "name": f.name}
+                if f.url
+                else {"path": member(f.name, f.size or 0), "name": f.name}
+                for f in kept
+                if f.role == role
+            ]
+            docs += [
+                {"path": member(upload.name, upload.size), "name": upload.name}
+                for added_role, upload in self.new_files
+                if added_role == role
+            ]
+            if docs:
+                task[key] = docs
+        return members
 
 
 class SettingsEditor:

@@ -128,9 +128,13 @@ def _declared_or_zero(request: HttpRequest) -> int:
 Refuse = Callable[..., HttpResponse]
 
 
-def guard_upload(*, refuse: Refuse, rate: Rate | None = None, check_size: bool = True):
+def guard_upload(
+    *, refuse: Refuse, rate: Rate | None = None, check_size: bool = True, kept: bool = True
+):
     """View decorator: a POST past the person's `rate`, or too large, gets
-    `refuse(request, message, *args, **kwargs)` instead of the view.
+    `refuse(request, message, *args, **kwargs)` instead of the view. `kept`: the body is a
+    file kept as it is (an upload), counted against the person's quota before it is read;
+    a form whose files the view stores itself (the task form) is counted there, not here.
 
     A rate refusal answers 429 with Retry-After. A body too large keeps the status `refuse`
     gives: the dialog shows the message in place, and htmx drops the body of an error status.
@@ -140,7 +144,7 @@ def guard_upload(*, refuse: Refuse, rate: Rate | None = None, check_size: bool =
         @wraps(view)
         def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             if request.method == "POST":
-                refused = refusal(request, rate=rate, check_size=check_size)
+                refused = refusal(request, rate=rate, check_size=check_size, kept=kept)
                 if refused is not None:
                     response = refuse(request, refused.message, *args, **kwargs)
                     if refused.status == 429:

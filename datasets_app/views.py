@@ -630,6 +630,7 @@ def task_detail(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse
 def _task_editor(request: HtmxHttpRequest, dataset: Dataset, task=None) -> TaskEditor:
     return TaskEditor(
         request.POST or None,
+        request.FILES or None,
         task=task,
         shared_criteria=selectors.shared_criteria_documents(dataset),
         options=selectors.checker_options(),
@@ -643,8 +644,14 @@ TASK_FORM_PAGE = "datasets_app/task_form.html"
 def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
     if request.method == "POST" and editor.is_valid():
         try:
-            saved = datasets.task_save(dataset=dataset, task=task, spec=editor.spec)
-        except (datasets.TaskNotEditable, limits.LimitReached) as refused:
+            saved = imports.task_save_with_files(
+                dataset=dataset,
+                task=task,
+                spec=editor.spec,
+                files=editor.new_files,
+                user=request.user,
+            )
+        except (datasets.TaskNotEditable, limits.LimitReached, imports.ImportRefused) as refused:
             # The form comes back with what the person typed and why it did not land.
             editor.form.add_error(None, str(refused))
         else:
@@ -655,6 +662,7 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
             )
             return _redirect(request, _next_url(request) or saved.get_absolute_url())
     context = {"dataset": dataset, "task": task, "editor": editor, "next": _next_url(request)}
+    context["task_files"] = selectors.task_files(task) if task is not None else []
     if task is not None:
         # The form's buttons post here, also when the page shows a try (posted elsewhere).
         back = f"?{urlencode({'next': context['next']})}" if context["next"] else ""
@@ -668,12 +676,31 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
     return render(request, TASK_FORM_PAGE, context)
 
 
+def _refuse_task_form(request: HtmxHttpRequest, message: str, pk: int, task_pk=None):
+    # The body was not read (too large): the form again, fresh, with why.
+    dataset = selectors.dataset_for(request.user, pk)
+    task = selectors.task_for(dataset, task_pk) if task_pk is not None else None
+    editor = TaskEditor(
+        task=task,
+        shared_criteria=selectors.shared_criteria_documents(dataset),
+        options=selectors.checker_options(),
+        taken_ids=set(),
+    )
+    editor.form.add_error(None, message)
+    return render(request, TASK_FORM_PAGE, {"dataset": dataset, "task": task, "editor": editor})
+
+
+# The task form attaches files: a body up to MAX_UPLOAD_BYTES, refused before it is read past
+# that, as the import dialog's (`guards.guard_upload`); the files' storage is counted as
+# they are stored, in the dataset owner's quota (`imports.task_save_with_files`).
+@guards.guard_upload(refuse=_refuse_task_form, kept=False)
 def task_create(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Add tasks > New task: the task form, empty."""
     dataset = selectors.dataset_for(request.user, pk)
     return _task_form_page(request, dataset, _task_editor(request, dataset))
 
 
+@guards.guard_upload(refuse=_refuse_task_form, kept=False)
 def task_edit(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
     task = selectors.task_for(dataset, task_pk)

@@ -25,6 +25,16 @@ _ITEM_NAMES = {
     "gold": "gold span",
 }
 
+# The same lists, named as a whole.
+_LIST_NAMES = {
+    "tasks": "tasks",
+    "criteria": "criteria",
+    "inputFiles": "input files",
+    "expectedFiles": "expected files",
+    "anchors": "anchors",
+    "gold": "gold spans",
+}
+
 
 def where(problem: Mapping[str, Any]) -> str:
     """The file and the row or line a problem is on: `quiz.csv, row 4`."""
@@ -48,7 +58,9 @@ def place(problem: Mapping[str, Any]) -> str:
     words: list[str] = []
     for position, part in enumerate(parts):
         if isinstance(part, str):
-            words.append(part)
+            numbered = position + 1 < len(parts) and not isinstance(parts[position + 1], str)
+            # A list named as a whole ("This task has 11 expected files") in words too.
+            words.append(part if numbered else _LIST_NAMES.get(part, part))
             continue
         name = words.pop() if words and position and isinstance(parts[position - 1], str) else ""
         words.append(_item(name, part, problem, top_level=position == 1))

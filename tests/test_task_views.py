@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
 import io
 import json
@@ -284,3 +285,65 @@ def test_the_settings_page_adds_criteria_for_every_task_the_same_way(auth_client
     data["criteria-1-text"] = ["Is short"]
     assert auth_client.post(url, data).status_code == 302
     assert sorted(dataset.criteria.values_list("text", flat=True)) == ["Is polite", "Is short"]
+
+
+def attached(name: str, data: bytes):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile(name, data)
+
+
+def test_the_task_form_attaches_input_and_expected_files(auth_client, make_dataset):
+    """Files chosen on the form are stored as an import stores a zip's: hashed, the same
+    bytes kept once, and listed on the task."""
+    dataset = make_dataset(tasks=1)
+    task = dataset.tasks.get()
+    url = reverse("datasets_app:task_edit", args=[dataset.pk, task.pk])
+    data = form_data(auth_client.get(url).content.decode())
+    data["add_input_files"] = [attached("table.csv", b"q,rev\nQ1,10\n"), attached("b.txt", b"x")]
+    data["add_expected_files"] = [attached("key.md", b"q,rev\nQ1,10\n")]
+    assert auth_client.post(url, data).status_code == 302
+
+    task = dataset.tasks.get(task_id="t1")
+    files = {(f.role, f.name): f for f in task.files.all()}
+    assert set(files) == {("input", "table.csv"), ("input", "b.txt"), ("expected", "key.md")}
+    assert files["input", "table.csv"].sha256 == hashlib.sha256(b"q,rev\nQ1,10\n").hexdigest()
+    # The same bytes twice are stored once.
+    assert files["input", "table.csv"].file.name == files["expected", "key.md"].file.name
+    page = auth_client.get(task.get_absolute_url()).content.decode()
+    assert "table.csv" in page and "key.md" in page
+    # Saved again untouched, the task keeps its files and adds none.
+    data = form_data(auth_client.get(url).content.decode())
+    auth_client.post(url, data)
+    assert dataset.tasks.get(task_id="t1").files.count() == 3
+
+
+def test_attached_files_keep_an_imports_limits(auth_client, make_dataset, settings):
+    dataset = make_dataset()
+    url = reverse("datasets_app:task_create", args=[dataset.pk])
+    big = attached("big.pdf", b"x" * (10 * 1024 * 1024 + 1))
+    page = html.unescape(
+        auth_client.post(
+            url, {**task_form(expected_text="4"), "add_input_files": [big]}
+        ).content.decode()
+    )
+    assert '"big.pdf" is larger than 10 MiB' in page
+    assert not dataset.tasks.exists()
+
+    eleven = [attached(f"f{n}.txt", str(n).encode()) for n in range(11)]
+    page = html.unescape(
+        auth_client.post(
+            url, {**task_form(expected_text="4"), "add_expected_files": eleven}
+        ).content.decode()
+    )
+    assert "expected files: This task has 11 expected files" in page
+    assert not dataset.tasks.exists()
+
+    bad = attached("a.txt", b"x")
+    settings.STORAGE_QUOTA_BYTES = 0
+    page = html.unescape(
+        auth_client.post(
+            url, {**task_form(expected_text="4"), "add_input_files": [bad]}
+        ).content.decode()
+    )
+    assert "Nothing was stored" in page and not dataset.tasks.exists()

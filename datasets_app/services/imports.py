@@ -35,6 +35,7 @@ from datasets_app.importing.spec import (
     CheckResult,
     DatasetSpec,
     Problem,
+    TaskSpec,
     graded_as_rubric,
 )
 from datasets_app.models import (
@@ -700,6 +701,77 @@ def _still_kept(names: set[str]) -> bool:
         rows = TaskFile.objects.select_for_update().filter(file__in=batch)
         present.update(rows.values_list("file", flat=True))
     return present == names
+
+
+def task_save_with_files(
+    *,
+    dataset: Dataset,
+    task: Task | None,
+    spec: TaskSpec,
+    files: list[tuple[str, File]],
+    user: User,
+) -> Task:
+    """Save the task form (`datasets.task_save`) with the files a person chose on it, stored
+    as an import stores a zip's: hashed, bytes already stored kept once, in the dataset
+    owner's storage quota, under the lock that counts it. All or nothing: files stored for
+    an edit that does not land are removed again. The form's checker has held the files to
+    an import's limits (how many, how large, their names) before this is called."""
+    if not files:
+        return datasets.task_save(dataset=dataset, task=task, spec=spec)
+    hashed = [(role, upload, *_sha256_of(upload)) for role, upload in files]
+    contents = {sha256: size for _role, _upload, sha256, size in hashed}
+    stored: list[str] = []
+    try:
+        with transaction.atomic():
+            saved = datasets.task_save(dataset=dataset, task=task, spec=spec, adds_files=True)
+            owner = Dataset.objects.select_related("owner").get(pk=dataset.pk).owner
+            _lock_storage_of(owner)
+            _check_quota(owner, contents, importer=user)
+            kept = _stored_contents(set(contents))
+            if not _still_kept(set(kept.values())):
+                raise ImportRefused(FILES_REMOVED_MEANWHILE)
+            _attach(saved, hashed, kept, stored)
+    except BaseException:
+        for name in stored:
+            default_storage.delete(name)
+        raise
+    return saved
+
+
+def _attach(
+    task: Task, files: list[tuple[str, File, str, int]], kept: dict[str, str], stored: list[str]
+) -> None:
+    """TaskFile rows for `files` (role, file, SHA-256, size), after the task's own of each
+    role; bytes not stored yet
+    (by content, `kept`) go to a folder of their own, their names noted in `stored`."""
+    after = {
+        row["role"]: row["last"] + 1
+        for row in task.files.values("role").annotate(last=Max("position")).order_by()
+    }
+    folder = f"task-files/form/{uuid.uuid4().hex}"
+    rows = []
+    for role, upload, sha256, size in files:
+        name = kept.get(sha256)
+        if name is None:
+            target = f"{folder}/{len(stored)}/{get_valid_filename(upload.name or '') or 'file'}"
+            stored.append(target)
+            name = default_storage.save(target, upload)
+            stored[-1] = name
+            kept[sha256] = name
+        position = after.get(role, 0)
+        after[role] = position + 1
+        rows.append(
+            TaskFile(
+                task=task,
+                role=role,
+                name=Path(upload.name or "file").name,
+                file=name,
+                size=size,
+                sha256=sha256,
+                position=position,
+            )
+        )
+    TaskFile.objects.bulk_create(rows)
 
 
 class OverQuota(ImportRefused):

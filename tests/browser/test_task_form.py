@@ -156,3 +156,31 @@ def test_several_criteria_are_added_in_place_and_saved_at_once(
     assert [c.weight for c in saved] == [1, 1, 0.5]
     assert saved.last().verifier == {"kind": "llm_judge"}
     assert errors == []
+
+
+def test_files_are_attached_on_the_form(
+    logged_in, live_server, django_user_model, screenshot, tmp_path
+):
+    page = logged_in
+    errors = watch_console(page)
+    dataset = new_task_page(page, live_server, django_user_model, prompt="Sum the table.")
+    page.get_by_label("Expected answer").fill("10")
+    table = tmp_path / "table.csv"
+    table.write_text("q,rev\nQ1,10\n")
+    key = tmp_path / "answer-key.md"
+    key.write_text("10\n")
+    page.get_by_label("Add input files").set_input_files(str(table))
+    page.get_by_label("Add expected files").set_input_files(str(key))
+    screenshot(page, "task-form-files")
+    page.get_by_role("button", name="Save as draft").click()
+    expect(page.get_by_role("link", name="table.csv")).to_be_visible()
+    expect(page.get_by_role("link", name="answer-key.md")).to_be_visible()
+    task = Task.objects.get(dataset=dataset)
+    assert sorted(task.files.values_list("role", "name")) == [
+        ("expected", "answer-key.md"),
+        ("input", "table.csv"),
+    ]
+    page.get_by_role("link", name="Edit").click()
+    expect(page.get_by_text("Input file: table.csv")).to_be_visible()
+    screenshot(page, "task-form-files-listed")
+    assert errors == []
