@@ -54,7 +54,7 @@ from contextgrid import (
 )
 from contextgrid.evalset.io import BEIR_NOTE, CSV_COLUMN_ALIASES, NOTHING_SKIPPED
 from datasets_app.importing.columns import field_for_header
-from datasets_app.importing.json_format import (
+from datasets_app.importing.json_text import (
     NUL_CHARACTER,
     JsonLocator,
     decode,

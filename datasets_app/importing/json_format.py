@@ -1,10 +1,9 @@
 """The .json dataset format: read bytes into the canonical document, write a plan back out.
 
-Reading decodes the text (UTF-8, with or without a byte order mark; UTF-16 or UTF-32 only
-with one), parses it with the standard library, and leaves the checking to
-`document.validate_document`. Where a problem stands in the text is found only for the
-paths that have problems, by walking down just those paths (`JsonLocator`), so a valid file
-costs little more than `json.loads`.
+Reading decodes and parses the text through the JSON text layer (`json_text`: UTF-8, with or
+without a byte order mark; UTF-16 or UTF-32 only with one) and leaves the checking to
+`document.validate_document`. JSON Lines saved under a .json name are handed to
+`jsonl_format`, which reads through the same layer and imports nothing from here.
 """
 
 from __future__ import annotations
@@ -12,21 +11,27 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from itertools import zip_longest
 from typing import IO, Any
 
-from pydantic_core import from_json
-
-from contextgrid import textfile
-from datasets_app.importing import shapes
+from datasets_app.importing import jsonl_format, shapes
 from datasets_app.importing.document import (
     FORMAT_NAME,
     FORMAT_VERSION,
     check_parsed,
     in_file_order,
     validate_json_text,
+)
+from datasets_app.importing.json_text import (
+    NUL_CHARACTER,
+    JsonLocator,
+    decode,
+    escaped_nul_lines,
+    is_json_lines,
+    loads,
+    no_place,
 )
 from datasets_app.importing.spec import (
     CheckOptions,
@@ -36,38 +41,11 @@ from datasets_app.importing.spec import (
     DocPath,
     FileSpec,
     Parsed,
-    Problem,
-    Rule,
     TaskSpec,
     Verifier,
     field_path,
 )
 
-NOT_UTF8 = Rule(
-    "not_utf8",
-    "The file is not UTF-8 text: byte {byte} (line {line_number}) cannot be decoded. Save the "
-    "file as UTF-8.",
-)
-NUL_BYTE = Rule(
-    "nul_byte",
-    "The file has a NUL byte at byte {byte} (line {line_number}): it is not a text file, or it "
-    "is UTF-16 without a byte order mark. Save the file as UTF-8.",
-)
-NUL_CHARACTER = Rule(
-    "nul_character",
-    "The text holds a NUL character (\\u0000), which cannot be stored. Remove it.",
-)
-NOT_JSON = Rule(
-    "not_json", "This is not valid JSON: {detail} at line {line_number}, column {column}."
-)
-TOO_DEEP = Rule(
-    "too_deep", "The JSON is nested too deeply to read. A dataset file is only a few levels deep."
-)
-# An escaped NUL (\u0000) that is not itself an escaped backslash followed by "u0000".
-_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-# The json module's string scanner (not in typeshed): a JSON string's value and its end.
-_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
 # The end of a key: a closing quote, JSON white space, a colon. (A string value cannot be
 # followed by a colon, so only keys, and the odd `\":` inside a string, match.)
 _KEY_END = re.compile(r'"[ \t\n\r]*:')
@@ -77,120 +55,12 @@ _MAX_KEYS_FOR_ONE_PASS = 250_000
 _COUNT_KEYS_ABOVE = 2 * 1024 * 1024
 
 
-def decode(data: bytes, file_name: str) -> tuple[str | None, str, list[Problem]]:
-    """The file's text, the encoding's name for people, and why it cannot be read, if so.
-
-    As every reader decodes (`contextgrid.textfile`), without the Windows-1252 guess: JSON
-    is UTF-8 (or UTF-16 or UTF-32 with a byte order mark). NUL bytes without a mark are
-    UTF-16 or binary, said as such rather than as what UTF-8 makes of them.
-    """
-    nul = data.find(b"\x00")
-    if nul != -1 and not textfile.has_bom(data):
-        return None, "UTF-8", [_bad_byte(NUL_BYTE, data, nul, file_name)]
-    decoded = textfile.decode(data)
-    if decoded.text is None:
-        assert decoded.bad_offset is not None
-        problem = _bad_byte(NOT_UTF8, data, decoded.bad_offset, file_name)
-        return None, decoded.encoding, [problem]
-    return decoded.text, decoded.encoding, []
-
-
-def _bad_byte(rule: Rule, data: bytes, offset: int, file_name: str) -> Problem:
-    line = data.count(b"\n", 0, offset) + 1
-    # Bytes are counted from 1, like lines, so a person can find them in a hex viewer + 1.
-    return rule.at(file_name, line=line, byte=offset + 1, line_number=line)
-
-
-def escaped_nul_lines(text: str) -> list[int]:
-    """Lines holding an escaped NUL (\\u0000): valid JSON, but no database stores it."""
-    # A backslash is found far faster than a longer string, and most files have none.
-    if "\\" not in text or "\\u0000" not in text:
-        return []
-    return sorted({line_of(text, match.start()) for match in _ESCAPED_NUL.finditer(text)})
-
-
-def line_of(text: str, position: int) -> int:
-    return text.count("\n", 0, position) + 1
-
-
-# What JSON parsers say, in plain words: pydantic-core's (jiter) and the json module's
-# (contextgrid reads eval sets with it). Longest first, so "expected value" is not taken
-# for part of something longer.
-_PLAIN_WORDS: tuple[tuple[str, str], ...] = (
-    ("EOF while parsing an object", "the text ends before an object is closed (a } is missing)"),
-    ("EOF while parsing a list", "the text ends before a list is closed (a ] is missing)"),
-    ("EOF while parsing a string", 'the text ends inside a quoted value (a " is missing)'),
-    ("EOF while parsing a value", "the text ends in the middle of a value"),
-    (
-        "control character (\\u0000-\\u001F) found while parsing a string",
-        "a quoted value holds a tab or line break; write it as \\t or \\n",
-    ),
-    ("lone leading surrogate in hex escape", "a \\u escape is half of a character pair"),
-    ("unexpected end of hex escape", "a \\u escape is cut short"),
-    ("invalid unicode code point", "a \\u escape is not a character"),
-    ("key must be a string", "a key is not in double quotes"),
-    ("expected `,` or `}`", "a , or } is missing"),
-    ("expected `,` or `]`", "a , or ] is missing"),
-    ("expected `:`", "a : is missing after a key"),
-    ("expected ident", "a word is not true, false or null"),
-    ("expected value", "a value is missing, or is not JSON (text needs double quotes)"),
-    ("invalid escape", "a backslash starts an escape JSON does not have (write \\\\ for one)"),
-    ("invalid number", "a number is written wrongly"),
-    ("number out of range", "a number is too large"),
-    ("trailing comma", "a comma has nothing after it"),
-    ("trailing characters", "more text follows the end of the JSON value"),
-    ("Expecting property name enclosed in double quotes", "a key is not in double quotes"),
-    ("Expecting ',' delimiter", "a , is missing"),
-    ("Expecting ':' delimiter", "a : is missing after a key"),
-    ("Expecting value", "a value is missing, or is not JSON (text needs double quotes)"),
-    ("Unterminated string starting at", 'a quoted value is not closed (a " is missing), from'),
-    ("Invalid control character at", "a quoted value holds a tab or line break, at"),
-    ("Invalid \\escape", "a backslash starts an escape JSON does not have"),
-    ("Extra data", "more text follows the end of the JSON value"),
-)
-
-
-def plain_words(detail: str) -> str:
-    """A JSON parser's message with its phrases in plain words ("EOF while parsing a
-    value" -> "the text ends in the middle of a value")."""
-    for phrase, words in _PLAIN_WORDS:
-        if phrase in detail:
-            return detail.replace(phrase, words)
-    return detail
-
-
-# pydantic-core's parser (faster than the json module, and stricter: no NaN or Infinity,
-# no lone surrogates) reports where it stopped at the end of its message.
-_WHERE = re.compile(r"^(?P<detail>.*) at line (?P<line>\d+) column (?P<column>\d+)$", re.DOTALL)
-
-
-def loads(text: str, file_name: str, *, line_offset: int = 0) -> tuple[Any, list[Problem]]:
-    """Parse JSON text: (value, problems). Never raises.
-
-    Nesting deeper than the parser's limit (about 200 levels) is refused: a dataset file
-    is only a few levels deep, and the limit keeps hostile nesting from using the stack.
-    """
-    try:
-        return from_json(text, allow_inf_nan=False), []
-    except ValueError as exc:
-        found = _WHERE.match(str(exc))
-        detail = found["detail"] if found else str(exc)
-        line = int(found["line"]) + line_offset if found else None
-        column = int(found["column"]) if found else None
-        if detail.startswith("recursion limit exceeded"):
-            return None, [TOO_DEEP.at(file_name, line=line)]
-        problem = NOT_JSON.at(
-            file_name, line=line, detail=plain_words(detail), line_number=line, column=column
-        )
-        return None, [problem]
-
-
 def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
     """Read a .json dataset file into the canonical document (not yet validated)."""
     text, encoding, problems = decode(data, file_name)
     detected = f"JSON dataset, {encoding}"
     if text is None:
-        return Parsed("json", detected, file_name, None, _no_place, problems=problems)
+        return Parsed("json", detected, file_name, None, no_place, problems=problems)
     return _parse(text, file_name, encoding, options)
 
 
@@ -214,12 +84,9 @@ def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | Non
     detected = f"JSON dataset, {encoding}"
     document, problems = loads(text, file_name)
     if problems:
-        if _is_json_lines(text):
-            # Imported here: the JSON Lines reader parses its lines with this module.
-            from datasets_app.importing import jsonl_format
-
+        if is_json_lines(text):
             return jsonl_format.read_text(text, file_name, encoding, options, kind=LINES_IN_JSON)
-        return Parsed("json", detected, file_name, None, _no_place, problems=problems)
+        return Parsed("json", detected, file_name, None, no_place, problems=problems)
     mapped = bool(options and options.mapping)
     problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
     if not mapped and _is_list_of_our_tasks(document):
@@ -261,18 +128,6 @@ class _ListLocator:
 LINES_IN_JSON = "JSON Lines in a .json file"
 
 
-def _is_json_lines(text: str) -> bool:
-    """Whether text that is not one JSON value is JSON Lines: its first line is a whole JSON
-    object and more text follows, which no JSON document can be."""
-    first, newline, rest = text.lstrip().partition("\n")
-    if not newline or not rest.strip():
-        return False
-    try:
-        return isinstance(from_json(first, allow_inf_nan=False), dict)
-    except ValueError:
-        return False
-
-
 class _RecordLocator:
     """Puts a task built from another tool's record on the record's line in the text."""
 
@@ -311,11 +166,11 @@ def _shaped(
             advice="It holds what models answered and how they scored. Import the tests "
             "the run used instead.",
         )
-        return Parsed("json", f"JSON, {encoding}", file_name, None, _no_place, problems=[problem])
+        return Parsed("json", f"JSON, {encoding}", file_name, None, no_place, problems=[problem])
     found = shapes.find_records(document)
     if isinstance(found, str):
         problem = shapes.NO_RECORDS.at(file_name, line=1, what=found)
-        return Parsed("json", f"JSON, {encoding}", file_name, None, _no_place, problems=[problem])
+        return Parsed("json", f"JSON, {encoding}", file_name, None, no_place, problems=[problem])
     shaped = shapes.read_records(
         found,
         file_name=file_name,
@@ -421,129 +276,6 @@ def _few_keys(text: str) -> bool:
     if text.count(":") <= _MAX_KEYS_FOR_ONE_PASS:
         return True
     return len(_KEY_END.findall(text)) <= _MAX_KEYS_FOR_ONE_PASS
-
-
-def _no_place(path: DocPath) -> tuple[int | None, int | None]:
-    return (None, None)
-
-
-class _Found(Exception):
-    """Raised inside the walk once every wanted path has been found."""
-
-
-class JsonLocator:
-    """Finds the line of document paths in JSON text, without mapping the whole text.
-
-    `many(paths)` walks the text once, entering only the objects and lists on the way to a
-    wanted path and skipping every other value with the C scanner, and stops when all are
-    found. A path the text does not hold (a missing field) gets its nearest ancestor's line.
-    """
-
-    def __init__(self, text: str, *, first_line: int = 1) -> None:
-        self.text = text
-        self.first_line = first_line
-        # The json module's C scanner (not in typeshed): a value's end, skipping it whole.
-        self._scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-    def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
-        return self.many([path])[path]
-
-    def many(self, paths: Iterable[DocPath]) -> dict[DocPath, tuple[int | None, int | None]]:
-        wanted = list(dict.fromkeys(paths))
-        trie: dict[Any, Any] = {}
-        nodes = 1
-        for path in wanted:
-            node = trie
-            for part in path:
-                if part not in node:
-                    node[part] = {}
-                    nodes += 1
-                node = node[part]
-        positions: dict[DocPath, int] = {}
-        try:
-            self._value(0, trie, (), positions, nodes)
-        except _Found:
-            pass
-        except (ValueError, IndexError, StopIteration, RecursionError):
-            # The text parsed before the walk, so this cannot happen; if it does, the
-            # problems keep whatever lines were found rather than failing the check.
-            pass
-        lines = self._lines(positions)
-        result: dict[DocPath, tuple[int | None, int | None]] = {}
-        for path in wanted:
-            for end in range(len(path), -1, -1):
-                if path[:end] in lines:
-                    result[path] = (None, lines[path[:end]])
-                    break
-            else:
-                result[path] = (None, None)
-        return result
-
-    def _lines(self, positions: dict[DocPath, int]) -> dict[DocPath, int]:
-        # Count newlines between sorted positions, so many problems cost one pass.
-        lines: dict[DocPath, int] = {}
-        line, last = self.first_line, 0
-        for path, position in sorted(positions.items(), key=lambda item: item[1]):
-            line += self.text.count("\n", last, position)
-            last = position
-            lines[path] = line
-        return lines
-
-    def _value(
-        self,
-        index: int,
-        wanted: dict[Any, Any],
-        path: DocPath,
-        positions: dict[DocPath, int],
-        nodes: int,
-    ) -> int:
-        """Record where the value at `index` starts; return the index just after it."""
-        text = self.text
-        index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
-        positions[path] = index
-        if len(positions) >= nodes:
-            raise _Found
-        opener = text[index] if wanted else ""
-        if opener == "{":
-            index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
-            if text[index] == "}":
-                return index + 1
-            while True:
-                key, index = _scanstring(text, index + 1)
-                index = _WHITESPACE.match(text, index).end() + 1  # type: ignore[union-attr]
-                index = self._member(index, wanted.get(key), (*path, key), positions, nodes)
-                index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
-                if text[index] == "}":
-                    return index + 1
-                index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
-        if opener == "[":
-            index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
-            if text[index] == "]":
-                return index + 1
-            position = 0
-            while True:
-                index = self._member(
-                    index, wanted.get(position), (*path, position), positions, nodes
-                )
-                index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
-                if text[index] == "]":
-                    return index + 1
-                index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
-                position += 1
-        return self._scan(text, index)[1]
-
-    def _member(
-        self,
-        index: int,
-        wanted: dict[Any, Any] | None,
-        path: DocPath,
-        positions: dict[DocPath, int],
-        nodes: int,
-    ) -> int:
-        if wanted is None:
-            index = _WHITESPACE.match(self.text, index).end()  # type: ignore[union-attr]
-            return self._scan(self.text, index)[1]
-        return self._value(index, wanted, path, positions, nodes)
 
 
 # --- Writing.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from datasets_app.importing import shapes
-from datasets_app.importing.json_format import (
+from datasets_app.importing.json_text import (
     NUL_CHARACTER,
     decode,
     escaped_nul_lines,

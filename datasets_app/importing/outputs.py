@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
 
-from datasets_app.importing import aliases, csv_format, json_format
+from datasets_app.importing import aliases, csv_format, json_text
 from datasets_app.importing.columns import unneutralize_formula
 from datasets_app.importing.spec import MAX_FILE_BYTES, MAX_TEXT_CHARS, MAX_URL_CHARS, Problem, Rule
 
@@ -244,7 +244,7 @@ def _quoted(task_id: str) -> str:
 
 
 def _read_jsonl(data: bytes, reader: _Reader) -> None:
-    text, _encoding, problems = json_format.decode(data, reader.name)
+    text, _encoding, problems = json_text.decode(data, reader.name)
     if text is None:
         reader.result.problems.extend(problems)
         return

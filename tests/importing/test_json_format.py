@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 
 from datasets_app.importing import document as doc
-from datasets_app.importing import json_format, shapes
+from datasets_app.importing import json_format, json_text, shapes
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import (
     MAX_PROBLEMS,
@@ -101,7 +101,7 @@ def test_rule_problems_in_a_valid_shaped_file_get_their_lines_too():
 
 def test_the_locator_walks_only_to_the_paths_asked_for():
     text = json.dumps({"a": [{"b": 1}, {"b": [1, 2, {"c": "x\ny"}]}], "d": {"e": None}}, indent=1)
-    locate = json_format.JsonLocator(text)
+    locate = json_text.JsonLocator(text)
     lines = text.split("\n")
 
     for path, needle in [(("a", 1, "b", 2, "c"), '"c"'), (("d", "e"), '"e"'), (("a", 0), "{")]:
@@ -115,7 +115,7 @@ def test_the_locator_walks_only_to_the_paths_asked_for():
 def test_a_syntax_error_is_one_problem_with_its_line_and_column():
     problem = only_problem(check('{\n  "tasks": [\n    {"id": "a",,}\n  ]\n}'))
 
-    assert problem.code == json_format.NOT_JSON.code
+    assert problem.code == json_text.NOT_JSON.code
     assert problem.line == 3
     assert "column" in problem.message
 
@@ -124,7 +124,7 @@ def test_truncated_json_is_a_problem_not_a_crash():
     text = PRETTY[: len(PRETTY) // 2]
     problem = only_problem(check(text))
 
-    assert problem.code == json_format.NOT_JSON.code
+    assert problem.code == json_text.NOT_JSON.code
     assert problem.line == text.count("\n") + 1
 
 
@@ -132,11 +132,11 @@ def test_json_nested_ten_thousand_deep_is_a_problem():
     start = time.perf_counter()
     problem = only_problem(check("[" * 10_000 + "]" * 10_000))
 
-    assert problem.code == json_format.TOO_DEEP.code
+    assert problem.code == json_text.TOO_DEEP.code
     assert time.perf_counter() - start < 2
 
     problem = only_problem(check('{"tasks": [{"evidence": ' + "[" * 10_000 + "]" * 10_000 + "}]}"))
-    assert problem.code == json_format.TOO_DEEP.code
+    assert problem.code == json_text.TOO_DEEP.code
 
 
 def test_a_list_of_records_is_read_and_a_scalar_says_what_a_dataset_file_is():
@@ -152,19 +152,17 @@ def test_invalid_utf8_names_the_line_and_byte():
     data = b'{\n"tasks": [\n{"prompt": "caf\xe9"}]}'
     problem = only_problem(check(data))
 
-    assert problem.code == json_format.NOT_UTF8.code
+    assert problem.code == json_text.NOT_UTF8.code
     assert problem.line == 3
-    assert problem.message == json_format.NOT_UTF8.format(
-        byte=data.index(b"\xe9") + 1, line_number=3
-    )
+    assert problem.message == json_text.NOT_UTF8.format(byte=data.index(b"\xe9") + 1, line_number=3)
 
 
 def test_a_nul_byte_is_a_problem_and_an_escaped_nul_too():
     problem = only_problem(check(b'{"tasks": [\n{"prompt": "a\x00"}]}'))
-    assert (problem.code, problem.line) == (json_format.NUL_BYTE.code, 2)
+    assert (problem.code, problem.line) == (json_text.NUL_BYTE.code, 2)
 
     result = check('{"tasks": [\n{"prompt": "a\\u0000", "expected": "x"}]}')
-    assert [(p.code, p.line) for p in result.problems] == [(json_format.NUL_CHARACTER.code, 2)]
+    assert [(p.code, p.line) for p in result.problems] == [(json_text.NUL_CHARACTER.code, 2)]
     # An escaped backslash followed by "u0000" is just text.
     assert check('{"tasks": [{"prompt": "a\\\\u0000", "expected": "x"}]}').ok
 
@@ -188,7 +186,7 @@ def test_utf16_with_a_bom_is_read_without_one_it_is_refused():
 
 def test_nan_and_infinity_are_problems():
     weight = '{"tasks": [{"prompt": "p", "criteria": [{"criterion": "c", "weight": NaN}]}]}'
-    assert only_problem(check(weight)).code == json_format.NOT_JSON.code
+    assert only_problem(check(weight)).code == json_text.NOT_JSON.code
 
     evidence = '{"tasks": [{"prompt": "p", "expected": "x", "evidence": {"a": -Infinity}}]}'
     problem = only_problem(check(evidence))
@@ -275,7 +273,7 @@ def test_write_then_validate_with_the_zip_s_files_gives_back_the_same_plan(spec)
     plan, problems, _ = doc.validate_document(
         document,
         file_name="export.json",
-        locate=json_format.JsonLocator(""),
+        locate=json_text.JsonLocator(""),
         options=CheckOptions(),
         zip_members=zip_members_for(spec),
     )

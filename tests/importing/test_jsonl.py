@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from datasets_app.importing import document as doc
-from datasets_app.importing import json_format, jsonl_format
+from datasets_app.importing import json_text, jsonl_format
 from datasets_app.importing.checker import check_file, result_to_json
 
 FILES = Path(__file__).resolve().parent.parent / "files" / "json"
@@ -29,7 +29,7 @@ def test_every_bad_line_is_named_and_the_whole_file_refused():
 
     assert not result.ok and result.plan is None
     assert [(p.line, p.code) for p in result.problems] == [
-        (2, json_format.NOT_JSON.code),
+        (2, json_text.NOT_JSON.code),
         (3, jsonl_format.LINE_NOT_A_TASK.code),
         (4, jsonl_format.DATASET_KEYS_IN_JSONL.code),
         (5, doc.NOTHING_TO_GRADE.code),
@@ -71,7 +71,7 @@ def test_a_line_nested_too_deep_is_named():
     data = b'{"prompt": "a", "expected": "x"}\n' + b"[" * 5000 + b"]" * 5000 + b"\n"
     (problem,) = check_file(data, "t.jsonl").problems
 
-    assert (problem.code, problem.line) == (json_format.TOO_DEEP.code, 2)
+    assert (problem.code, problem.line) == (json_text.TOO_DEEP.code, 2)
 
 
 # Inspect AI's question/answer .jsonl imports as a contextgrid eval set: see
@@ -103,7 +103,7 @@ def test_json_that_is_broken_after_its_first_line_is_still_refused_as_json():
     # A pretty-printed document's first line is "{", not a whole object: not JSON Lines.
     result = check_file(b'{\n  "tasks": [\n    {"id": "a",}\n  ]\n}\n', "broken.json")
 
-    assert [(p.line, p.code) for p in result.problems] == [(3, json_format.NOT_JSON.code)]
+    assert [(p.line, p.code) for p in result.problems] == [(3, json_text.NOT_JSON.code)]
 
 
 # The page's keys mean the page's rules, in every container (issue 26): a line of our own

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from datasets_app.importing import evalset_format, json_format, spec, zip_format
+from datasets_app.importing import evalset_format, json_text, spec, zip_format
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import CheckOptions, DatasetSpec, TaskSpec, counted, file_size
 
@@ -119,6 +119,6 @@ def test_export_warnings_count_tasks_in_words():
 
 def test_zip_limits_read_in_mib():
     assert zip_format.file_size(zip_format.MAX_FILE_BYTES) == "50 MiB"
-    assert json_format.plain_words("EOF while parsing a value") == (
+    assert json_text.plain_words("EOF while parsing a value") == (
         "the text ends in the middle of a value"
     )
