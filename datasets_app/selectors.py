@@ -261,15 +261,20 @@ def import_preview(*, upload: Upload, mode: str) -> dict:
         problems += add_conflicts(dataset=upload.dataset, upload=upload)
     task_count = result.get("task_count", 0)
     can_import = bool(result.get("ok")) and not problems
+    # Added, a file's tasks are graded by the dataset's criteria for every task too.
+    preview_tasks = (
+        result.get("added_tasks", result.get("tasks", []))
+        if mode == ImportMode.ADD
+        else result.get("tasks", [])
+    )
     return {
         "result": result,
         "detected": _detected(upload, result),
         # The problems CSV is the file's own rows with a problem column: a spreadsheet's.
         "problems_spreadsheet": result.get("format") in ("csv", "xlsx"),
-        # Added, a file's tasks are graded by the dataset's criteria for every task too.
-        "preview_tasks": result.get("added_tasks", result.get("tasks", []))
-        if mode == ImportMode.ADD
-        else result.get("tasks", []),
+        "preview_tasks": preview_tasks,
+        # Tasks graded by their answers alone have no Criteria and Total weight columns.
+        "preview_criteria": any(task.get("criteria") for task in preview_tasks),
         "problem_groups": group_problems(problems),
         "problem_count": len(problems),
         "warning_groups": group_problems(

@@ -13,7 +13,7 @@ from django.urls import reverse
 from datasets_app import wording
 from datasets_app.services import datasets
 from tests.datasets import import_file
-from tests.test_import_views import EXPECTED, RUBRIC
+from tests.test_import_views import EXPECTED, RUBRIC, check
 
 pytestmark = pytest.mark.django_db
 
@@ -92,3 +92,11 @@ def test_the_help_page_has_a_contents_list_of_its_sections(auth_client):
     text = visible_text(page)
     for kind, name in wording.VERIFIER_KIND_NAMES.items():
         assert name in text and wording.VERIFIER_KIND_HELP[kind] in text
+
+
+def test_the_import_preview_of_answers_alone_has_no_criteria_columns(auth_client, make_dataset):
+    answers = check(auth_client, make_dataset(name="A"), "e.json", EXPECTED).content.decode()
+    assert "Preview: 2 tasks" in answers
+    assert "Total weight" not in answers and 'data-label="Criteria"' not in answers
+    rubric = check(auth_client, make_dataset(name="R"), "r.json", RUBRIC).content.decode()
+    assert "Total weight" in rubric and 'data-label="Criteria"' in rubric

@@ -39,9 +39,12 @@ def _text_cell(text: str, length: int) -> str:
 
 
 @register.simple_tag
-def preview_rows(tasks: list[dict], texts: list[list] | None = None) -> SafeString:
+def preview_rows(
+    tasks: list[dict], texts: list[list] | None = None, *, with_criteria: bool = True
+) -> SafeString:
     """`<tr>` per task of a checked file: id, name, prompt, expected answer, scored by,
-    criteria, total weight. `texts` are the check's (`selectors.preview_texts`).
+    and `with_criteria`, criteria and total weight. `texts` are the check's
+    (`selectors.preview_texts`).
 
     Each cell carries its column's name (`data-label`), which a narrow screen shows beside
     it when the table becomes stacked rows.
@@ -59,8 +62,13 @@ def preview_rows(tasks: list[dict], texts: list[list] | None = None) -> SafeStri
             f'<td data-label="Expected answer" class="text">'
             f"{_text_cell(expected, expected_length)}</td>"
             f'<td data-label="Scored by">{SCORED_BY.get(task["scored_by"], "")}</td>'
-            f'<td data-label="Criteria" class="num">{int(task["criteria"]):,}</td>'
-            f'<td data-label="Total weight" class="num">{escape(weight(task["total_weight"]))}</td>'
-            "</tr>"
+            + (
+                f'<td data-label="Criteria" class="num">{int(task["criteria"]):,}</td>'
+                f'<td data-label="Total weight" class="num">'
+                f"{escape(weight(task['total_weight']))}</td>"
+                if with_criteria
+                else ""
+            )
+            + "</tr>"
         )
     return mark_safe("\n".join(rows))  # every value above is escaped
