@@ -17,6 +17,10 @@ The files are the attacks of issue 15 (and their near misses, just under each ca
 - jsonl_deep: a .jsonl eval set nested 10,000 deep.
 - json_million_criteria: 1,000 tasks × 1,000 criteria (a 30 MB .json).
 - json_huge_prompt / csv_huge_prompt: one 49 MiB prompt.
+- json_deep: a .json array nested 10,000 deep.
+- json_two_million_records / _values / _criteria: 2,000,000 records, values as tasks, or
+  values as one task's criteria (far past the 1,000-task and criteria limits).
+- json_many_keys: an object of 400,000 keys beside an empty task list.
 
 Run: `.venv/bin/python bench/bench_hostile_files.py [NAME...]` (also in `make bench`); the
 check is `manage.py check_dataset_file PATH`, the command a person runs, with the worker's
@@ -300,6 +304,27 @@ def csv_huge_prompt(path: Path) -> None:
     path.write_text("prompt,expected_answer\n" + "p" * (49 * MiB) + ",A\n")
 
 
+def json_deep(path: Path) -> None:
+    path.write_text("[" * 10_000 + "]" * 10_000)
+
+
+def json_two_million_records(path: Path) -> None:
+    path.write_text("[" + ",".join(['{"q": 1}'] * 2_000_000) + "]")
+
+
+def json_two_million_values(path: Path) -> None:
+    path.write_text('{"tasks": [' + ",".join(["1"] * 2_000_000) + "]}")
+
+
+def json_two_million_criteria(path: Path) -> None:
+    many = ",".join(["1"] * 2_000_000)
+    path.write_text('{"tasks": [{"prompt": "p", "criteria": [' + many + "]}]}")
+
+
+def json_many_keys(path: Path) -> None:
+    path.write_text("{" + ",".join(f'"k{n}": 1' for n in range(400_000)) + ', "tasks": []}')
+
+
 FILES: dict[str, Callable[[Path], None]] = {
     "xlsx_billion_row.xlsx": xlsx_billion_row,
     "xlsx_huge_string.xlsx": xlsx_huge_string,
@@ -314,6 +339,11 @@ FILES: dict[str, Callable[[Path], None]] = {
     "json_million_criteria.json": json_million_criteria,
     "json_huge_prompt.json": json_huge_prompt,
     "csv_huge_prompt.csv": csv_huge_prompt,
+    "json_deep.json": json_deep,
+    "json_two_million_records.json": json_two_million_records,
+    "json_two_million_values.json": json_two_million_values,
+    "json_two_million_criteria.json": json_two_million_criteria,
+    "json_many_keys.json": json_many_keys,
 }
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -129,11 +128,9 @@ def test_truncated_json_is_a_problem_not_a_crash():
 
 
 def test_json_nested_ten_thousand_deep_is_a_problem():
-    start = time.perf_counter()
     problem = only_problem(check("[" * 10_000 + "]" * 10_000))
 
     assert problem.code == json_text.TOO_DEEP.code
-    assert time.perf_counter() - start < 2
 
     problem = only_problem(check('{"tasks": [{"evidence": ' + "[" * 10_000 + "]" * 10_000 + "}]}"))
     assert problem.code == json_text.TOO_DEEP.code
@@ -193,10 +190,10 @@ def test_nan_and_infinity_are_problems():
     assert (problem.code, problem.field) == (doc.NON_FINITE_EVIDENCE.code, "tasks[0].evidence")
 
 
-def test_a_50_mb_single_line_is_checked_in_bounded_time():
+def test_a_50_mb_single_line_is_checked():
+    # Its time and memory are bench_hostile_files' figure (json_huge_prompt).
     prompt = "x" * (50 * 1024 * 1024 - 100)
     data = json.dumps({"tasks": [{"prompt": prompt, "weight": 1}]}).encode()
-    start = time.perf_counter()
     result = check(data)
 
     assert [w.code for w in result.warnings] == [doc.UNKNOWN_FIELD.code]
@@ -205,7 +202,6 @@ def test_a_50_mb_single_line_is_checked_in_bounded_time():
         doc.TEXT_TOO_LONG.code,
         doc.NOTHING_TO_GRADE.code,
     ]
-    assert time.perf_counter() - start < 10
 
 
 def test_wrong_types_everywhere_are_problems():
@@ -282,17 +278,16 @@ def test_write_then_validate_with_the_zip_s_files_gives_back_the_same_plan(spec)
     assert plan == spec
 
 
-def test_millions_of_wrong_values_are_bounded_in_time_and_problems():
-    # A list longer than any limit is one problem, whatever its items are.
+def test_millions_of_wrong_values_are_bounded_in_problems():
+    # A list longer than any limit is one problem, whatever its items are. Their time and
+    # memory are bench_hostile_files' figure (json_two_million_values and its neighbours).
     many_tasks = '{"tasks": [' + ",".join(["1"] * 2_000_000) + "]}"
     many_criteria = (
         '{"tasks": [{"prompt": "p", "criteria": [' + ",".join(["1"] * 2_000_000) + "]}]}"
     )
     many_keys = "{" + ",".join(f'"k{n}": 1' for n in range(400_000)) + ', "tasks": []}'
-    start = time.perf_counter()
     tasks, criteria, keys = check(many_tasks), check(many_criteria), check(many_keys)
 
-    assert time.perf_counter() - start < 20
     assert [p.code for p in tasks.problems] == [doc.TOO_MANY_TASKS.code]
     assert tasks.problems[0].message == doc.TOO_MANY_TASKS.format(count=2_000_000, limit=1000)
     assert [p.code for p in criteria.problems] == [doc.TOO_MANY_CRITERIA.code]

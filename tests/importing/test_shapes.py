@@ -677,13 +677,10 @@ def test_alpaca_columns_in_a_spreadsheet_make_one_prompt_too():
     assert (task.prompt, task.expected_text) == ("Translate to French.\n\nGood morning", "Bonjour")
 
 
-def test_millions_of_records_are_one_problem_in_bounded_time():
-    import time
-
-    start = time.perf_counter()
+def test_millions_of_records_are_one_problem():
+    # Its time and memory are bench_hostile_files' figure (json_two_million_records).
     result = check("big.json", "[" + ",".join(['{"q": 1}'] * 2_000_000) + "]")
 
-    assert time.perf_counter() - start < 30
     assert [p.code for p in result.problems] == [document.TOO_MANY_TASKS.code]
     assert result.problems[0].message == document.TOO_MANY_TASKS.format(count=2_000_000, limit=1000)
     lines_result = check("big.jsonl", '{"question": "q", "answer": "a"}\n' * 1001)

@@ -9,7 +9,6 @@ import io
 import json
 import stat
 import struct
-import time
 import tracemalloc
 import warnings
 import zipfile
@@ -53,10 +52,8 @@ def dataset_json(*attached: str) -> bytes:
 
 
 def check(data: bytes, name: str = "upload.zip") -> CheckResult:
-    started = time.perf_counter()
-    result = zip_format.check(data, name, options=OPTIONS)
-    assert time.perf_counter() - started < 5
-    return result
+    # How long hostile archives take to check is bench_hostile_files' figure, not a test's.
+    return zip_format.check(data, name, options=OPTIONS)
 
 
 def codes(result: CheckResult) -> set[str]:
