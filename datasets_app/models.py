@@ -77,7 +77,7 @@ class Dataset(models.Model):
     # "defaultVerifier": {...}}, kept as the file writes them.
     settings = models.JSONField(default=dict, blank=True)
     # The column or key mappings people confirmed when importing files into this dataset,
-    # by the shape of the file (`shapes.signature_of` its columns): {shape: {field:
+    # by the shape of the file (`spec.signature_of` its columns): {shape: {field:
     # source}}. Offered again, pre-filled, for the next file of the same shape.
     import_mappings = models.JSONField(default=dict, blank=True)
     # Saving a version waits until every draft is reviewed (`services.datasets.version_save`).

@@ -138,12 +138,14 @@ from datasets_app.importing.spec import (
     MAX_TASKS,
     CheckOptions,
     DocPath,
+    FieldMap,
     Problem,
     Rule,
     field_path,
     name_from_prompt,
     nowhere,
     shorten,
+    signature_of,
 )
 
 # --- What a person reads --------------------------------------------------------------------
@@ -292,61 +294,6 @@ SAMPLE_CRITERIA = 10
 
 
 # --- The mapping ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FieldMap:
-    """Which source (a column, or a key as a dotted path) fills each field, and why.
-
-    `how` is "recognised" (a known shape or field names), "guessed" (nothing said which
-    is which: the check asks the person to confirm), "given" (the dialog or `--map`) or
-    "remembered" (the mapping this dataset's last file of the same shape used, offered
-    again). `sample` is the first records as they would import under this mapping.
-    """
-
-    fields: dict[str, str]
-    how: str
-    sources: tuple[str, ...]
-    shape: str = ""
-    sample: tuple[dict[str, Any], ...] = ()
-    # The file grades its tasks itself (promptfoo assertions, a criteria list), so no
-    # expected-answer column need be chosen.
-    graded: bool = False
-
-    @property
-    def needs_confirmation(self) -> bool:
-        return self.how in ("guessed", "remembered")
-
-    @property
-    def signature(self) -> str:
-        """The shape of the file as the dataset remembers a mapping by: its sources."""
-        return signature_of(self.sources)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "how": self.how,
-            "fields": dict(self.fields),
-            "sources": list(self.sources),
-            "shape": self.shape,
-            "needs_confirmation": self.needs_confirmation,
-            "sample": [dict(row) for row in self.sample],
-            "graded": self.graded,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> FieldMap:
-        return cls(
-            fields=dict(data.get("fields") or {}),
-            how=data.get("how", "recognised"),
-            sources=tuple(data.get("sources") or ()),
-            shape=data.get("shape", ""),
-            sample=tuple(data.get("sample") or ()),
-            graded=bool(data.get("graded")),
-        )
-
-
-def signature_of(sources: Iterable[str]) -> str:
-    return "\n".join(sorted({normalize(source) for source in sources}))
 
 
 MAP_NOT_FIELD_EQUALS_SOURCE = "--map {value}: write it as FIELD=SOURCE, e.g. prompt=question."

@@ -7,9 +7,11 @@ every writer (export, templates) starts from them. Pure Python: no Django here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+
+from datasets_app.importing.aliases import normalize
 
 ScoredBy = Literal["expected_answer", "criteria"]
 
@@ -423,6 +425,62 @@ class TaskPreview:
 
 
 @dataclass(frozen=True)
+class FieldMap:
+    """Which source (a column, or a key as a dotted path) fills each field, and why.
+
+    `how` is "recognised" (a known shape or field names), "guessed" (nothing said which
+    is which: the check asks the person to confirm), "given" (the dialog or `--map`) or
+    "remembered" (the mapping this dataset's last file of the same shape used, offered
+    again). `sample` is the first records as they would import under this mapping.
+    """
+
+    fields: dict[str, str]
+    how: str
+    sources: tuple[str, ...]
+    shape: str = ""
+    sample: tuple[dict[str, Any], ...] = ()
+    # The file grades its tasks itself (promptfoo assertions, a criteria list), so no
+    # expected-answer column need be chosen.
+    graded: bool = False
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return self.how in ("guessed", "remembered")
+
+    @property
+    def signature(self) -> str:
+        """The shape of the file as the dataset remembers a mapping by: its sources."""
+        return signature_of(self.sources)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "how": self.how,
+            "fields": dict(self.fields),
+            "sources": list(self.sources),
+            "shape": self.shape,
+            "needs_confirmation": self.needs_confirmation,
+            "sample": [dict(row) for row in self.sample],
+            "graded": self.graded,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FieldMap:
+        return cls(
+            fields=dict(data.get("fields") or {}),
+            how=data.get("how", "recognised"),
+            sources=tuple(data.get("sources") or ()),
+            shape=data.get("shape", ""),
+            sample=tuple(data.get("sample") or ()),
+            graded=bool(data.get("graded")),
+        )
+
+
+def signature_of(sources: Iterable[str]) -> str:
+    """The shape of a file as a dataset remembers a mapping by: its sources, normalised."""
+    return "\n".join(sorted({normalize(source) for source in sources}))
+
+
+@dataclass(frozen=True)
 class CheckResult:
     file_name: str
     format: str | None
@@ -432,9 +490,9 @@ class CheckResult:
     plan: DatasetSpec | None = None
     # Cautions to repeat in the preview (e.g. contextgrid's document-level gold note).
     notes: tuple[str, ...] = ()
-    # Which column or key filled each field, when the file is another tool's shape
-    # (`shapes.FieldMap`); None for a file in our own format.
-    mapping: Any = None
+    # Which column or key filled each field, when the file is another tool's shape; None
+    # for a file in our own format.
+    mapping: FieldMap | None = None
 
     @property
     def ok(self) -> bool:
@@ -456,7 +514,7 @@ class CheckOptions:
     # from the import dialog's mapping step or `--map`; None to recognise them.
     mapping: dict[str, str] | None = None
     # Mappings the dataset remembers, by the shape of the file they were made for
-    # (`shapes.signature_of`): offered again, for confirmation, for a file of that shape.
+    # (`signature_of`): offered again, for confirmation, for a file of that shape.
     remembered_mappings: dict[str, dict[str, str]] | None = None
     # The number of the first id made up for a task the file gives none (`task-N`): the
     # dataset's next, so that a second file without ids adds after the first's tasks
@@ -526,8 +584,8 @@ class Parsed:
     # How a problem's `field` names a document path; None = `field_path` (tasks[3].prompt).
     # JSONL drops the `tasks[3].` its line already says; a CSV may give its column name.
     field_label: Callable[[DocPath], str] | None = None
-    # `shapes.FieldMap` when the file is another tool's shape.
-    mapping: Any = None
+    # Which column or key filled each field, when the file is another tool's shape.
+    mapping: FieldMap | None = None
     # True when the reader wrote the document itself from the format's own fields (a
     # sheet's columns): it holds no key the format does not know, so the validator does
     # not look for one.

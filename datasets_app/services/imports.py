@@ -29,11 +29,11 @@ from django.utils.text import get_valid_filename
 from datasets_app import selectors
 from datasets_app.importing import checker, problems_csv, zip_format
 from datasets_app.importing.aliases import FIELD_KEYS
-from datasets_app.importing.shapes import FieldMap
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
     CheckResult,
     DatasetSpec,
+    FieldMap,
     Problem,
     TaskSpec,
     graded_as_rubric,

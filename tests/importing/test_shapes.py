@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from datasets_app.importing import aliases, columns, document, json_format, shapes
+from datasets_app.importing import aliases, columns, document, json_format, shapes, spec
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.csv_format import write as write_csv
 from datasets_app.importing.spec import CheckOptions
@@ -553,7 +553,7 @@ def test_a_nested_key_is_mapped_by_its_dotted_path():
 def test_a_mapping_remembered_for_the_shape_is_offered_not_applied():
     data = json.dumps([{"problem": "P", "solution": "S"}])
     remembered = {
-        shapes.signature_of(["problem", "solution"]): {"prompt": "solution", "expected": "problem"}
+        spec.signature_of(["problem", "solution"]): {"prompt": "solution", "expected": "problem"}
     }
 
     result = check("t.json", data, remembered_mappings=remembered)
