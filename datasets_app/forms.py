@@ -488,6 +488,10 @@ class TaskForm(KeepsShownText, forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Leave empty to grade this task by criteria only.",
     )
+    # Choices: the task's own files (`TaskEditor`).
+    remove_files = forms.TypedMultipleChoiceField(
+        label="Remove", coerce=int, required=False, widget=forms.CheckboxSelectMultiple
+    )
     add_input_files = MultipleFileField(
         label="Add input files",
         required=False,
@@ -667,6 +671,9 @@ class TaskEditor:
     ):
         self.task = task
         self.form = TaskForm(data, files, initial=TaskForm.initial_for(task) if task else None)
+        remove = self.form.fields["remove_files"]
+        assert isinstance(remove, forms.TypedMultipleChoiceField)
+        remove.choices = [(f.pk, f.name) for f in task.files.all()] if task else []
         own = task.criteria.all() if task else ()
         self.criteria = criteria_formset(data, criteria=own)
         self.adding = adding_criterion(data)
@@ -677,6 +684,7 @@ class TaskEditor:
         self.taken_ids = taken_ids
         self.spec: TaskSpec | None = None
         self.new_files: list[tuple[str, Any]] = []
+        self.removed_files: list[int] = []
 
     def is_valid(self) -> bool:
         if self.adding or not (self.form.is_valid() and self.criteria.is_valid()):
@@ -686,6 +694,7 @@ class TaskEditor:
             return False
         task = self.form.to_document(criteria_documents(self.criteria))
         self.new_files = self.form.new_files()
+        self.removed_files = self.form.cleaned_data.get("remove_files") or []
         members = self._with_files(task)
         document = {"criteria": self.shared_criteria, "tasks": [task]}
         plan, problems, _ = validate_document(
@@ -723,7 +732,7 @@ class TaskEditor:
                 if f.url
                 else {"path": member(f.name, f.size or 0), "name": f.name}
                 for f in kept
-                if f.role == role
+                if f.role == role and f.pk not in self.removed_files
             ]
             docs += [
                 {"path": member(upload.name, upload.size), "name": upload.name}

@@ -650,6 +650,7 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
                 spec=editor.spec,
                 files=editor.new_files,
                 user=request.user,
+                remove=editor.removed_files,
             )
         except (datasets.TaskNotEditable, limits.LimitReached, imports.ImportRefused) as refused:
             # The form comes back with what the person typed and why it did not land.

@@ -347,3 +347,35 @@ def test_attached_files_keep_an_imports_limits(auth_client, make_dataset, settin
         ).content.decode()
     )
     assert "Nothing was stored" in page and not dataset.tasks.exists()
+
+
+def test_files_are_removed_on_the_form_and_a_saved_copy_keeps_them(auth_client, make_dataset, user):
+    from django.core.files.storage import default_storage
+
+    dataset = make_dataset(tasks=1)
+    task = dataset.tasks.get()
+    url = reverse("datasets_app:task_edit", args=[dataset.pk, task.pk])
+    data = form_data(auth_client.get(url).content.decode())
+    data["add_input_files"] = [attached("old.csv", b"a,b\n"), attached("keep.txt", b"k")]
+    auth_client.post(url, data)
+    datasets.version_save(dataset=dataset, user=user)
+    old = dataset.tasks.get(task_id="t1").files.get(name="old.csv")
+
+    data = form_data(auth_client.get(url).content.decode())
+    data["remove_files"] = [str(old.pk)]
+    data["add_expected_files"] = [attached("new.md", b"n")]
+    assert auth_client.post(url, data).status_code == 302
+
+    draft = dataset.tasks.get(task_id="t1", state=TaskState.DRAFT)
+    assert sorted(draft.files.values_list("name", flat=True)) == ["keep.txt", "new.md"]
+    # The version holds an archived copy that still has the file, so its bytes stay.
+    saved = dataset.versions.get().tasks.get()
+    assert sorted(saved.files.values_list("name", flat=True)) == ["keep.txt", "old.csv"]
+    assert default_storage.exists(old.file.name)
+    # A file only the draft held goes from the storage too.
+    new = draft.files.get(name="new.md")
+    data = form_data(auth_client.get(url).content.decode())
+    data["remove_files"] = [str(new.pk)]
+    auth_client.post(url, data)
+    assert not default_storage.exists(new.file.name)
+    assert list(draft.files.values_list("name", flat=True)) == ["keep.txt"]

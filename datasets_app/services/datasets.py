@@ -180,11 +180,11 @@ TASK_ID_TAKEN_MEANWHILE = (
 
 @transaction.atomic
 def task_save(
-    *, dataset: Dataset, task: Task | None, spec: TaskSpec, adds_files: bool = False
+    *, dataset: Dataset, task: Task | None, spec: TaskSpec, changes_files: bool = False
 ) -> Task:
     """Create a task or save an edit of one, as a draft; saving it unchanged changes nothing.
-    `adds_files`: the caller attaches files to it next (`imports.task_save_with_files`), so
-    it changes even when the rest is as it was.
+    `changes_files`: the caller adds or removes files next (`imports.task_save_with_files`),
+    so it changes even when the rest is as it was.
 
     Everything is decided under the dataset's lock, on the rows as they are then: a task
     archived meanwhile (by a Replace, say) is refused, never brought back to life, and so
@@ -203,7 +203,7 @@ def task_save(
         )
         if draft.state == TaskState.ARCHIVED:
             raise TaskNotEditable(TASK_ARCHIVED_MEANWHILE)
-        if not adds_files and task_unchanged(draft, spec):
+        if not changes_files and task_unchanged(draft, spec):
             return draft
     if dataset.tasks.live().filter(task_id=spec.id).exclude(pk=draft.pk).exists():
         raise TaskNotEditable(TASK_ID_TAKEN_MEANWHILE.format(id=spec.id))

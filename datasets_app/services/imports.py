@@ -710,20 +710,28 @@ def task_save_with_files(
     spec: TaskSpec,
     files: list[tuple[str, File]],
     user: User,
+    remove: list[int] | None = None,
 ) -> Task:
     """Save the task form (`datasets.task_save`) with the files a person chose on it, stored
     as an import stores a zip's: hashed, bytes already stored kept once, in the dataset
-    owner's storage quota, under the lock that counts it. All or nothing: files stored for
-    an edit that does not land are removed again. The form's checker has held the files to
-    an import's limits (how many, how large, their names) before this is called."""
-    if not files:
+    owner's storage quota, under the lock that counts it; and without the files (their
+    ids) ticked to remove. All or nothing: files stored for an edit that does not land are
+    removed again. The form's checker has held the files to an import's limits (how many,
+    how large, their names) before this is called. A saved task's copy in its versions
+    keeps the files it had."""
+    if not files and not remove:
         return datasets.task_save(dataset=dataset, task=task, spec=spec)
     hashed = [(role, upload, *_sha256_of(upload)) for role, upload in files]
     contents = {sha256: size for _role, _upload, sha256, size in hashed}
     stored: list[str] = []
     try:
         with transaction.atomic():
-            saved = datasets.task_save(dataset=dataset, task=task, spec=spec, adds_files=True)
+            saved = datasets.task_save(dataset=dataset, task=task, spec=spec, changes_files=True)
+            if remove:
+                removed = saved.files.filter(pk__in=remove)
+                names = set(removed.exclude(file="").values_list("file", flat=True))
+                removed.delete()
+                datasets.stored_files_delete_unheld(names)
             owner = Dataset.objects.select_related("owner").get(pk=dataset.pk).owner
             _lock_storage_of(owner)
             _check_quota(owner, contents, importer=user)

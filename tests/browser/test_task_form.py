@@ -182,5 +182,10 @@ def test_files_are_attached_on_the_form(
     ]
     page.get_by_role("link", name="Edit").click()
     expect(page.get_by_text("Input file: table.csv")).to_be_visible()
+    page.get_by_label("Remove table.csv").check()
     screenshot(page, "task-form-files-listed")
+    page.get_by_role("button", name="Save as draft").click()
+    expect(page.get_by_role("link", name="answer-key.md")).to_be_visible()
+    expect(page.get_by_role("link", name="table.csv")).to_have_count(0)
+    assert list(task.files.values_list("name", flat=True)) == ["answer-key.md"]
     assert errors == []
