@@ -151,7 +151,10 @@ def test_a_next_page_elsewhere_is_never_followed(auth_client, make_dataset):
     dataset = make_dataset(tasks=1)
     task = dataset.tasks.get()
     url = reverse("datasets_app:task_delete", args=[dataset.pk, task.pk])
-    response = auth_client.post(f"{url}?next=https://elsewhere.example/")
+    for elsewhere in ("https://elsewhere.example/", "//elsewhere.example/", "/\\elsewhere"):
+        response = auth_client.get(f"{url}?next={elsewhere}")
+        assert "elsewhere" not in response.content.decode()
+    response = auth_client.post(f"{url}?next=//elsewhere.example/")
     assert response["Location"] == dataset.get_absolute_url()
 
 
