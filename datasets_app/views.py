@@ -503,8 +503,10 @@ def _create_dataset(request: HtmxHttpRequest, form: NewDatasetForm, upload: Uplo
             description=data.get("description", ""),
         )
     except imports.ImportRefused as refused:
-        # Said at the top of the file's part, where focus goes: why nothing was created.
-        return _render_new_dataset(request, form, upload, file_errors=[str(refused)])
+        # Said at the top of the file's part, where focus goes: why nothing was created. The
+        # form as typed, without "give it a name" (the file may still name it).
+        typed = NewDatasetForm(initial={key: data.get(key, "") for key in ("name", "description")})
+        return _render_new_dataset(request, typed, upload, file_errors=[str(refused)])
     if upload.state == Upload.State.IMPORTED:
         messages.success(request, selectors.imported_message(upload))
     else:

@@ -43,6 +43,7 @@ def create(client, upload: Upload) -> str:
 def test_create_is_refused_while_the_check_runs_and_says_so(auth_client, checking):
     page = create(auth_client, checking)
     assert imports.UPLOAD_STILL_CHECKING in page
+    assert "Give the dataset a name" not in page  # the file may name it
     assert not Dataset.objects.exists()
     # The button waits too: disabled until the check is back.
     assert 'disabled aria-disabled="true">Create dataset' in page
