@@ -17,8 +17,9 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.utils.http import content_disposition_header
 from django.utils.text import get_valid_filename
 
-from datasets_app.importing import csv_format, evalset_format, json_format, xlsx_format, zip_format
+from datasets_app.importing import csv_format, evalset_format, xlsx_format, zip_format
 from datasets_app.importing.columns import spreadsheet_warnings
+from datasets_app.importing.formats import WRITERS
 from datasets_app.importing.spec import DatasetSpec, FileSpec, MappedTasks, TaskSpec, counted
 
 # Exports up to this size stay in memory; a larger .zip spools to a temporary file.
@@ -97,10 +98,9 @@ def links_only(spec: DatasetSpec) -> DatasetSpec:
 
 
 # Each format's writer, writing into a binary stream as it reads the tasks.
+# The dataset formats' own writers (`formats.WRITERS`), and contextgrid's eval set.
 _WRITERS: dict[str, Callable[[DatasetSpec, IO[bytes]], object]] = {
-    "json": json_format.write_to,
-    "csv": csv_format.write_to,
-    "xlsx": xlsx_format.write_to,
+    **WRITERS,
     "evalset": lambda spec, out: out.write(evalset_format.write(spec)),
 }
 

@@ -13,8 +13,10 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
+from datasets_app.importing import evalset_format, zip_format
 from datasets_app.importing.csv_format import looks_like_utf16
 from datasets_app.importing.document import check_parsed
+from datasets_app.importing.formats import READERS, WHOLE_CHECKS
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
     CheckOptions,
@@ -51,16 +53,18 @@ CHECK_TOO_SLOW = Rule(
     "stopped. Split it into smaller files and import each.",
 )
 
-# What each extension means. The page lists .csv, .json, .jsonl and .zip (and the import
-# dialog accepts .xlsx); a .tsv is what spreadsheets and pandas write as tab-separated
-# values, read like a tab-delimited .csv. .txt is not offered.
+# What each extension means: a format of `formats.READERS`, or a .zip of one and its
+# attachments. The page lists .csv, .json, .jsonl and .zip (and the import dialog accepts
+# .xlsx); a .tsv is what spreadsheets and pandas write as tab-separated values, read like a
+# tab-delimited .csv. .txt is not offered.
+ZIP = "zip"
 FORMATS: dict[str, str] = {
     ".json": "json",
     ".jsonl": "jsonl",
     ".csv": "csv",
     ".tsv": "csv",
     ".xlsx": "xlsx",
-    ".zip": "zip",
+    ".zip": ZIP,
 }
 
 # Leading bytes of files people pick by mistake, to say what the file really is.
@@ -118,22 +122,6 @@ def _content_problem(data: bytes, extension: str, file_name: str) -> Problem | N
     return None
 
 
-def _reader(fmt: str) -> Callable[[bytes, str, CheckOptions], Parsed]:
-    # Imported on use: the CSV and XLSX readers are their own modules, and this one works
-    # without them.
-    if fmt == "jsonl":
-        from datasets_app.importing import jsonl_format
-
-        return jsonl_format.read
-    if fmt == "csv":
-        from datasets_app.importing import csv_format
-
-        return csv_format.read
-    from datasets_app.importing import xlsx_format
-
-    return xlsx_format.read
-
-
 def check_file(
     source: bytes | IO[bytes],
     file_name: str,
@@ -155,9 +143,7 @@ def check_file(
     if fmt is None:
         shown = extension or "Files without an extension"
         return _refused(file_name, None, UNSUPPORTED_EXTENSION.at(file_name, extension=shown))
-    if fmt == "zip":
-        from datasets_app.importing import zip_format
-
+    if fmt == ZIP:
         stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
         return zip_format.check(
             stream, file_name, options=options, progress=progress, measured=measured
@@ -181,16 +167,13 @@ def _check_unzipped(
     # contextgrid eval sets share .jsonl, .json and .csv with dataset files: the content
     # says which one this is (rules in evalset_format's docstring), before the format's
     # own reader sees it.
-    from datasets_app.importing import evalset_format
-
     evalset_kind = evalset_format.detect(data, fmt)
     if evalset_kind is not None:
         return check_parsed(evalset_format.read(data, file_name, evalset_kind), options=options)
-    if fmt == "json":
-        from datasets_app.importing import json_format
-
-        return json_format.check(data, file_name, options=options)
-    return check_parsed(_reader(fmt)(data, file_name, options), options=options)
+    whole = WHOLE_CHECKS.get(fmt)
+    if whole is not None:
+        return whole(data, file_name, options=options)
+    return check_parsed(READERS[fmt](data, file_name, options), options=options)
 
 
 def preview(result: CheckResult) -> list[TaskPreview]:
@@ -258,21 +241,15 @@ def locate_tasks(
     extension = os.path.splitext(file_name)[1].lower()
     fmt = FORMATS.get(extension)
     parsed: Parsed | None = None
-    if fmt == "zip":
-        from datasets_app.importing import zip_format
-
+    if fmt == ZIP:
         parsed = zip_format.read_dataset_file(source, options)
     elif fmt is not None:
-        from datasets_app.importing import evalset_format, json_format
-
         data = _read_capped(source)
         kind = evalset_format.detect(data, fmt)
         if kind is not None:
             parsed = evalset_format.read(data, file_name, kind)
-        elif fmt == "json":
-            parsed = json_format.read(data, file_name, options)
         else:
-            parsed = _reader(fmt)(data, file_name, options)
+            parsed = READERS[fmt](data, file_name, options)
     if parsed is None or parsed.document is None:
         return {}
     paths = [("tasks", index) for index in indexes]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from datasets_app.importing import zip_format
 from datasets_app.importing.document import FORMAT_NAME, FORMAT_VERSION
 
 
@@ -184,8 +185,6 @@ def blank() -> bytes:
 
 def files_in_and_out() -> bytes:
     """A zip with a dataset file and the files its tasks attach (built by the zip reader)."""
-    from datasets_app.importing import zip_format
-
     return zip_format.files_in_and_out_template()
 
 

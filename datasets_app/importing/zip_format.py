@@ -27,6 +27,8 @@ from typing import IO, Literal
 from datasets_app.importing import archive, evalset_format
 from datasets_app.importing.archive import ArchiveError
 from datasets_app.importing.columns import spreadsheet_warnings
+from datasets_app.importing.document import check_parsed, validate_document
+from datasets_app.importing.formats import READERS, WRITERS
 from datasets_app.importing.spec import (
     MAX_ATTACHED_FILE_BYTES,
     MAX_FILE_BYTES,
@@ -243,8 +245,6 @@ def _check_archive(
         )
 
     by_key = _members_by_task_path(files, folder, dataset_name)
-    from datasets_app.importing.document import validate_document
-
     spec, found, cautions = validate_document(
         parsed.document,
         file_name=dataset_name,
@@ -303,8 +303,6 @@ def _check_beir(
     parsed = evalset_format.read_beir(
         texts[0], beir.queries, texts[1], beir.qrels, not_read=beir.not_read
     )
-    from datasets_app.importing.document import check_parsed
-
     result = check_parsed(parsed, options=options)
     return dataclasses.replace(
         result, file_name=zip_name, format="zip", detected=f"ZIP archive with {parsed.detected}"
@@ -426,25 +424,9 @@ def _read_dataset_file(
 
 
 def _read_dataset(data: bytes, name: str, options: CheckOptions | None = None) -> Parsed:
-    """The dataset file read by its own format's reader (imported here: they are siblings
-    that import nothing from this module, and only a zip needs them all). `options` bring
+    """The dataset file read by its own format's reader (`formats.READERS`). `options` bring
     the person's mapping of its columns, if any."""
-    kind = DATASET_SUFFIXES[_suffix(name)]
-    if kind == "csv":
-        from datasets_app.importing import csv_format
-
-        return csv_format.read(data, name, options)
-    if kind == "xlsx":
-        from datasets_app.importing import xlsx_format
-
-        return xlsx_format.read(data, name, options)
-    if kind == "jsonl":
-        from datasets_app.importing import jsonl_format
-
-        return jsonl_format.read(data, name, options)
-    from datasets_app.importing import json_format
-
-    return json_format.read(data, name, options)
+    return READERS[DATASET_SUFFIXES[_suffix(name)]](data, name, options)
 
 
 def _members_by_task_path(
@@ -765,15 +747,9 @@ def _write_zip(
 
         exported = dataclasses.replace(spec, tasks=MappedTasks(spec.tasks, with_paths))
         with zf.open(_member_info(f"dataset.{inner}", stamp), "w") as member:
+            WRITERS[inner](exported, member)
             if inner == "csv":
-                from datasets_app.importing import csv_format
-
-                csv_format.write_to(exported, member)
                 warnings.extend(spreadsheet_warnings(exported))
-            else:
-                from datasets_app.importing import json_format
-
-                json_format.write_to(exported, member)
     return warnings
 
 
