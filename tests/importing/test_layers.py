@@ -1,0 +1,70 @@
+"""The importer's modules form layers (docs/architecture.md): no module imports another
+inside a function to dodge a cycle, and no import cycle is left (issue 26: json_format and
+jsonl_format imported each other; the JSON text layer now sits below both)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "datasets_app" / "importing"
+PREFIX = "datasets_app.importing"
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The importing package's modules that one import statement names."""
+    if isinstance(node, ast.Import):
+        names = {alias.name for alias in node.names}
+    elif node.module == PREFIX:
+        names = {f"{PREFIX}.{alias.name}" for alias in node.names}
+    else:
+        names = {node.module or ""}
+    return {name.removeprefix(PREFIX + ".") for name in names if name.startswith(PREFIX + ".")}
+
+
+def _imports() -> dict[str, tuple[set[str], list[str]]]:
+    """Each module: the package's modules it imports, and those imported inside functions."""
+    found: dict[str, tuple[set[str], list[str]]] = {}
+    for path in sorted(PACKAGE.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {
+            name
+            for node in tree.body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for name in _imported(node)
+        }
+        inner = [
+            f"{path.stem}:{node.lineno}"
+            for function in ast.walk(tree)
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+            for node in ast.walk(function)
+            if isinstance(node, ast.Import | ast.ImportFrom) and _imported(node)
+        ]
+        found[path.stem] = (top, inner)
+    return found
+
+
+def test_no_module_of_the_importer_imports_another_inside_a_function():
+    inner = [place for _, places in _imports().values() for place in places]
+
+    assert inner == []
+
+
+def test_the_importer_s_modules_import_each_other_in_one_direction():
+    graph = {module: deps for module, (deps, _) in _imports().items()}
+    cycles = []
+    for start in graph:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            module, path = stack.pop()
+            for dep in graph.get(module, ()):
+                if dep == start:
+                    cycles.append(" -> ".join([*path, dep]))
+                elif dep not in seen:
+                    seen.add(dep)
+                    stack.append((dep, [*path, dep]))
+
+    assert cycles == []
+    # The JSON text layer is below both JSON readers; JSON Lines never reads through JSON's.
+    assert graph["json_text"].isdisjoint({"json_format", "jsonl_format"})
+    assert "json_format" not in graph["jsonl_format"]
