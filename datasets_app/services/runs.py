@@ -50,6 +50,7 @@ from datasets_app.models import (
     RunState,
     Version,
 )
+from datasets_app.services import bulk
 from datasets_app.services.judge_calls import judge_calls_record
 
 # A judge asked about as many tokens as a criterion's instructions, the prompt, the answer
@@ -277,9 +278,8 @@ def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
                 labels=dict(output.labels) if output else {},
             )
         )
-    RunResult.objects.bulk_create(results, batch_size=1000)
-    # PostgreSQL returns the new pks; SQLite too (3.35+), which Django uses.
-    outcomes = (
+    bulk.insert_rows(RunResult, results)
+    outcomes = [
         RunOutcome(
             run=run,
             result=result,
@@ -291,8 +291,8 @@ def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
         )
         for result, task in zip(results, spec.tasks, strict=True)
         for index, check in enumerate(checks_for(spec, task))
-    )
-    RunOutcome.objects.bulk_create(outcomes, batch_size=2000)
+    ]
+    bulk.insert_rows(RunOutcome, outcomes)
 
 
 def run_begin(*, run: Run) -> Run:
@@ -419,6 +419,9 @@ class ChunkGraded:
     ended: bool = False
 
 
+RESULT_FIGURES = ["score", "coverage", "graded", "failed_count", "error_count"]
+
+
 def _outcome_fields(outcome: Outcome) -> dict[str, Any]:
     return {
         "status": outcome.status,
@@ -486,12 +489,15 @@ def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkG
     spec = frozen_spec(run.version)
     tasks = {task.id: task for task in spec.tasks}
     jobs, claimed = [], []
+    checks: dict[str, tuple[Check, ...]] = {}
     for row in rows:
         if row.pk not in mine:
             continue
         result = results[row.result_id]
         task = tasks[result.task_key]
-        check = checks_for(spec, task)[row.position]
+        if task.id not in checks:
+            checks[task.id] = checks_for(spec, task)
+        check = checks[task.id][row.position]
         output = OutputView(text=result.output) if result.has_output else None
         jobs.append((check, task, output))
         claimed.append(row)
@@ -525,9 +531,7 @@ def _write(
                 setattr(row, name, value)
             row.written_at = now
             changed.append(row)
-        RunOutcome.objects.bulk_update(
-            changed, [*_outcome_fields(outcomes[0]), "written_at"], batch_size=1000
-        )
+        bulk.update_rows(RunOutcome, changed, [*_outcome_fields(outcomes[0]), "written_at"])
         by_result: dict[int, list[RunOutcome]] = {}
         for row in rows:
             by_result.setdefault(row.result_id, []).append(row)
@@ -541,9 +545,7 @@ def _write(
             score, result.failed_count, result.error_count = _task_figures(outcome_rows)
             result.score, result.coverage, result.graded = score.value, score.coverage, True
             done.append(result)
-        RunResult.objects.bulk_update(
-            done, ["score", "coverage", "graded", "failed_count", "error_count"], batch_size=1000
-        )
+        bulk.update_rows(RunResult, done, RESULT_FIGURES)
         calls = [call for outcome in outcomes for call in outcome.calls]
         if calls:
             judge_calls_record(calls=calls, dataset=run.version.dataset, user=run.created_by)
@@ -581,9 +583,7 @@ def _score_left_tasks(run_id: int) -> None:
         score, result.failed_count, result.error_count = _task_figures(rows)
         result.score, result.coverage, result.graded = score.value, score.coverage, True
         done.append(result)
-    RunResult.objects.bulk_update(
-        done, ["score", "coverage", "graded", "failed_count", "error_count"], batch_size=1000
-    )
+    bulk.update_rows(RunResult, done, RESULT_FIGURES)
 
 
 def run_finish(*, run_id: int) -> bool:
