@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
@@ -25,6 +26,7 @@ from datasets_app.importing.spec import (
     Problem,
     Rule,
     TaskPreview,
+    file_size,
 )
 
 UNSUPPORTED_EXTENSION = Rule(
@@ -44,6 +46,12 @@ BINARY_CONTENT = Rule(
     "binary_content",
     "The file is named {extension} but is not text. Save it as {extension} (UTF-8) and "
     "choose it again.",
+)
+GIT_LFS_POINTER = Rule(
+    "git_lfs_pointer",
+    "The file is a Git LFS pointer, not the data itself: the repository keeps the real file "
+    "({size}) in Git LFS. Fetch it with git lfs pull (or download it from the repository's "
+    "page) and choose it again.",
 )
 UNREADABLE_FILE = Rule("unreadable_file", "The file could not be read: {detail}.")
 # Given by the web app when a check runs past its time limit (the checker itself has none).
@@ -81,6 +89,10 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"Rar!", "a RAR archive"),
 )
 _TEXT_SNIFF_BYTES = 8192
+# What a repository cloned without Git LFS holds in place of each large file (the LFS spec:
+# this line, then `oid sha256:…` and `size N`): openai/evals keeps its samples this way.
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\n"
+_LFS_SIZE = re.compile(rb"^size (\d+)$", re.MULTILINE)
 
 
 def _read_capped(source: bytes | IO[bytes]) -> bytes:
@@ -98,6 +110,10 @@ def _content_problem(data: bytes, extension: str, file_name: str) -> Problem | N
     """Whether the bytes are something other than the extension says, and what."""
     if not data.strip():
         return EMPTY_FILE.at(file_name)
+    if data.startswith(_LFS_POINTER):
+        size = _LFS_SIZE.search(data, 0, 1024)
+        shown = file_size(int(size[1])) if size else "its size not given"
+        return GIT_LFS_POINTER.at(file_name, line=1, size=shown)
     for signature, actual in _SIGNATURES:
         if data.startswith(signature):
             if extension == ".xlsx" and signature == b"PK\x03\x04":

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from datasets_app.importing import document, json_format, shapes
+from datasets_app.importing import checker, document, json_format, shapes
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import NAME_CHARS, CheckOptions
 
@@ -236,6 +236,11 @@ REFUSED = [
         "a sheet with no header row",
     ),
     ("realdata/csv/ragas/hf_doc_qa_eval.csv", document.NOTHING_TO_GRADE.code, "task-50"),
+    (
+        "openai_evals/test_match_samples.lfs-pointer.jsonl",
+        checker.GIT_LFS_POINTER.code,
+        "the real file (499 bytes)",
+    ),
     ("realdata/csv/ragas/rag_eval_test_dataset.csv", shapes.NEEDS_MAPPING.code, "grading"),
     ("realdata/inspect_ai/popularity.jsonl", shapes.NEEDS_MAPPING.code, "answer_matching"),
     ("realdata/promptfoo/csv-metadata/tests.csv", shapes.NEEDS_MAPPING.code, "topic"),
@@ -1060,3 +1065,11 @@ def test_a_benchmark_shape_exports_and_imports_back_identically(relative):
 
     assert again.tasks == first.tasks
     assert json_format.write(again) == exported
+
+
+def test_a_git_lfs_pointer_is_named_as_one_not_as_broken_json():
+    # openai/evals keeps its samples in Git LFS: a clone without it holds this pointer.
+    result = check("openai_evals/test_match_samples.lfs-pointer.jsonl")
+
+    # One problem on its first line, not one per line of "not JSON".
+    assert [(p.code, p.line) for p in result.problems] == [(checker.GIT_LFS_POINTER.code, 1)]
