@@ -23,6 +23,7 @@ from datasets_app.importing.spec import (
     Parsed,
     Problem,
     Rule,
+    counted,
     field_path,
 )
 
@@ -37,6 +38,11 @@ DATASET_KEYS_IN_JSONL = Rule(
     "Use a .json file for settings and criteria for every task.",
 )
 EMPTY_JSONL = Rule("empty_jsonl", "The file has no tasks: every line is blank.")
+JSON_ARRAY_IN_JSONL = Rule(
+    "json_array_in_jsonl",
+    "The file is one JSON array of {count}, not JSON Lines (one object a line). Save it as a "
+    ".json file, or write each item on a line of its own, and choose it again.",
+)
 
 # Keys of the whole .json document that mean someone put a dataset (not a task) on a line.
 _DATASET_KEYS = ("format", "version", "settings", "tasks")
@@ -85,6 +91,14 @@ def read_text(
     hands over JSON Lines saved as .json)."""
     detected = f"{kind}, one task per line, {encoding}"
     locate = _LineLocator([])
+    if text.lstrip().startswith("["):
+        # A whole JSON array (often pretty-printed) saved as .jsonl: one problem that says
+        # so, not one per line of it, starting at a line that is only "[".
+        value, unparsed = loads(text, file_name)
+        if not unparsed and isinstance(value, list):
+            count = counted(len(value), "item")
+            problem = JSON_ARRAY_IN_JSONL.at(file_name, line=1, count=count)
+            return Parsed("jsonl", detected, file_name, None, locate, problems=[problem])
     problems: list[Problem] = []
     tasks: list[dict[str, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):

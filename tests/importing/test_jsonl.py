@@ -150,3 +150,14 @@ def test_a_task_without_a_name_is_named_alike_in_every_container():
     names = {name: check_file(data, name).plan.tasks[0].name for name, data in files.items()}
 
     assert set(names.values()) == {"What grew 25% this year?"}
+
+
+def test_a_pretty_printed_json_array_saved_as_jsonl_is_one_problem_saying_so():
+    records = [{"prompt": "a", "expected": "x"}, {"prompt": "b", "expected": "y"}]
+
+    result = check_file(json.dumps(records, indent=2).encode(), "t.jsonl")
+
+    assert [(p.code, p.line) for p in result.problems] == [
+        (jsonl_format.JSON_ARRAY_IN_JSONL.code, 1)
+    ]
+    assert result.problems[0].message.startswith("The file is one JSON array of 2 items")
