@@ -22,6 +22,8 @@ PASSWORD_RESET_PAGES = {
 account_urls = [
     # Django's, saying beforehand how many API tokens a new password revokes.
     path("password_change/", passwords.PasswordChangeView.as_view(), name="password_change"),
+    # An administrator's invite (the People page): served whether or not mail is set up.
+    path("invite/<uidb64>/<token>/", passwords.InviteView.as_view(), name="invite"),
     *(
         pattern
         for pattern in auth_urls.urlpatterns

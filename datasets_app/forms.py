@@ -800,6 +800,16 @@ class PersonForm(forms.Form):
         required=False,
         help_text="May add people, and open the admin site.",
     )
+    how = forms.ChoiceField(
+        label="How they sign in first",
+        choices=[
+            ("password", "A password made now and shown once, for you to pass on"),
+            ("invite", "An invite link for you to send them: they choose their password"),
+        ],
+        initial="password",
+        required=False,  # not given: a password (`manage.py add_person` and older forms)
+        widget=forms.RadioSelect,
+    )
 
 
 # --- The task lists of the dataset and version pages ----------------------------------------

@@ -13,7 +13,9 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.models import User
+from django.utils.decorators import method_decorator
 
 from datasets_app.models import ApiToken
 from datasets_app.services import tokens
@@ -59,4 +61,20 @@ class PasswordChangeView(auth_views.PasswordChangeView):
         response = super().form_valid(form)
         if count:
             messages.success(self.request, _plural(REVOKED, count))
+        return response
+
+
+@method_decorator(login_not_required, name="dispatch")
+class InviteView(auth_views.PasswordResetConfirmView):
+    """An invite link (`people.person_invite`): the person chooses their password and is
+    signed in. Django's reset confirmation, so the link is checked the same way."""
+
+    template_name = "registration/invite.html"
+    post_reset_login = True
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+    success_url = "/"
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        messages.success(self.request, f"Welcome, {form.user.get_username()}: you are signed in.")
         return response

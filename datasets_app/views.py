@@ -1127,13 +1127,18 @@ def people(request: HtmxHttpRequest) -> HttpResponse:
     form = PersonForm(request.POST or None)
     context: dict = {"form": form}
     if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        invite = data.pop("how") == "invite"
+        add = people_service.person_invite if invite else people_service.person_add
         try:
-            person, password = people_service.person_add(**form.cleaned_data)
+            person, secret = add(**data)
         except ValidationError as exc:
             for field, errors in exc.message_dict.items():
                 form.add_error(field if field in form.fields else None, errors)
         else:
-            context = {"form": PersonForm(), "added": person, "password": password}
+            shown = {"invite_link": request.build_absolute_uri(secret)} if invite else {}
+            context = {"form": PersonForm(), "added": person, **(shown or {"password": secret})}
+            context["invite_days"] = settings.PASSWORD_RESET_TIMEOUT // 86400
     context["people"] = selectors.people()
     response = render(request, "datasets_app/people.html", context)
     response["Cache-Control"] = "no-store"  # the page may hold a password

@@ -98,3 +98,24 @@ def test_make_run_prints_the_administrator_last_below_the_servers_lines(db):
     serve.on_bind(8123)
     assert again.getvalue().strip().splitlines()[-1] == "Context Evals is at http://127.0.0.1:8123/"
     assert password not in again.getvalue()
+
+
+def test_an_invite_link_lets_the_person_choose_their_password_once(admin_user):
+    admin = Client()
+    admin.force_login(admin_user)
+    page = admin.post(
+        reverse("datasets_app:people"), {"username": "ada", "how": "invite"}
+    ).content.decode()
+    assert "Invited ada." in page and "password:" not in page
+    link = re.search(r'id="invite-link" type="text" readonly value="([^"]+)"', page)[1]
+    assert not User.objects.get(username="ada").has_usable_password()
+
+    guest = Client()
+    form = guest.get(link, follow=True)
+    assert "You were invited to this Context Evals as" in form.content.decode()
+    chosen = {"new_password1": "ada-chose-this-9", "new_password2": "ada-chose-this-9"}
+    response = guest.post(form.redirect_chain[-1][0], chosen, follow=True)
+    assert "Welcome, ada: you are signed in." in response.content.decode()
+    assert signs_in("ada", "ada-chose-this-9")
+    again = Client().get(link, follow=True).content.decode()
+    assert "This invite link has already been used" in again

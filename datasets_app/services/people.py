@@ -6,7 +6,11 @@ from __future__ import annotations
 import secrets
 
 from django.contrib.auth.models import User
+from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 
 @transaction.atomic
@@ -19,3 +23,22 @@ def person_add(*, username: str, email: str = "", is_staff: bool = False) -> tup
     person.full_clean()
     person.save()
     return person, password
+
+
+@transaction.atomic
+def person_invite(*, username: str, email: str = "", is_staff: bool = False) -> tuple[User, str]:
+    """A new person with no password yet, and the path of the link that lets them choose
+    one: Django's password reset token, so the link works once (choosing a password ends
+    it) and for PASSWORD_RESET_TIMEOUT, and nothing secret is kept."""
+    person = User(username=username.strip(), email=email.strip(), is_staff=is_staff)
+    person.set_unusable_password()
+    person.full_clean()
+    person.save()
+    path = reverse(
+        "invite",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(person.pk)),
+            "token": default_token_generator.make_token(person),
+        },
+    )
+    return person, path
