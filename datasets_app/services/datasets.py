@@ -104,19 +104,25 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
         if unreviewed:
             count = "1 is" if unreviewed == 1 else f"{unreviewed:,} are"
             raise NotAllReviewed(NOT_ALL_REVIEWED.format(name=dataset.name, count=count))
-    live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
+    live = dataset.tasks.live()
+    # Read under the dataset's lock, as every write to its tasks takes it: the snapshot
+    # and the list of tasks are of the same tasks. The snapshot's tasks are read as plain
+    # values a chunk at a time (`TaskStream`), never a model instance per row.
+    keys = list(live.values_list("pk", flat=True))
     last = dataset.versions.aggregate(n=Max("number"))["n"] or 0
     version = Version.objects.create(
         dataset=dataset,
         number=last + 1,
-        snapshot=json_format.to_document(selectors.dataset_spec(dataset=dataset, tasks=live)),
+        snapshot=json_format.to_document(selectors.dataset_spec_streamed(dataset)),
         created_by=user,
     )
-    through = Version.tasks.through
-    bulk.insert_rows(through, [through(version=version, task_id=task.pk) for task in live])
-    # The live drafts are the dataset's drafts (an archived task is never a draft), and its
-    # row is locked: asked as one statement, not a list of ids.
+    # Drafts become saved before the version holds them: a task no version holds yet
+    # changes without the held-row check of migration 0007 running for each of them. The
+    # live drafts are the dataset's drafts (an archived task is never a draft): one
+    # statement, not a list of ids.
     dataset.tasks.filter(state=TaskState.DRAFT).update(state=TaskState.SAVED)
+    through = Version.tasks.through
+    bulk.insert_rows(through, [through(version=version, task_id=key) for key in keys])
     return version
 
 
