@@ -159,3 +159,66 @@ def criterion_rates(
             rate = rates[criterion_id] = CriterionRate(criterion_id, text, kind)
         rate.add(status, score, code)
     return list(rates.values())
+
+
+@dataclass
+class Calibration:
+    """How often a judge agrees with people on one criterion: agreement (verdicts equal, a
+    score within `SCORE_AGREES` of the person's), Cohen's kappa when both are pass/fail,
+    and the mean absolute difference of the scores."""
+
+    id: str
+    n: int = 0
+    agreed: int = 0
+    kappa: float | None = None
+    mean_abs_diff: float | None = None
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agreed / self.n if self.n else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "n": self.n,
+            "agreed": self.agreed,
+            "agreement": self.agreement,
+            "kappa": self.kappa,
+            "mean_abs_diff": self.mean_abs_diff,
+        }
+
+
+# A judge's score and a person's agree when they are this close (on a 0 to 1 scale).
+SCORE_AGREES = 0.25
+
+
+def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float | None:
+    """Cohen's kappa of two raters' pass/fail verdicts: agreement beyond chance."""
+    n = len(pairs)
+    if n == 0:
+        return None
+    observed = sum(a == b for a, b in pairs) / n
+    first = sum(a for a, _ in pairs) / n
+    second = sum(b for _, b in pairs) / n
+    chance = first * second + (1 - first) * (1 - second)
+    if chance >= 1:
+        return 1.0 if observed == 1 else 0.0
+    return (observed - chance) / (1 - chance)
+
+
+def calibration(criterion_id: str, pairs: Sequence[tuple[float, bool | float]]) -> Calibration:
+    """The judge's points (1/0 or a score) against people's labels (True/False or a score)."""
+    result = Calibration(criterion_id, n=len(pairs))
+    if not pairs:
+        return result
+    people = [float(label) for _, label in pairs]
+    judge = [points for points, _ in pairs]
+    result.agreed = sum(abs(j - p) <= SCORE_AGREES for j, p in zip(judge, people, strict=True))
+    result.mean_abs_diff = math.fsum(abs(j - p) for j, p in zip(judge, people, strict=True)) / len(
+        pairs
+    )
+    if all(isinstance(label, bool) for _, label in pairs) and all(j in (0.0, 1.0) for j in judge):
+        result.kappa = cohen_kappa(
+            [(j == 1.0, bool(label)) for j, (_, label) in zip(judge, pairs, strict=True)]
+        )
+    return result

@@ -1538,6 +1538,9 @@ class RunSummary:
     histogram: list[int]
     costs: dict[str, Any] = field(default_factory=dict)
     judge_calls: int = 0
+    # How the judge agrees with people's labels, per judged criterion, and where it does not.
+    calibration: list[dict[str, Any]] = field(default_factory=list)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -1579,6 +1582,8 @@ def run_summary(*, run_id: int) -> RunSummary:
             "tokens",
             "cost",
             "model",
+            "task_key",
+            "labels",
         )
     )
     outcomes = RunOutcome.objects.filter(run_id=run_id).values_list(
@@ -1601,7 +1606,10 @@ def run_summary(*, run_id: int) -> RunSummary:
     tokens = [row[8] for row in results if row[8] is not None]
     costs = [row[9] for row in results if row[9] is not None]
     graded = [row for row in results if row[3]]
+    calibration, disagreements = _calibration(run_id, results)
     return RunSummary(
+        calibration=calibration,
+        disagreements=disagreements,
         score=metrics.mean(scores),
         coverage=dataset_score(Score(row[1], row[2]) for row in graded).coverage,
         pass_rate=metrics.clustered_mean(by_task.values()),
@@ -1621,6 +1629,55 @@ def run_summary(*, run_id: int) -> RunSummary:
         },
         judge_calls=judge_calls,
     )
+
+
+# The disagreements a run page lists (the first, in task order).
+MAX_DISAGREEMENTS = 50
+JUDGED = ("llm_judge", "agent_judge")
+
+
+def _calibration(
+    run_id: int, results: Sequence[tuple[Any, ...]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each judged criterion's agreement with the people's labels (results: `run_summary`'s
+    rows, task id and labels last), and the disagreements with both verdicts and the
+    judge's reasoning."""
+    labelled: dict[int, tuple[str, dict[str, Any]]] = {
+        row[0]: (row[-2], row[-1]) for row in results if row[-1]
+    }
+    if not labelled:
+        return [], []
+    rows = (
+        RunOutcome.objects.filter(
+            run_id=run_id,
+            result_id__in=list(labelled),
+            kind__in=JUDGED,
+            status__in=["passed", "failed", "scored"],
+        )
+        .order_by("result__position", "position")
+        .values_list("result_id", "criterion_key", "status", "score", "reasoning")
+    )
+    pairs: dict[str, list[tuple[float, bool | float]]] = {}
+    disagreements: list[dict[str, Any]] = []
+    for result_id, key, status, score, reasoning in rows:
+        task_key, labels = labelled[result_id]
+        if key not in labels:
+            continue
+        label, points = labels[key], score or 0.0
+        pairs.setdefault(key, []).append((points, label))
+        agrees = abs(points - float(label)) <= metrics.SCORE_AGREES
+        if not agrees and len(disagreements) < MAX_DISAGREEMENTS:
+            disagreements.append(
+                {
+                    "task": task_key,
+                    "criterion": key,
+                    "judge": status,
+                    "score": score,
+                    "label": label,
+                    "reasoning": reasoning,
+                }
+            )
+    return [metrics.calibration(key, got).to_json() for key, got in pairs.items()], disagreements
 
 
 def run_summary_of(run: Run) -> RunSummary | None:

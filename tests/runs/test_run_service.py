@@ -151,3 +151,29 @@ def test_a_stopped_run_grades_nothing_more_and_keeps_what_it_graded(user):
     assert summary.outcomes == {"passed": 1, "pending": 2}
     assert summary.graded_tasks == 1 and summary.score.value == 1.0
     assert not runs.run_stop(run=run), "stopping twice does nothing"
+
+
+def test_labels_show_how_often_the_judge_agrees_with_people(user, site_judge):
+    version = saved_version(user, tasks=4, judged=True)
+    outputs = {
+        "t1": {"output": "correct", "labels": {"clear": True}},  # judge passes: agrees
+        "t2": {"output": "sloppy", "labels": {"clear": False}},  # judge fails: agrees
+        "t3": {"output": "sloppy", "labels": {"clear": True}},  # judge fails: disagrees
+        "t4": {"output": "correct"},  # no label
+    }
+    run = run_outputs(version, user, outputs)
+    summary = selectors.RunSummary.from_json(run.summary)
+    (clear,) = summary.calibration
+    assert (clear["id"], clear["n"], clear["agreed"]) == ("clear", 3, 2)
+    assert clear["agreement"] == pytest.approx(2 / 3)
+    assert clear["kappa"] == pytest.approx(0.4)
+    assert summary.disagreements == [
+        {
+            "task": "t3",
+            "criterion": "clear",
+            "judge": "failed",
+            "score": 0.0,
+            "label": True,
+            "reasoning": "The answer does not do it.",
+        }
+    ]

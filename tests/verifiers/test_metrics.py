@@ -50,3 +50,11 @@ def test_criterion_rates_count_errors_and_missing_outputs_beside_the_rate():
     assert (c1.passed, c1.failed, c1.error, c1.no_output, c1.total, c1.graded) == (1, 1, 1, 1, 3, 2)
     assert c1.rate.value == 0.5
     assert c2.rate.value == 0.5 and c2.rate.n == 1
+
+
+def test_cohens_kappa_is_agreement_beyond_chance():
+    assert metrics.cohen_kappa([(True, True), (False, False)]) == 1.0
+    assert metrics.cohen_kappa([(True, False), (False, True)]) == -1.0
+    scored = metrics.calibration("c", [(0.9, 1.0), (0.2, 0.7)])
+    assert (scored.n, scored.agreed, scored.kappa) == (2, 1, None)
+    assert scored.mean_abs_diff == pytest.approx(0.3)
