@@ -46,6 +46,16 @@ FIELDS: tuple[Field, ...] = (
             "user_input",
             "user_message",
             "instruction",
+            # The same word in the languages people's sheets are written in: Spanish,
+            # Portuguese, Italian, German, Dutch, Chinese, Japanese (French writes
+            # "question", as English does).
+            "pregunta",
+            "pergunta",
+            "domanda",
+            "frage",
+            "vraag",
+            "问题",
+            "質問",
         ),
     ),
     Field(
@@ -68,6 +78,16 @@ FIELDS: tuple[Field, ...] = (
             "ideal",
             "completion",
             "answer_key",
+            # As for the prompt: Spanish, Portuguese, French, Italian, German, Dutch,
+            # Chinese, Japanese.
+            "respuesta",
+            "resposta",
+            "réponse",
+            "risposta",
+            "antwort",
+            "antwoord",
+            "答案",
+            "回答",
         ),
     ),
     # A checklist is yes/no checks, each a criterion (HelloBench's `checklists`).

@@ -824,3 +824,22 @@ def test_a_conversation_history_of_messages_comes_before_the_question():
         "User: What is the capital of France?\n\nAssistant: Paris.\n\nQuestion: And in Spain?"
     )
     assert (task.name, task.expected_text) == ("And in Spain?", "Madrid")
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("pregunta", "respuesta"),
+        ("Pergunta", "Resposta"),
+        ("question", "réponse"),
+        ("Frage", "Antwort"),
+        ("问题", "答案"),
+        ("質問", "回答"),
+    ],
+)
+def test_a_sheet_headed_in_another_language_is_read_as_it_stands(question, answer):
+    sheet = write_csv_rows([question, answer], ["¿Cuánto es 2+2?", "4"])
+
+    (task,) = check("t.csv", sheet).plan.tasks
+
+    assert (task.prompt, task.expected_text) == ("¿Cuánto es 2+2?", "4")
