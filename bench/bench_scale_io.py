@@ -288,7 +288,7 @@ def exports(version: Version) -> None:
         assert fmt is not None
 
         def ours(fmt=fmt) -> None:
-            stream, _warnings = exporting.export(selectors.version_spec_streamed(version), fmt)
+            stream = exporting.export(selectors.version_spec_streamed(version), fmt)
             stream.close()
 
         ratio = median_ratio(ours, floors[slug], rounds=ROUNDS, clock=time.perf_counter)

@@ -105,21 +105,22 @@ _WRITERS: dict[str, Callable[[DatasetSpec, IO[bytes]], object]] = {
 }
 
 
-def export(spec: DatasetSpec, fmt: ExportFormat) -> tuple[IO[bytes], list[str]]:
-    """The export as a readable binary stream at position 0, and its warnings.
+def export(spec: DatasetSpec, fmt: ExportFormat) -> IO[bytes]:
+    """The export as a readable binary stream at position 0.
 
     Built into a temporary file that spills to disk past SPOOL_BYTES, as the writer reads
     the tasks (`spec.tasks` may be read from the database a chunk at a time, see
     `selectors.dataset_spec_streamed`): the memory it takes does not grow with the dataset.
+    What a format cannot carry is said by the pages before the download (`notes_for`), not
+    worked out again here: that would be one more pass over every task.
     """
     out = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - returned open
     if fmt.slug == "zip":
-        warnings = zip_format.write(spec, out, open_file=_open_stored)
+        zip_format.write(spec, out, open_file=_open_stored)
     else:
-        warnings = notes_for(spec, fmt).warnings
         _WRITERS[fmt.slug](links_only(spec) if fmt.slug in FLAT_FORMATS else spec, out)
     out.seek(0)
-    return out, warnings
+    return out
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def export_response(spec: DatasetSpec, slug: str, stem: str) -> FileResponse:
     fmt = export_format(slug)
     if fmt is None:
         raise Http404
-    stream, _warnings = export(spec, fmt)
+    stream = export(spec, fmt)
     return FileResponse(
         stream,
         as_attachment=True,

@@ -58,7 +58,7 @@ def test_a_streamed_export_is_what_the_whole_dataset_makes(dataset, user, slug):
         selectors.dataset_spec_streamed(dataset),
         selectors.version_spec_streamed(version),
     ):
-        stream, _warnings = exporting.export(streamed, fmt)
+        stream = exporting.export(streamed, fmt)
         assert contents(stream.read(), slug) == contents(in_memory(whole, slug), slug)
 
 
@@ -66,7 +66,7 @@ def test_a_streamed_zip_holds_the_same_dataset_file(dataset, user):
     version = datasets.version_save(dataset=dataset, user=user)
     whole = selectors.version_spec(version)
 
-    stream, _warnings = exporting.export(
+    stream = exporting.export(
         selectors.version_spec_streamed(version), exporting.export_format("zip")
     )
     with zipfile.ZipFile(stream) as archive:
