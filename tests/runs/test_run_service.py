@@ -14,7 +14,8 @@ from datasets_app.importing import outputs
 from datasets_app.models import OutcomeStatus, Run, RunOutcome, RunResult, RunState, Task
 from datasets_app.services import runs
 from tests.runs import outputs_jsonl, run_outputs
-from tests.runs.conftest import saved_version
+from tests.runs.conftest import judge_server, saved_version  # noqa: F401 - a fixture
+from tests.verifiers.judge_server import Fault
 
 pytestmark = pytest.mark.django_db
 
@@ -177,3 +178,25 @@ def test_labels_show_how_often_the_judge_agrees_with_people(user, site_judge):
             "reasoning": "The answer does not do it.",
         }
     ]
+
+
+def test_a_judge_that_times_out_every_call_ends_the_run_with_errors_not_a_hang(
+    user,
+    settings,
+    judge_server,  # noqa: F811 - the fixture imported above
+):
+    settings.JUDGE = JudgeConfig(
+        base_url=judge_server.base_url,
+        model="local-judge",
+        max_retries=0,
+        timeout_seconds=0.3,
+        concurrency=8,
+    )
+    judge_server.fail(*[Fault(delay=1.0) for _ in range(8)])
+    version = saved_version(user, tasks=8, judged=True)
+    run = run_outputs(version, user, {f"t{n}": f"Answer {n}" for n in range(1, 9)})
+    assert run.state == RunState.DONE_WITH_ERRORS
+    codes = set(RunOutcome.objects.filter(status="error").values_list("code", flat=True))
+    assert codes == {"judge_unreachable"}
+    summary = selectors.RunSummary.from_json(run.summary)
+    assert summary.outcomes == {"passed": 8, "error": 8} and summary.score.value == 1.0
