@@ -25,6 +25,9 @@ Decisions the issue left open (also in docs/field-names.md):
   just its text; a longer conversation is each earlier turn as `Role: text`, then the last
   user turn as `Question: text`, blocks separated by a blank line. Exports write that
   text, so export → import → export is identical.
+- A promptfoo assertion is read by one rule (`promptfoo_assertion`) in a CSV `__expected`
+  cell and a JSON or YAML `assert` alike; text is an assertion only when it starts with one of
+  promptfoo's types (`What is 2+2: four` is an equality), as promptfoo reads it.
 - A promptfoo sheet with its own expected-answer column (the Anthropic cookbook's
   `correct_answer` beside `python:file://…`) is graded by that column; its assertions
   other than `llm-rubric:`/`grade:` are left out, counted in one warning.
