@@ -73,10 +73,23 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
     into tasks by `shapes`; a line of our own format is taken as it is.
     """
     text, encoding, problems = decode(data, file_name)
-    if text is None:
+    array = _whole_array(text, file_name) if text is not None else None
+    if text is None or array is not None:
         detected = f"JSON Lines, one task per line, {encoding}"
+        problems = [array] if array is not None else problems
         return Parsed("jsonl", detected, file_name, None, _LineLocator([]), problems=problems)
     return read_text(text, file_name, encoding, options)
+
+
+def _whole_array(text: str, file_name: str) -> Problem | None:
+    """A whole JSON array (often pretty-printed) saved as .jsonl: one problem that says so,
+    not one per line of it, starting at a line that is only "["."""
+    if not text.lstrip().startswith("["):
+        return None
+    value, unparsed = loads(text, file_name)
+    if unparsed or not isinstance(value, list):
+        return None
+    return JSON_ARRAY_IN_JSONL.at(file_name, line=1, count=counted(len(value), "item"))
 
 
 def read_text(
@@ -91,14 +104,6 @@ def read_text(
     hands over JSON Lines saved as .json)."""
     detected = f"{kind}, one task per line, {encoding}"
     locate = _LineLocator([])
-    if text.lstrip().startswith("["):
-        # A whole JSON array (often pretty-printed) saved as .jsonl: one problem that says
-        # so, not one per line of it, starting at a line that is only "[".
-        value, unparsed = loads(text, file_name)
-        if not unparsed and isinstance(value, list):
-            count = counted(len(value), "item")
-            problem = JSON_ARRAY_IN_JSONL.at(file_name, line=1, count=count)
-            return Parsed("jsonl", detected, file_name, None, locate, problems=[problem])
     problems: list[Problem] = []
     tasks: list[dict[str, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):
