@@ -385,14 +385,17 @@ class TaskAdmin(admin.ModelAdmin):
 
     @admin.action(description="Delete selected drafts", permissions=["delete"])
     def delete_drafts(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
-        """Drafts only, the app's way: a draft no version holds is deleted for good; a saved
-        task selected with them is left alone (remove it on its page, which archives it)."""
-        drafts = list(queryset.filter(state=TaskState.DRAFT))
+        """Drafts only, the app's way: a draft no version or run holds is deleted for good,
+        a few statements a dataset however many are selected ("all N that match" included);
+        any other task selected is left alone (remove it on its page, which archives it)."""
+        touched = queryset.filter(state=TaskState.DRAFT).values("dataset_id")
+        deleted = 0
         with transaction.atomic():
-            for task in drafts:
-                datasets.task_remove(task=task)
-        self.message_user(request, f"Deleted {counted(len(drafts), 'draft')}.")
-        others = queryset.exclude(state=TaskState.DRAFT).count()
+            for dataset in Dataset.objects.filter(pk__in=touched):
+                deleted += datasets.tasks_delete_drafts(dataset=dataset, tasks=queryset)
+        self.message_user(request, f"Deleted {counted(deleted, 'draft')}.")
+        # What is still selected is what was left.
+        others = queryset.count()
         if others:
             message = f"Left as they were: {counted(others, 'task')} not a draft."
             self.message_user(request, message, messages.WARNING)

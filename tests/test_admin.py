@@ -242,6 +242,27 @@ def test_bulk_actions_for_drafts(admin_client_, make_dataset, user):
     assert not dataset.tasks.filter(state=TaskState.DRAFT).exists()
 
 
+def test_delete_drafts_on_all_that_match_deletes_every_dataset_s_drafts(
+    admin_client_, make_dataset, user, django_assert_max_num_queries
+):
+    first, second = make_dataset(tasks=3), make_dataset(name="Second", tasks=40)
+    datasets.version_save(dataset=first, user=user)
+    Task.objects.create(dataset=first, task_id="d1", prompt="p", expected_text="e")
+    changelist = reverse("admin:datasets_app_task_changelist")
+
+    # Every task that matches the list (all of them), not only the page's selected rows.
+    # About a dozen statements a dataset (two here), never some for each of the 41 drafts.
+    with django_assert_max_num_queries(35):
+        admin_client_.post(
+            changelist,
+            {"action": "delete_drafts", "select_across": "1", "_selected_action": ["0"]},
+        )
+    page = admin_client_.get(changelist).content.decode()
+    assert "Deleted 41 drafts." in page and "Left as they were: 3 tasks not a draft." in page
+    assert not second.tasks.exists()
+    assert sorted(first.tasks.values_list("task_id", flat=True)) == ["t1", "t2", "t3"]
+
+
 def test_runs_are_seen_per_version_read_only_with_their_results(admin_client_, make_dataset, user):
     dataset = make_dataset(tasks=2)
     dataset.settings = {"expectedAnswerVerifier": {"kind": "exact_match"}}
