@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -478,6 +479,38 @@ ATTACH_HELP = (
 ATTACH_FIELDS = (("add_input_files", "input"), ("add_expected_files", "expected"))
 
 
+class MetadataField(forms.JSONField):
+    """A task's metadata as a JSON object, shown indented (blank: none)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(
+            required=False,
+            widget=forms.Textarea(attrs={"rows": 3, "class": "code", "spellcheck": "false"}),
+            **kwargs,
+        )
+
+    def to_python(self, value: Any) -> Any:
+        value = super().to_python(value)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise forms.ValidationError(METADATA_NOT_AN_OBJECT)
+        return value
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        if not value:
+            return ""
+        return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+METADATA_NOT_AN_OBJECT = (
+    'Write the metadata as one JSON object of keys and values, e.g. {"category": "billing", '
+    '"difficulty": 2}.'
+)
+
+
 class TaskForm(KeepsShownText, forms.Form):
     task_id = forms.CharField(label="Id", max_length=200)
     name = forms.CharField(max_length=300, required=False)
@@ -501,6 +534,10 @@ class TaskForm(KeepsShownText, forms.Form):
         label="Add expected files",
         required=False,
         help_text="Files a good answer matches; the judges read their text.",
+    )
+    metadata = MetadataField(
+        help_text='What else the task carries, as a JSON object: {"category": "billing", '
+        '"difficulty": 2, "split": "test"}. Leave empty for none.',
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -535,6 +572,8 @@ class TaskForm(KeepsShownText, forms.Form):
             task["expected"] = expected
         if criteria:
             task["criteria"] = criteria
+        if data.get("metadata"):
+            task["metadata"] = data["metadata"]
         return task
 
     @staticmethod
@@ -544,6 +583,7 @@ class TaskForm(KeepsShownText, forms.Form):
             "name": task.name,
             "prompt": task.prompt,
             "expected_text": task.expected_text,
+            "metadata": task.metadata or {},
             **verifier_initial(task.expected_verifier, "expected_verifier"),
         }
 

@@ -162,6 +162,9 @@ class Task(models.Model):
     )
     # Retrieval evidence from a contextgrid eval set (anchors, gold spans, gold documents).
     evidence = models.JSONField(default=dict, blank=True)
+    # What the dataset cannot otherwise hold ({"category": "math", "difficulty": 3, ...}):
+    # plain JSON by key, as the file's `metadata` object or `metadata.<key>` columns say.
+    metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

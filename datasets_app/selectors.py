@@ -626,6 +626,7 @@ def task_spec(task: Task) -> TaskSpec:
             task.expected_text,
             task.expected_verifier,
             task.evidence,
+            task.metadata,
         ),
         [criterion_spec(c) for c in task.criteria.all()],
         [(f.role, _file_spec(f)) for f in task.files.all()],
@@ -633,7 +634,15 @@ def task_spec(task: Task) -> TaskSpec:
 
 
 # A task's columns `_task_spec_of` reads, in its order (after the key, for `TaskStream`).
-_TASK_COLUMNS = ("task_id", "name", "prompt", "expected_text", "expected_verifier", "evidence")
+_TASK_COLUMNS = (
+    "task_id",
+    "name",
+    "prompt",
+    "expected_text",
+    "expected_verifier",
+    "evidence",
+    "metadata",
+)
 _CRITERION_COLUMNS = ("criterion_id", "text", "weight", "verifier")
 _FILE_COLUMNS = ("role", "name", "url", "file", "size", "sha256")
 
@@ -641,7 +650,7 @@ _FILE_COLUMNS = ("role", "name", "url", "file", "size", "sha256")
 def _task_spec_of(
     row: tuple[Any, ...], criteria: list[CriterionSpec], files: list[tuple[str, FileSpec]]
 ) -> TaskSpec:
-    task_id, name, prompt, expected_text, expected_verifier, evidence = row
+    task_id, name, prompt, expected_text, expected_verifier, evidence, metadata = row
     return TaskSpec(
         id=task_id,
         name=name,
@@ -652,6 +661,7 @@ def _task_spec_of(
         input_files=tuple(f for role, f in files if role == TaskFile.Role.INPUT),
         expected_files=tuple(f for role, f in files if role == TaskFile.Role.EXPECTED),
         evidence=evidence or {},
+        metadata=metadata or {},
     )
 
 

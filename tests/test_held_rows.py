@@ -326,3 +326,14 @@ def _file(name: str, data: bytes):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data)
+
+
+def test_a_held_task_s_metadata_cannot_change(saved):
+    task = saved.tasks.get(task_id="t1")
+
+    message = refused(lambda: Task.objects.filter(pk=task.pk).update(metadata={"split": "x"}))
+
+    assert "A saved version holds this task" in message
+    draft = Task.objects.create(dataset=saved, task_id="d", prompt="Draft", position=3)
+    Task.objects.filter(pk=draft.pk).update(metadata={"split": "dev"})
+    assert Task.objects.get(pk=draft.pk).metadata == {"split": "dev"}

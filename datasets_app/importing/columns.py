@@ -21,6 +21,8 @@ The layout, in short:
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -168,6 +170,55 @@ _FIELD_BY_SPELLING: dict[str, str] = {
 _COLUMN_KEY = {"id": "task_id"}
 
 
+# A task's metadata in a sheet: a `metadata.<key>` column each, and these plain columns,
+# which other tools' sheets have and the page's format does not (read as metadata keys).
+METADATA_PREFIX = "metadata."
+METADATA_COLUMNS = ("category", "difficulty", "source", "split", "context")
+
+
+def metadata_key(name: str) -> str | None:
+    """The metadata key a header cell names (`metadata.level` → level, `Category` →
+    category), or None."""
+    stripped = name.strip()
+    if stripped[: len(METADATA_PREFIX)].lower() == METADATA_PREFIX:
+        return stripped[len(METADATA_PREFIX) :].strip() or None
+    normalized = normalize_header(stripped)
+    return normalized if normalized in METADATA_COLUMNS else None
+
+
+_NOT_JSON = object()
+
+
+def _json_in_cell(cell: str) -> Any:
+    """The JSON value a cell spells (`3`, `true`, `["a"]`, `"3"`), or _NOT_JSON for text."""
+    try:
+        value = json.loads(cell, parse_constant=_refuse_constant)
+    except ValueError:
+        return _NOT_JSON
+    if isinstance(value, float) and not math.isfinite(value):
+        return _NOT_JSON  # 1e999: text, as NaN and Infinity are
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def metadata_value(cell: str) -> Any:
+    """A metadata cell as its value: JSON when it spells JSON (a number, true, a list, a
+    quoted string), else the text as it is. `metadata_cell` writes the one it reads back."""
+    value = _json_in_cell(cell)
+    return cell if value is _NOT_JSON else value
+
+
+def metadata_cell(value: Any) -> str:
+    """A metadata value as its cell: text as it is when it reads back as itself, anything
+    else (a number, a list, text that spells JSON or is blank) as JSON."""
+    if isinstance(value, str) and value.strip() and _json_in_cell(value) is _NOT_JSON:
+        return value
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
 def field_for_header(name: str) -> str | None:
     """The field a header cell names, or None for a column this format does not read.
 
@@ -311,6 +362,7 @@ class _Builder:
         self.header = table.header
         self.header_row = table.header_row
         self.reads = table.reads
+        self.not_read = table.not_read
         self.file_name = file_name
         self.dataset_name = dataset_name
         self.problems: list[Problem] = []
@@ -350,6 +402,9 @@ class _Builder:
             if not name.strip():
                 continue
             key = self.reads(name)
+            if key is None and name.strip() not in self.not_read:
+                meta = metadata_key(name)
+                key = METADATA_PREFIX + meta if meta else None
             if key is None:
                 ignored.append(name.strip())
             else:
@@ -417,7 +472,7 @@ class _Builder:
         tasks: list[_Task] = []
         has_task_ids = self.has_task_ids = "task_id" in columns
         # Header order, which `_merge` reports conflicts in.
-        task_keys = [key for key in columns if key in TASK_KEYS]
+        task_keys = [key for key in columns if key in TASK_KEYS or key.startswith(METADATA_PREFIX)]
         task_reader = _CellReader(task_keys, [columns[key] for key in task_keys])
         read_task = task_reader.read
         criterion_reader = _CriterionReader(columns)
@@ -555,6 +610,9 @@ class _Builder:
         return added
 
     def _header_for(self, key: str) -> str:
+        if key.startswith(METADATA_PREFIX):
+            meta = key[len(METADATA_PREFIX) :]
+            return next((n.strip() for n in self.header if metadata_key(n) == meta), key)
         for name in self.header:
             if self.reads(name) == key:
                 return name.strip()
@@ -600,6 +658,10 @@ class _Builder:
         for index, task in enumerate(tasks):
             self.places[("tasks", index)] = task.row
             for key in task.values:
+                if key.startswith(METADATA_PREFIX):
+                    meta = key[len(METADATA_PREFIX) :]
+                    self.places[("tasks", index, "metadata", meta)] = task.row_of(key)
+                    continue
                 for path in _TASK_PATHS[key]:
                     self.places[("tasks", index, *path)] = task.row_of(key)
             for number, row in enumerate(task.criterion_rows):
@@ -639,6 +701,13 @@ def _task_document(
         document["inputFiles"] = _file_list(values["input_files"])
     if "expected_files" in values:
         document["expectedFiles"] = _file_list(values["expected_files"])
+    metadata = {
+        key[len(METADATA_PREFIX) :]: metadata_value(value)
+        for key, value in values.items()
+        if key.startswith(METADATA_PREFIX)
+    }
+    if metadata:
+        document["metadata"] = metadata
     return document
 
 
@@ -786,7 +855,10 @@ class _CellReader:
     """
 
     def __init__(self, keys: list[str], indexes: list[int]) -> None:
-        self.fields = [(key, COLUMNS_BY_KEY[key].text) for key in keys]
+        # A metadata cell is kept as written, as text is (`metadata_value` reads it).
+        self.fields = [
+            (key, key.startswith(METADATA_PREFIX) or COLUMNS_BY_KEY[key].text) for key in keys
+        ]
         self.cells_of = _tuple_getter(indexes)
 
     def read(self, cells: tuple[str, ...]) -> dict[str, str]:
@@ -932,6 +1004,8 @@ def spreadsheet_records(spec: DatasetSpec) -> Iterator[dict[str, str]]:
             first["input_files"] = "\n".join(_file_cell(f) for f in task.input_files)
         if task.expected_files:
             first["expected_files"] = "\n".join(_file_cell(f) for f in task.expected_files)
+        for key, value in task.metadata.items():
+            first[METADATA_PREFIX + key] = metadata_cell(value)
         if not task.criteria:
             yield first
         for number, criterion in enumerate(task.criteria):
@@ -967,14 +1041,20 @@ def spreadsheet_keys(spec: DatasetSpec) -> list[str]:
     """The spreadsheet's columns (keys, in the writer's order): those some row fills. A
     pass over the tasks that keeps nothing of them, so that a writer can then stream."""
     used: set[str] = set(_ALWAYS_WRITTEN)
+    # Metadata last, a column per key in the order the tasks first have them.
+    metadata: dict[str, None] = {}
     for record in spreadsheet_records(spec):
         used.update(key for key, value in record.items() if value != "")
-    return [key for key in _WRITE_ORDER if key in used]
+        metadata.update((key, None) for key in record if key.startswith(METADATA_PREFIX))
+    return [key for key in _WRITE_ORDER if key in used] + list(metadata)
 
 
 def spreadsheet_header(keys: list[str]) -> list[str]:
-    """The header row for `keys`: each column's first spelling."""
-    return [COLUMNS_BY_KEY[key].spellings[0] for key in keys]
+    """The header row for `keys`: each column's first spelling (`metadata.<key>` as it is)."""
+    return [
+        key if key.startswith(METADATA_PREFIX) else COLUMNS_BY_KEY[key].spellings[0]
+        for key in keys
+    ]
 
 
 def spreadsheet_rows(spec: DatasetSpec, keys: list[str]) -> Iterator[list[str]]:

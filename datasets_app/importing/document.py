@@ -63,6 +63,8 @@ from datasets_app.importing.spec import (
     MAX_FILE_NAME_BYTES,
     MAX_FILES_PER_KIND,
     MAX_ID_CHARS,
+    MAX_METADATA_KEY_CHARS,
+    MAX_METADATA_KEYS,
     MAX_PROBLEMS,
     MAX_TASK_NAME_CHARS,
     MAX_TEXT_CHARS,
@@ -214,6 +216,19 @@ TOO_MANY_PROBLEMS = Rule(
     "too_many_problems", "…and {count} more problems not listed. Fix these and check again."
 )
 
+BAD_METADATA_KEY = Rule(
+    "bad_metadata_key",
+    "Task {task} has a metadata key {key}: a key is one line of 1 to {limit} characters, "
+    "not blank, without spaces at either end.",
+)
+TOO_MANY_METADATA_KEYS = Rule(
+    "too_many_metadata_keys",
+    "Task {task} has {count} metadata keys; a task can have {limit} at most.",
+)
+NON_FINITE_METADATA = Rule(
+    "non_finite_metadata",
+    "The metadata of task {task} holds NaN or Infinity, which are not JSON numbers.",
+)
 NON_FINITE_EVIDENCE = Rule(
     "non_finite_evidence",
     "The evidence of task {task} holds NaN or Infinity, which are not JSON numbers.",
@@ -439,6 +454,13 @@ def _task_schema(extra: ExtraBehavior) -> cs.CoreSchema:
                 default_factory=dict,
             ),
         ),
+        cs.dataclass_field(
+            "metadata",
+            cs.with_default_schema(
+                cs.nullable_schema(cs.dict_schema(cs.str_schema(), cs.any_schema())),
+                default_factory=dict,
+            ),
+        ),
     ]
     return cs.dataclass_schema(
         TaskSpec,
@@ -488,8 +510,19 @@ _VERIFIER_KEYS = frozenset({"kind", "outputType", "instructions", "code"})
 _CRITERION_KEYS = frozenset({"id", "criterion", "weight", "verifier"})
 _EXPECTED_KEYS = frozenset({"text", "verifier"})
 _FILE_KEYS = frozenset({"path", "url", "name"})
-_TASK_KEYS = frozenset(
-    {"id", "name", "prompt", "expected", "criteria", "inputFiles", "expectedFiles", "evidence"}
+# The keys a task of the format knows (its `metadata` object is our extension).
+TASK_KEYS = frozenset(
+    {
+        "id",
+        "name",
+        "prompt",
+        "expected",
+        "criteria",
+        "inputFiles",
+        "expectedFiles",
+        "evidence",
+        "metadata",
+    }
 )
 _SETTINGS_KEYS = frozenset({"expectedAnswerVerifier", "defaultVerifier"})
 _DATASET_KEYS = frozenset(
@@ -551,7 +584,7 @@ class _UnknownKeys:
                 self.verifier(item.get("verifier"), (*path, index, "verifier"))
 
     def task(self, task: Any, path: DocPath) -> None:
-        if not self.keys(task, _TASK_KEYS, path):
+        if not self.keys(task, TASK_KEYS, path):
             return
         expected = task.get("expected")
         if self.keys(expected, _EXPECTED_KEYS, (*path, "expected")):
@@ -581,7 +614,7 @@ def _all_keys_known(tasks: list[dict[str, Any]]) -> bool:
     return all(
         known.issuperset(chain.from_iterable(values))
         for values, known in (
-            (tasks, _TASK_KEYS),
+            (tasks, TASK_KEYS),
             (expected, _EXPECTED_KEYS),
             (criteria, _CRITERION_KEYS),
             (files, _FILE_KEYS),
@@ -974,6 +1007,11 @@ class _Validator:
             self.evidence(evidence, ("tasks", index, "evidence"), task_id)
         elif evidence is None:
             _finish(task, "evidence", {})
+        metadata: dict[str, Any] | None = task.metadata
+        if metadata:
+            self.metadata(metadata, ("tasks", index, "metadata"), task_id)
+        elif metadata is None:
+            _finish(task, "metadata", {})
 
     def answer(
         self, text: str | None, verifier: Verifier | None, index: int, task_id: str
@@ -1004,6 +1042,34 @@ class _Validator:
             alone = self._expected_criteria[verifier] = (expected_answer_criterion(verifier),)
         self._last_expected = (verifier, alone)
         return alone
+
+    def metadata(self, metadata: dict[str, Any], path: DocPath, task_id: str) -> None:
+        """Keys a column header and a filter can carry; values that are JSON."""
+        if len(metadata) > MAX_METADATA_KEYS:
+            self.findings.problem(
+                TOO_MANY_METADATA_KEYS,
+                path,
+                task=_shown(task_id),
+                count=len(metadata),
+                limit=MAX_METADATA_KEYS,
+            )
+        for key in metadata:
+            if (
+                not key.isprintable()
+                or key != key.strip()
+                or not 0 < len(key) <= MAX_METADATA_KEY_CHARS
+            ):
+                self.findings.problem(
+                    BAD_METADATA_KEY,
+                    (*path, key),
+                    task=_shown(task_id),
+                    key=_shown(key[:MAX_METADATA_KEY_CHARS]),
+                    limit=MAX_METADATA_KEY_CHARS,
+                )
+        try:
+            json.dumps(metadata, allow_nan=False)
+        except ValueError:
+            self.findings.problem(NON_FINITE_METADATA, path, task=_shown(task_id))
 
     def evidence(self, evidence: dict[str, Any], path: DocPath, task_id: str) -> None:
         """Free-form evidence, which must still be JSON (no NaN or Infinity in it)."""

@@ -318,6 +318,8 @@ def _task(task: TaskSpec) -> dict[str, Any]:
         data["expectedFiles"] = [_file(attached) for attached in task.expected_files]
     if task.evidence:
         data["evidence"] = task.evidence
+    if task.metadata:
+        data["metadata"] = task.metadata
     return data
 
 
@@ -393,6 +395,7 @@ def from_document(document: dict[str, Any]) -> DatasetSpec:
                 input_files=tuple(_file_from(f) for f in task.get("inputFiles", [])),
                 expected_files=tuple(_file_from(f) for f in task.get("expectedFiles", [])),
                 evidence=task.get("evidence") or {},
+                metadata=task.get("metadata") or {},
             )
         )
     return DatasetSpec(

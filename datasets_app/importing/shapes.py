@@ -135,7 +135,7 @@ from datasets_app.importing.columns import (
     document_from_table,
     field_for_header,
 )
-from datasets_app.importing.document import TOO_MANY_TASKS
+from datasets_app.importing.document import TASK_KEYS, TOO_MANY_TASKS
 from datasets_app.importing.spec import (
     CHAT_QUESTION_LABEL,
     MAX_TASKS,
@@ -285,9 +285,7 @@ CONTAINER_KEYS = (
     "cases",
 )
 # Our own task keys: a record made only of these (with a text prompt) is already canonical.
-CANONICAL_TASK_KEYS = frozenset(
-    {"id", "name", "prompt", "expected", "criteria", "inputFiles", "expectedFiles", "evidence"}
-)
+CANONICAL_TASK_KEYS = TASK_KEYS
 # How many records the guessing and the mapping step's sample look at.
 SAMPLE_RECORDS = 50
 SAMPLE_SHOWN = 3

@@ -61,6 +61,9 @@ MAX_CRITERIA_PER_FILE = 20_000
 # names (Task.name), links (TaskFile.url) and attached files' names, which are one name of
 # at most 255 bytes, the most a file system takes, with no folder in it.
 MAX_ID_CHARS = 200
+# A task's metadata: keys a filter and a column header can carry, few enough for a page.
+MAX_METADATA_KEYS = 50
+MAX_METADATA_KEY_CHARS = 100
 MAX_TASK_NAME_CHARS = 300
 MAX_URL_CHARS = 2_000
 MAX_FILE_NAME_BYTES = 255
@@ -255,6 +258,9 @@ class TaskSpec:
     # Retrieval evidence kept from a contextgrid eval set (anchors, gold spans, gold
     # documents), as plain JSON; empty for ordinary dataset files.
     evidence: dict[str, Any] = field(default_factory=dict)
+    # What a dataset cannot otherwise hold (category, difficulty, source, split, context,
+    # tags): our extension of the page's format, plain JSON by key.
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 class MappedTasks(Sequence[TaskSpec]):

@@ -19,6 +19,11 @@ triggers do not see, and on SQLite marks every dataset first (contextevals/sqlit
 Written here once for both databases: PostgreSQL (plpgsql functions) and SQLite (triggers
 with RAISE), the same rules column for column. The SQL is spelled out in this migration, not
 imported from the app, so that the migration stays what it was when it ran.
+
+Later migrations make the same triggers over more of a task's content, with
+`_statements(vendor, task_content=...)`: 0014 adds `metadata`. A migration that has to drop
+and make them again (SQLite rebuilding a table they name) uses the latest set's functions,
+0014's `create_triggers` and `drop_triggers`, never these.
 """
 
 import re
@@ -104,8 +109,13 @@ RULES = {
 }
 
 # A version's list of tasks may be repointed only to a task of identical content.
-SAME_TASK = " AND ".join(f"a.{column} IS NOT DISTINCT FROM b.{column}" for column in TASK_CONTENT)
-SAME_TASK_SQLITE = " AND ".join(f"a.{column} IS b.{column}" for column in TASK_CONTENT)
+def _same_task(content: tuple[str, ...], *, sqlite: bool) -> str:
+    op = "IS" if sqlite else "IS NOT DISTINCT FROM"
+    return " AND ".join(f"a.{column} {op} b.{column}" for column in content)
+
+
+SAME_TASK = _same_task(TASK_CONTENT, sqlite=False)
+SAME_TASK_SQLITE = _same_task(TASK_CONTENT, sqlite=True)
 REPOINTED_TO_A_COPY = (
     "EXISTS (SELECT 1 FROM datasets_app_task a, datasets_app_task b "
     "WHERE a.id = OLD.task_id AND b.id = NEW.task_id AND {same})"
@@ -168,7 +178,7 @@ CREATE TRIGGER {trigger}_delete BEFORE DELETE ON {rule["table"]}
 LIST_MESSAGE = HELD.format(what="list of tasks")
 
 
-def _list_postgresql() -> tuple[str, str]:
+def _list_postgresql(same: str = SAME_TASK) -> tuple[str, str]:
     forward = f"""
 CREATE OR REPLACE FUNCTION datasets_app_version_tasks_held() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -178,7 +188,7 @@ BEGIN
     RAISE EXCEPTION '{LIST_MESSAGE}' USING ERRCODE = 'restrict_violation';
   END IF;
   IF NEW.version_id <> OLD.version_id
-     OR NOT {REPOINTED_TO_A_COPY.format(same=SAME_TASK)} THEN
+     OR NOT {REPOINTED_TO_A_COPY.format(same=same)} THEN
     RAISE EXCEPTION '{LIST_MESSAGE}' USING ERRCODE = 'restrict_violation';
   END IF;
   RETURN NEW;
@@ -193,11 +203,11 @@ CREATE TRIGGER datasets_app_version_tasks_held BEFORE UPDATE OR DELETE
     return forward, reverse
 
 
-def _list_sqlite() -> tuple[str, str]:
+def _list_sqlite(same: str = SAME_TASK_SQLITE) -> tuple[str, str]:
     forward = f"""
 CREATE TRIGGER datasets_app_version_tasks_held_update BEFORE UPDATE ON datasets_app_version_tasks
   FOR EACH ROW WHEN NEW.version_id IS NOT OLD.version_id
-    OR NOT {REPOINTED_TO_A_COPY.format(same=SAME_TASK_SQLITE)}
+    OR NOT {REPOINTED_TO_A_COPY.format(same=same)}
   BEGIN SELECT RAISE(ABORT, '{LIST_MESSAGE}'); END;
 CREATE TRIGGER datasets_app_version_tasks_held_delete BEFORE DELETE ON datasets_app_version_tasks
   FOR EACH ROW WHEN NOT {_deleting(VERSION_DATASET)}
@@ -210,11 +220,15 @@ CREATE TRIGGER datasets_app_version_tasks_held_delete BEFORE DELETE ON datasets_
     return forward, reverse
 
 
-def _statements(vendor: str) -> list[tuple[str, str]]:
+def _statements(vendor: str, task_content: tuple[str, ...] = TASK_CONTENT) -> list[tuple[str, str]]:
+    """(forward, reverse) SQL of every trigger, a task's content being `task_content`."""
+    rules = {**RULES, "task": {**RULES["task"], "content": task_content}}
     if vendor == "postgresql":
-        return [_postgresql(name, rule) for name, rule in RULES.items()] + [_list_postgresql()]
+        same = _same_task(task_content, sqlite=False)
+        return [_postgresql(name, rule) for name, rule in rules.items()] + [_list_postgresql(same)]
     if vendor == "sqlite":
-        return [_sqlite(name, rule) for name, rule in RULES.items()] + [_list_sqlite()]
+        same = _same_task(task_content, sqlite=True)
+        return [_sqlite(name, rule) for name, rule in rules.items()] + [_list_sqlite(same)]
     raise NotImplementedError(f"No held-row triggers for the {vendor} database.")
 
 

@@ -222,6 +222,7 @@ def task_save(
     draft.prompt = spec.prompt
     draft.expected_text = spec.expected_text or ""
     draft.expected_verifier = spec.expected_verifier.to_json() if spec.expected_verifier else None
+    draft.metadata = dict(spec.metadata)
     draft.state = TaskState.DRAFT
     draft.full_clean(validate_constraints=False)
     draft.save()

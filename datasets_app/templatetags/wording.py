@@ -9,6 +9,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from datasets_app import wording
+from datasets_app.importing import columns
 
 register = template.Library()
 
@@ -71,3 +72,10 @@ def score(value: float | None) -> str:
 def milliseconds(value: float | None) -> str:
     """1,234 ms."""
     return f"{round(value or 0):,} ms"
+
+
+@register.filter
+def metadata_value(value: object) -> str:
+    """A metadata value as its spreadsheet cell says it: text as it is, anything else (a
+    number, a list, text that spells JSON) as JSON."""
+    return columns.metadata_cell(value)

@@ -100,16 +100,23 @@ def file_specs(draw: st.DrawFn, *, with_paths: bool) -> FileSpec:
 
 
 json_scalars = st.none() | st.booleans() | st.integers(-(10**9), 10**9) | text
-evidence = st.dictionaries(
-    identifiers,
-    st.recursive(
-        json_scalars,
-        lambda children: (
-            st.lists(children, max_size=3) | st.dictionaries(identifiers, children, max_size=3)
-        ),
-        max_leaves=6,
+json_values = st.recursive(
+    json_scalars,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(identifiers, children, max_size=3)
     ),
-    max_size=3,
+    max_leaves=6,
+)
+evidence = st.dictionaries(identifiers, json_values, max_size=3)
+# A task's metadata: keys as people write them (the usual ones, and any text without spaces
+# at either end), values any JSON, text that spells JSON ("3", "true") included.
+metadata_keys = st.sampled_from(["category", "difficulty", "source", "split", "context"]) | (
+    st.text(_ALPHABET, min_size=1, max_size=20).filter(
+        lambda key: key.isprintable() and key == key.strip() != ""
+    )
+)
+metadata = st.dictionaries(
+    metadata_keys, json_values | st.sampled_from(["3", "true", "null", '"x"', " ", ""]), max_size=3
 )
 
 
@@ -144,6 +151,7 @@ def task_specs(
         input_files=tuple(draw(files)),
         expected_files=tuple(draw(files)),
         evidence=draw(evidence),
+        metadata=draw(metadata),
     )
 
 

@@ -195,8 +195,10 @@ def sheet_safe(spec: DatasetSpec) -> DatasetSpec:
         if isinstance(value, str):
             value = re.sub("\r\n?", "\n", value)
             return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]", "\ufffd", value)
-        if isinstance(value, tuple):
-            return tuple(clean(item) for item in value)
+        if isinstance(value, tuple | list):
+            return type(value)(clean(item) for item in value)
+        if isinstance(value, dict):
+            return {clean(key): clean(item) for key, item in value.items()}
         if dataclasses.is_dataclass(value):
             return dataclasses.replace(
                 value, **{f.name: clean(getattr(value, f.name)) for f in dataclasses.fields(value)}

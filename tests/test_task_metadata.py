@@ -1,0 +1,90 @@
+"""A task's metadata through the app: imported from a sheet's columns, shown on the task
+page, edited in the task form, frozen in a saved version, exported and imported back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from datasets_app.models import Dataset
+from datasets_app.services import datasets
+from tests.as_rendered import form_data
+from tests.datasets import import_file
+
+pytestmark = pytest.mark.django_db
+
+SHEET = b"prompt,expected_answer,category,metadata.level\nWhat is 2+2?,4,math,3\nHi,Hello,,\n"
+
+
+@pytest.fixture
+def dataset(auth_client, user) -> Dataset:
+    dataset = Dataset.objects.create(owner=user, name="Quiz")
+    import_file(auth_client, dataset, "quiz.csv", SHEET)
+    return dataset
+
+
+def test_a_sheet_s_category_is_the_task_s_metadata_on_its_page(auth_client, dataset):
+    task = dataset.tasks.get(task_id="task-1")
+    assert task.metadata == {"category": "math", "level": 3}
+
+    page = auth_client.get(task.get_absolute_url()).content.decode()
+
+    assert '<h2 id="metadata-heading">Metadata</h2>' in page
+    assert "<dt>category</dt><dd>math</dd>" in page and "<dt>level</dt><dd>3</dd>" in page
+    other = auth_client.get(dataset.tasks.get(task_id="task-2").get_absolute_url())
+    assert "metadata-heading" not in other.content.decode()
+
+
+def edit(client, task, metadata: str):
+    url = reverse("datasets_app:task_edit", args=[task.dataset_id, task.pk])
+    data = form_data(client.get(url).content.decode())
+    data["metadata"] = [metadata]
+    return client.post(url, data)
+
+
+def test_the_task_form_edits_metadata_as_a_json_object(auth_client, dataset, user):
+    task = dataset.tasks.get(task_id="task-1")
+    datasets.version_save(dataset=dataset, user=user)
+
+    response = edit(auth_client, task, '{"category": "arithmetic", "split": "test"}')
+
+    assert response.status_code == 302
+    task = dataset.tasks.live().get(task_id="task-1")
+    assert task.metadata == {"category": "arithmetic", "split": "test"}
+    version = dataset.versions.get()
+    assert version.snapshot["tasks"][0]["metadata"] == {"category": "math", "level": 3}
+    assert version.tasks.get(task_id="task-1").metadata == {"category": "math", "level": 3}
+
+
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ('["math"]', "Write the metadata as one JSON object"),
+        ("{category: math}", "Enter a valid JSON."),
+        ('{" padded": 1}', "a key is one line of 1 to 100 characters"),
+    ],
+)
+def test_metadata_that_is_not_an_object_of_good_keys_is_refused_with_why(
+    auth_client, dataset, typed, message
+):
+    task = dataset.tasks.get(task_id="task-1")
+
+    response = edit(auth_client, task, typed)
+
+    assert response.status_code == 200 and message in response.content.decode()
+    assert dataset.tasks.get(task_id="task-1").metadata == {"category": "math", "level": 3}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "json", "zip"])
+def test_metadata_is_exported_and_imported_back_the_same(auth_client, dataset, user, fmt):
+    url = reverse("datasets_app:dataset_export", args=[dataset.pk, fmt])
+    data = b"".join(auth_client.get(url).streaming_content)
+    copy = Dataset.objects.create(owner=user, name="Copy")
+
+    import_file(auth_client, copy, f"copy.{fmt}", data)
+
+    assert [t.metadata for t in copy.tasks.all()] == [{"category": "math", "level": 3}, {}]
+    if fmt == "json":
+        assert json.loads(data)["tasks"][0]["metadata"] == {"category": "math", "level": 3}
