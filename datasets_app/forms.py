@@ -897,6 +897,12 @@ class TaskListForm(forms.Form):
         required=False,
         choices=[("", "Any"), ("yes", "Has files"), ("no", "No files")],
     )
+    metadata = forms.CharField(
+        label="Metadata",
+        required=False,
+        max_length=MAX_SEARCH_CHARS,
+        widget=forms.TextInput(attrs={"placeholder": "key=value", "autocomplete": "off"}),
+    )
     sort = forms.ChoiceField(label="Sort by", required=False, choices=SORTS)
     per_page = forms.TypedChoiceField(
         label="Per page",
@@ -926,6 +932,7 @@ class TaskListForm(forms.Form):
             scored_by=data.get("scored_by") or "",
             verifier=data.get("verifier") or "",
             files=data.get("has_files") or "",
+            metadata=(data.get("metadata") or "").strip(),
             sort=data.get("sort") or "",
             per_page=data.get("per_page") or DEFAULT_PAGE_SIZE,
             page=data.get("page") or 1,

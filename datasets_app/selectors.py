@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Coalesce, Substr
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -359,6 +360,8 @@ class ImportEffects:
     answer_share: tuple[float, float] | None
     settings: list[SettingChange]
     not_imported: list[ProblemGroup]
+    # The keys the file's tasks keep as their metadata, in the order they first come.
+    metadata_keys: list[str]
 
     @property
     def answer_share_words(self) -> str:
@@ -473,6 +476,7 @@ def import_effects(*, upload: Upload, mode: str) -> ImportEffects:
         answer_share=share,
         settings=_setting_changes(before, after) if dataset is not None else [],
         not_imported=group_problems(not_imported),
+        metadata_keys=list(result.get("metadata_keys", [])),
     )
 
 
@@ -971,6 +975,8 @@ class TaskListing:
     scored_by: str = ""
     verifier: str = ""
     files: str = ""
+    # `key=value` (or `key`): tasks whose metadata has it.
+    metadata: str = ""
     sort: str = ""
     per_page: int = DEFAULT_PAGE_SIZE
     page: int = 1
@@ -978,7 +984,9 @@ class TaskListing:
     @property
     def filtered(self) -> bool:
         """Whether the search or a filter leaves tasks out."""
-        return any((self.query, self.state, self.scored_by, self.verifier, self.files))
+        return any(
+            (self.query, self.state, self.scored_by, self.verifier, self.files, self.metadata)
+        )
 
     def fields(self) -> dict[str, Any]:
         """The listing as the URL's fields (`TaskListForm`'s), defaults included."""
@@ -988,6 +996,7 @@ class TaskListing:
             "scored_by": self.scored_by,
             "verifier": self.verifier,
             "has_files": self.files,
+            "metadata": self.metadata,
             "sort": self.sort,
             "per_page": self.per_page,
             "page": self.page,
@@ -1079,7 +1088,7 @@ def _in_state(tasks: TaskQuerySet, state: str) -> QuerySet[Task]:
     return tasks.live()
 
 
-SEARCHED_COLUMNS = ("task_id", "name", "prompt", "expected_text")
+SEARCHED_COLUMNS = ("task_id", "name", "prompt", "expected_text", "metadata")
 
 
 def tasks_searched(tasks: QuerySet[Task], query: str, *, dataset_id: int) -> QuerySet[Task]:
@@ -1186,6 +1195,10 @@ def _matches(task: Task, query: str) -> tuple[Match, ...]:
     found = [
         ("prompt", snippet(task.prompt, query)),
         ("expected answer", snippet(task.expected_text, query)),
+        *(
+            (f"metadata {key}", snippet(columns.metadata_cell(value), query))
+            for key, value in (task.metadata or {}).items()
+        ),
         *(("criterion", snippet(c.text, query)) for c in task.criteria.all()),
     ]
     return tuple(Match(where=where, text=text) for where, text in found if text)
@@ -1215,7 +1228,25 @@ def _listed(
     tasks = tasks_searched(tasks, listing.query, dataset_id=dataset_id)
     tasks = _scored_by(tasks, listing.scored_by, shared)
     tasks = _graded_by(tasks, listing.verifier, settings, shared)
+    tasks = _with_metadata(tasks, listing.metadata)
     return _with_files(tasks, listing.files)
+
+
+def _with_metadata(tasks: QuerySet[Task], wanted: str) -> QuerySet[Task]:
+    """Tasks whose metadata has `key=value` (the value read as a sheet's cell is, and as
+    the text typed: `difficulty=3` finds 3 and "3"), or the key at all for `key`."""
+    if not wanted:
+        return tasks
+    key, equals, typed = wanted.partition("=")
+    key = key.strip()
+    if not equals:
+        return tasks.filter(metadata__has_key=key)
+    value = typed.strip()
+    parsed = columns.metadata_value(value)
+    matches = Q(_metadata_value=value)
+    if parsed != value and parsed is not None:
+        matches |= Q(_metadata_value=parsed)
+    return tasks.annotate(_metadata_value=KeyTransform(key, "metadata")).filter(matches)
 
 
 def task_page(

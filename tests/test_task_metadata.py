@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from datasets_app.models import Dataset
-from datasets_app.services import datasets
+from datasets_app.models import Dataset, Upload
+from datasets_app.services import datasets, tokens
 from tests.as_rendered import form_data
 from tests.datasets import import_file
 
@@ -88,3 +89,49 @@ def test_metadata_is_exported_and_imported_back_the_same(auth_client, dataset, u
     assert [t.metadata for t in copy.tasks.all()] == [{"category": "math", "level": 3}, {}]
     if fmt == "json":
         assert json.loads(data)["tasks"][0]["metadata"] == {"category": "math", "level": 3}
+
+
+def listed(client, dataset, **query) -> list[str]:
+    page = client.get(dataset.get_absolute_url(), query).content.decode()
+    return [task_id for task_id in ("task-1", "task-2", "task-3") if f">{task_id}<" in page]
+
+
+def test_the_dataset_page_filters_and_searches_by_metadata(auth_client, dataset, user):
+    import_file(
+        auth_client, dataset, "more.csv", b"prompt,expected_answer,difficulty\nBye,Goodbye,3\n"
+    )
+
+    assert listed(auth_client, dataset, metadata="category=math") == ["task-1"]
+    assert listed(auth_client, dataset, metadata="level=3") == ["task-1"], "3 and '3' alike"
+    assert listed(auth_client, dataset, metadata="difficulty") == ["task-3"]
+    assert listed(auth_client, dataset, metadata="category=other") == []
+    assert listed(auth_client, dataset, q="math") == ["task-1"]
+    page = auth_client.get(dataset.get_absolute_url()).content.decode()
+    assert 'name="metadata"' in page and 'placeholder="key=value"' in page
+
+
+def test_the_preview_says_which_keys_become_metadata(auth_client, user):
+    dataset = Dataset.objects.create(owner=user, name="Quiz")
+    auth_client.post(
+        reverse("datasets_app:import_check", args=[dataset.pk]),
+        {"file": SimpleUploadedFile("quiz.csv", SHEET)},
+        HTTP_HX_REQUEST="true",
+    )
+    upload = Upload.objects.get(dataset=dataset)
+    url = reverse("datasets_app:import_status", args=[dataset.pk, upload.key])
+
+    page = auth_client.get(url).content.decode()
+
+    assert "Kept as each task’s metadata: <code>category</code>, <code>level</code>." in page
+
+
+def test_the_api_s_task_has_its_metadata(client, dataset, user):
+    _row, secret = tokens.api_token_create(user=user, name="ci")
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+    task = dataset.tasks.get(task_id="task-1")
+
+    body = client.get(f"/api/v1/tasks/{task.pk}", **headers).json()
+
+    assert body["metadata"] == {"category": "math", "level": 3}
+    listing = client.get(f"/api/v1/datasets/{dataset.pk}/tasks", **headers).json()
+    assert [t["metadata"] for t in listing] == [{"category": "math", "level": 3}, {}]

@@ -499,6 +499,7 @@ def _task_out(task: Task) -> dict[str, Any]:
             for f in files
         ],
         "evidence": task.evidence or {},
+        "metadata": task.metadata or {},
         "created_at": task.created_at,
         "updated_at": task.updated_at,
     }

@@ -204,6 +204,10 @@ class TaskOut(TaskSummary):
     criteria: list[CriterionOut] = Field(description="The task's own criteria.")
     files: list[FileOut]
     evidence: dict[str, Any]
+    metadata: dict[str, Any] = Field(
+        description="What the dataset cannot otherwise hold (category, difficulty, split, "
+        "…), as the file's `metadata` object or `metadata.<key>` columns gave it."
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -1052,8 +1052,7 @@ def spreadsheet_keys(spec: DatasetSpec) -> list[str]:
 def spreadsheet_header(keys: list[str]) -> list[str]:
     """The header row for `keys`: each column's first spelling (`metadata.<key>` as it is)."""
     return [
-        key if key.startswith(METADATA_PREFIX) else COLUMNS_BY_KEY[key].spellings[0]
-        for key in keys
+        key if key.startswith(METADATA_PREFIX) else COLUMNS_BY_KEY[key].spellings[0] for key in keys
     ]
 
 

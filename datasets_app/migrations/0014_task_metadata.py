@@ -7,6 +7,9 @@ be repointed only to a copy with the same metadata. On SQLite, adding the column
 the task table, which the triggers name, so they are dropped first on both databases and
 the new set made after the column is there.
 
+The search box looks in metadata too: on PostgreSQL through a trigram index like those of
+migration 0010.
+
 This is now the latest set: a later migration that has to drop and make the triggers again
 uses `create_triggers` and `drop_triggers` from here.
 """
@@ -30,6 +33,22 @@ def create_triggers(apps, schema_editor) -> None:
         held_rows._run(schema_editor, forward)
 
 
+SEARCH_INDEX = "task_search_metadata_trgm"
+
+
+def create_search_index(apps, schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(
+            f'CREATE INDEX IF NOT EXISTS "{SEARCH_INDEX}" ON "datasets_app_task" '
+            'USING gin ((UPPER("metadata"::text)) gin_trgm_ops)'
+        )
+
+
+def drop_search_index(apps, schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(f'DROP INDEX IF EXISTS "{SEARCH_INDEX}"')
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("datasets_app", "0013_dataset_require_review"),
@@ -43,4 +62,5 @@ class Migration(migrations.Migration):
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.RunPython(create_triggers, drop_triggers, elidable=False),
+        migrations.RunPython(create_search_index, drop_search_index),
     ]

@@ -222,6 +222,9 @@ def upload_check(*, upload: Upload) -> Upload:
         }
         stored["digests"] = {}
         stored["texts"] = selectors.preview_texts(result.plan)
+        stored["metadata_keys"] = list(
+            dict.fromkeys(key for task in result.plan.tasks for key in task.metadata)
+        )
         if upload.dataset is not None:
             # What Replace would change is worked out when the dialog shows it, against the
             # dataset as it is then; the file's side of it is kept here, for the tasks whose

@@ -79,3 +79,45 @@ def test_the_rubric_template_added_to_answer_tasks_says_what_it_does(
     dataset = Dataset.objects.get(name="Finance")
     task = dataset.tasks.get(task_id="yoy-growth")
     assert [c.weight for c in task.criteria.all()] == [1.0]
+
+
+def test_metadata_through_a_csv_with_category_and_back_out(
+    logged_in, live_server, screenshot, tmp_path
+):
+    page = logged_in
+    new_dataset(page, "Quiz")
+    sheet = tmp_path / "quiz.csv"
+    sheet.write_text(
+        "prompt,expected_answer,category,difficulty\n"
+        "What is 2+2?,4,arithmetic,1\nCapital of France?,Paris,geography,2\n"
+    )
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(sheet))
+    effects = dialog.get_by_role("region", name="What this import does")
+    expect(effects).to_contain_text("Kept as each task’s metadata: category, difficulty.")
+    dialog.get_by_role("button", name="Import 2 tasks").click()
+    expect(page.get_by_role("row", name="Choose task-2")).to_be_visible()
+
+    page.get_by_label("Metadata").fill("category=geography")
+    page.get_by_label("Metadata").press("Enter")
+    expect(page.get_by_role("row", name="Choose task-1")).to_have_count(0)
+    expect(page.get_by_role("row", name="Choose task-2")).to_be_visible()
+    screenshot(page, "dataset-filtered-by-metadata")
+
+    page.get_by_role("link", name="Capital of France?").first.click()
+    expect(page.get_by_role("heading", name="Metadata")).to_be_visible()
+    expect(page.get_by_text("geography")).to_be_visible()
+    screenshot(page, "task-with-metadata")
+    page.get_by_role("link", name="Edit").click()
+    field = page.get_by_label("Metadata")
+    expect(field).to_have_value('{\n  "category": "geography",\n  "difficulty": 2\n}')
+    field.fill('{"category": "geography", "difficulty": 2, "split": "test"}')
+    screenshot(page, "task-form-metadata")
+    page.get_by_role("button", name="Save as draft").click()
+    expect(page.get_by_text("split")).to_be_visible()
+
+    dataset = Dataset.objects.get(name="Quiz")
+    response = page.request.get(f"{live_server.url}/datasets/{dataset.pk}/export/csv/")
+    exported = response.body().decode("utf-8-sig").splitlines()
+    assert exported[0].endswith("metadata.category,metadata.difficulty,metadata.split")
+    assert exported[2].endswith("geography,2,test")
