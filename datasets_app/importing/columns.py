@@ -401,10 +401,7 @@ class _Builder:
         for index, name in enumerate(header):
             if not name.strip():
                 continue
-            key = self.reads(name)
-            if key is None and name.strip() not in self.not_read:
-                meta = metadata_key(name)
-                key = METADATA_PREFIX + meta if meta else None
+            key = self._column_key(name)
             if key is None:
                 ignored.append(name.strip())
             else:
@@ -443,6 +440,14 @@ class _Builder:
             )
         return {key: indexes[0] for key, indexes in positions.items()}
 
+    def _column_key(self, name: str) -> str | None:
+        """The key of the column a header cell names: a field's, `metadata.<key>`, or None."""
+        key = self.reads(name)
+        if key is not None or name.strip() in self.not_read:
+            return key
+        meta = metadata_key(name)
+        return METADATA_PREFIX + meta if meta else None
+
     # -- rows ------------------------------------------------------------------------------
 
     def label(self, path: DocPath) -> str:
@@ -472,7 +477,7 @@ class _Builder:
         tasks: list[_Task] = []
         has_task_ids = self.has_task_ids = "task_id" in columns
         # Header order, which `_merge` reports conflicts in.
-        task_keys = [key for key in columns if key in TASK_KEYS or key.startswith(METADATA_PREFIX)]
+        task_keys = [key for key in columns if _is_task_key(key)]
         task_reader = _CellReader(task_keys, [columns[key] for key in task_keys])
         read_task = task_reader.read
         criterion_reader = _CriterionReader(columns)
@@ -674,6 +679,11 @@ class _Builder:
         if not all(map(_HAS_ID, criteria)):
             own_ids = _IdMaker("c", [c["id"] for c in criteria if "id" in c], taken=global_ids.used)
             own_ids.fill(criteria)
+
+
+def _is_task_key(key: str) -> bool:
+    """Whether a column's key is one of the task's (not its criterion's): a field, metadata."""
+    return key in TASK_KEYS or key.startswith(METADATA_PREFIX)
 
 
 def _task_document(

@@ -1002,16 +1002,7 @@ class _Validator:
         if type(files) is not tuple:
             path = ("tasks", index, "expectedFiles")
             _finish(task, "expected_files", self.files(files, path) if files else ())
-        evidence: dict[str, Any] | None = task.evidence
-        if evidence:
-            self.evidence(evidence, ("tasks", index, "evidence"), task_id)
-        elif evidence is None:
-            _finish(task, "evidence", {})
-        metadata: dict[str, Any] | None = task.metadata
-        if metadata:
-            self.metadata(metadata, ("tasks", index, "metadata"), task_id)
-        elif metadata is None:
-            _finish(task, "metadata", {})
+        self.free_json(task, index, task_id)
 
     def answer(
         self, text: str | None, verifier: Verifier | None, index: int, task_id: str
@@ -1042,6 +1033,19 @@ class _Validator:
             alone = self._expected_criteria[verifier] = (expected_answer_criterion(verifier),)
         self._last_expected = (verifier, alone)
         return alone
+
+    def free_json(self, task: TaskSpec, index: int, task_id: str) -> None:
+        """A task's evidence and metadata: free-form JSON, checked when given, {} for null."""
+        evidence: dict[str, Any] | None = task.evidence
+        if evidence:
+            self.evidence(evidence, ("tasks", index, "evidence"), task_id)
+        elif evidence is None:
+            _finish(task, "evidence", {})
+        metadata: dict[str, Any] | None = task.metadata
+        if metadata:
+            self.metadata(metadata, ("tasks", index, "metadata"), task_id)
+        elif metadata is None:
+            _finish(task, "metadata", {})
 
     def metadata(self, metadata: dict[str, Any], path: DocPath, task_id: str) -> None:
         """Keys a column header and a filter can carry; values that are JSON."""

@@ -493,7 +493,7 @@ def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[
             expected_text=spec.expected_text or "",
             expected_verifier=spec.expected_verifier.to_json() if spec.expected_verifier else None,
             evidence=spec.evidence or {},
-            metadata=spec.metadata or {},
+            metadata=dict(spec.metadata),
             position=start + index,
             state=TaskState.DRAFT,
         )
