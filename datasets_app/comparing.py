@@ -167,6 +167,7 @@ def _task_facets(task: TaskSpec) -> dict[str, str]:
         **_criteria_facets(task.criteria),
         "Input files": _files_text(task, TaskFile.Role.INPUT),
         "Expected files": _files_text(task, TaskFile.Role.EXPECTED),
+        **{f"Metadata {key}": json.dumps(value) for key, value in task.metadata.items()},
         "Retrieval evidence": json.dumps(task.evidence, indent=2, sort_keys=True)
         if task.evidence
         else "",

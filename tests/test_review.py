@@ -310,3 +310,10 @@ def test_the_api_answers_409_not_all_reviewed(make_dataset, user):
     datasets.tasks_mark_reviewed(tasks=dataset.tasks.all(), user=user)
     assert api.get(url).json()["unreviewed_drafts"] == 0
     assert api.post(f"{url}/versions").status_code == 201
+
+
+def test_the_review_page_shows_a_drafts_metadata(auth_client, make_dataset):
+    dataset = make_dataset(tasks=1)
+    Task.objects.filter(task_id="t1").update(metadata={"difficulty": "hard"})
+    page = get(auth_client, review_url(dataset))
+    assert "<dt>difficulty</dt>" in page and "hard" in page

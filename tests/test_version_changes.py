@@ -214,3 +214,16 @@ def test_a_saved_tasks_link_stays_when_the_task_is_edited(auth_client, two_versi
     links = re.findall(r'href="([^"]+/v2/tasks/[^"]+/)"', before)
     assert links == re.findall(r'href="([^"]+/v2/tasks/[^"]+/)"', after)
     assert "Prompt 4</pre>" in get(auth_client, links[-2])
+
+
+def test_a_changed_metadata_value_is_a_change(auth_client, make_dataset, user):
+    dataset = make_dataset(tasks=1)
+    Task.objects.filter(task_id="t1").update(metadata={"category": "math", "level": 2})
+    datasets.version_save(dataset=dataset, user=user)
+    edit(dataset, "t1", metadata={"category": "algebra", "level": 2})
+    v2 = datasets.version_save(dataset=dataset, user=user)
+    page = get(auth_client, v2.get_absolute_url())
+    assert "<summary><code>t1</code> Task 1: Metadata category</summary>" in page
+    assert "algebra" in page
+    task_page = get(auth_client, reverse("datasets_app:version_task", args=[dataset.pk, 1, "t1"]))
+    assert "math" in task_page
