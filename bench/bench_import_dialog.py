@@ -23,8 +23,6 @@ in turns with its reference. Where the time goes is printed to stderr.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import sys
 import tempfile
 import time
@@ -34,29 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
 # Checks and imports run in-process (eager Celery), against local media storage.
-for name in ("CELERY_BROKER_URL", "STORAGE_BUCKET", "CACHE_URL"):
-    os.environ.pop(name, None)
-# Celery logs each eager task at INFO; the figures are what this script prints.
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+from bench_django import setup  # noqa: E402
 
-
-def postgres_answers() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 5432), 1).close()
-    except OSError:
-        return False
-    return True
-
-
-if not os.environ.get("DATABASE_URL") and postgres_answers():
-    # create_test_db makes test_contextevals_bench beside it and drops it at the end.
-    os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/contextevals_bench"
-
-import django  # noqa: E402
-
-django.setup()
+setup(database="contextevals_bench")
 
 from bench_checker_json import dataset as bench_file  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402

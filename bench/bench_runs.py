@@ -14,8 +14,6 @@ SQLite). Run: `.venv/bin/python bench/bench_runs.py` (also in `make bench`).
 from __future__ import annotations
 
 import json
-import os
-import socket
 import sys
 import tempfile
 import time
@@ -24,26 +22,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
-for name in ("CELERY_BROKER_URL", "STORAGE_BUCKET", "CACHE_URL", "JUDGE_BASE_URL", "JUDGE_MODEL"):
-    os.environ.pop(name, None)
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+from bench_django import JUDGE, setup  # noqa: E402
 
-
-def postgres_answers() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 5432), 1).close()
-    except OSError:
-        return False
-    return True
-
-
-if not os.environ.get("DATABASE_URL") and postgres_answers():
-    os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/contextevals_bench_runs"
-
-import django  # noqa: E402
-
-django.setup()
+setup(database="contextevals_bench_runs", without=JUDGE)
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402

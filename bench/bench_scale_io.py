@@ -35,7 +35,6 @@ import csv
 import io
 import json
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -48,26 +47,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
-for name in ("CELERY_BROKER_URL", "STORAGE_BUCKET", "CACHE_URL"):
-    os.environ.pop(name, None)
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+from bench_django import setup  # noqa: E402
 
-
-def postgres_answers() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 5432), 1).close()
-    except OSError:
-        return False
-    return True
-
-
-if not os.environ.get("DATABASE_URL") and postgres_answers():
-    os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/contextevals_bench"
-
-import django  # noqa: E402
-
-django.setup()
+setup(database="contextevals_bench")
 
 from bench_checker_json import dataset as bench_file  # noqa: E402
 from bench_scale_pages import build  # noqa: E402

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import resource
-import socket
 import statistics
 import sys
 import tempfile
@@ -29,27 +28,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextevals.settings")
 # Tries run in-process (eager Celery), with no judge: the task has none to call.
-for name in ("CELERY_BROKER_URL", "STORAGE_BUCKET", "CACHE_URL", "JUDGE_BASE_URL", "JUDGE_MODEL"):
-    os.environ.pop(name, None)
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+from bench_django import JUDGE, setup  # noqa: E402
 
-
-def postgres_answers() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 5432), 1).close()
-    except OSError:
-        return False
-    return True
-
-
-if not os.environ.get("DATABASE_URL") and postgres_answers():
-    os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/contextevals_bench_try"
-
-import django  # noqa: E402
-
-django.setup()
+setup(database="contextevals_bench_try", without=JUDGE)
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
