@@ -119,3 +119,22 @@ def test_an_invite_link_lets_the_person_choose_their_password_once(admin_user):
     assert signs_in("ada", "ada-chose-this-9")
     again = Client().get(link, follow=True).content.decode()
     assert "This invite link has already been used" in again
+
+
+def test_add_person_invite_prints_a_link_the_person_chooses_a_password_with(db):
+    out = StringIO()
+    call_command("add_person", "hedy", "--invite", "--url", "http://evals.example.com/", stdout=out)
+    printed = out.getvalue()
+    assert "Invited hedy." in printed and "password:" not in printed
+    assert "within 3 days" in printed
+    link = re.search(r"invite link: (\S+)", printed)[1]
+    assert link.startswith("http://evals.example.com/")
+    assert not User.objects.get(username="hedy").has_usable_password()
+
+    guest = Client()
+    form = guest.get(link.removeprefix("http://evals.example.com"), follow=True)
+    assert "You were invited to this Context Evals as" in form.content.decode()
+    chosen = {"new_password1": "hedy-chose-this-9", "new_password2": "hedy-chose-this-9"}
+    response = guest.post(form.redirect_chain[-1][0], chosen, follow=True)
+    assert "Welcome, hedy: you are signed in." in response.content.decode()
+    assert signs_in("hedy", "hedy-chose-this-9")
