@@ -667,16 +667,25 @@ def _task_form_page(request, dataset, editor, task=None) -> HttpResponse:
     context = {"dataset": dataset, "task": task, "editor": editor, "next": _next_url(request)}
     context["task_files"] = selectors.task_files(task) if task is not None else []
     if task is not None:
-        # The form's buttons post here, also when the page shows a try (posted elsewhere).
-        back = f"?{urlencode({'next': context['next']})}" if context["next"] else ""
-        context["save_url"] = reverse("datasets_app:task_edit", args=[dataset.pk, task.pk]) + back
         target = tries.Target.of(dataset, task)
-        context |= {
+        context |= _edit_urls(request, dataset, task) | {
             "try_form": _edits_try_form(target),
-            "try_url": reverse("datasets_app:task_try_edits", args=[dataset.pk, task.pk]),
             "editing": True,
         }
     return render(request, TASK_FORM_PAGE, context)
+
+
+def _edit_urls(request: HtmxHttpRequest, dataset: Dataset, task: Task) -> dict:
+    """Where the edit page's buttons post: Save as draft to the edit page, Try it to the
+    try's URL, both with the `next` page the edit page was opened for (the review's), so
+    that saving after a try, with or without JavaScript, still goes back there."""
+    back_to = _next_url(request)
+    back = f"?{urlencode({'next': back_to})}" if back_to else ""
+    return {
+        "next": back_to,
+        "save_url": reverse("datasets_app:task_edit", args=[dataset.pk, task.pk]) + back,
+        "try_url": reverse("datasets_app:task_try_edits", args=[dataset.pk, task.pk]) + back,
+    }
 
 
 def _refuse_task_form(request: HtmxHttpRequest, message: str, pk: int, task_pk=None):
@@ -845,12 +854,11 @@ def _edits_try_context(request: HtmxHttpRequest, dataset: Dataset, task: Task) -
     if editor.is_valid() and editor.spec is not None:
         target = target.edited(editor.spec)
     form = _edits_try_form(target, request.POST)
-    url = reverse("datasets_app:task_try_edits", args=[dataset.pk, task.pk])
-    return {
+    return _edit_urls(request, dataset, task) | {
         "editor": editor,
         "try_form": form,
-        "try_url": url,
         "try_target": target,
+        "task_files": selectors.task_files(task),
         "editing": True,
         "refusal": None if editor.spec is not None else EDITS_HAVE_PROBLEMS,
     }

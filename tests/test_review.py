@@ -317,3 +317,26 @@ def test_the_review_page_shows_a_drafts_metadata(auth_client, make_dataset):
     Task.objects.filter(task_id="t1").update(metadata={"difficulty": "hard"})
     page = get(auth_client, review_url(dataset))
     assert "<dt>difficulty</dt>" in page and "hard" in page
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "no-javascript"])
+def test_saving_after_a_try_on_the_edit_page_comes_back_to_the_review(
+    auth_client, make_dataset, htmx
+):
+    dataset = make_dataset(tasks=2)
+    page = get(auth_client, review_url(dataset))
+    edit = re.search(r'href="([^"]+/edit/\?next=[^"]+)"', page).group(1).replace("&amp;", "&")
+    form = get(auth_client, edit)
+    data = form_data(form, having="try-answer") | {"prompt": "A better prompt"}
+    tried = re.search(r'formaction="([^"]+/try/[^"]*)"', form).group(1).replace("&amp;", "&")
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    result = auth_client.post(tried, data | {"try-answer": "4", "show": "outcome"}, **headers)
+    assert result.status_code == 200 and "try-result" in result.content.decode()
+    # With htmx the try's outcome is swapped into the edit page, whose buttons stay; without,
+    # the page after the try is the edit page again, with its own Save as draft.
+    shown = form if htmx else result.content.decode()
+    save = re.search(r'formaction="([^"]+/edit/[^"]*)"', shown).group(1).replace("&amp;", "&")
+    response = auth_client.post(save, data)
+    assert response.status_code == 302
+    page = get(auth_client, response["Location"])
+    assert heading(page) == "Task 1" and "A better prompt" in page

@@ -115,3 +115,33 @@ def test_the_review_page_fits_the_screen_and_passes_axe(logged_in, live_server, 
     page.get_by_role("button", name="Save as v2").click()
     expect(page.get_by_text("requires every draft reviewed before it is saved")).to_be_visible()
     assert clipped(page) == []
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["javascript", "no-javascript"])
+def test_an_answer_tried_on_the_edit_page_then_saved_goes_back_to_the_review(
+    browser, live_server, django_user_model, screenshot, javascript
+):
+    django_user_model.objects.create_user(username="grace", password="pw-grace-12345")
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, java_script_enabled=javascript
+    )
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("User name").fill("grace")
+    page.get_by_label("Password").fill("pw-grace-12345")
+    page.get_by_role("button", name="Log in").click()
+    dataset = drafts(django_user_model.objects.get(username="grace"))
+    page.goto(f"{live_server.url}/datasets/{dataset.pk}/review/")
+    page.get_by_role("link", name="Edit").click()
+    page.get_by_label("Expected answer:", exact=True).fill("1,000 US dollars")
+    page.get_by_label("Answer:", exact=True).fill("1,000 US dollars")
+    page.get_by_role("button", name="Try it").click()
+    # No judge here: the answer's verdict is Skipped, and says so; what matters is where
+    # Save as draft goes after it.
+    expect(page.locator("#try-result .badge")).to_have_text(["Skipped"])
+    screenshot(page, f"review-edit-tried-{'js' if javascript else 'no-js'}", full_page=False)
+    page.get_by_role("button", name="Save as draft").last.click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Quarter 1 revenue")
+    expect(page.locator(".review-place")).to_have_text("Draft 1 of 4 not reviewed yet")
+    expect(page.get_by_text("1,000 US dollars")).to_be_visible()
+    context.close()
