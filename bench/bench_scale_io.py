@@ -99,6 +99,7 @@ def copy_floor(dataset: Dataset, plan: DatasetSpec) -> Callable[[], None]:
             position,
             "draft",
             "{}",
+            "{}",
             now,
             now,
         )
@@ -113,7 +114,7 @@ def copy_floor(dataset: Dataset, plan: DatasetSpec) -> Callable[[], None]:
     ]
     task_columns = (
         "dataset_id, task_id, name, prompt, expected_text, expected_verifier, position, "
-        "state, evidence, created_at, updated_at"
+        "state, evidence, metadata, created_at, updated_at"
     )
     criterion_columns = "dataset_id, criterion_id, text, weight, verifier, position, archived"
 

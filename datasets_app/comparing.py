@@ -210,9 +210,8 @@ def _refs(rows: list[dict[str, Any]], ids: list[str]) -> tuple[TaskRef, ...]:
 def _rows_only_in(version: Version, other: Version) -> list[dict[str, Any]]:
     """The task rows `version` holds and `other` does not, in the dataset's order."""
     rows = (
-        Task.objects.filter(dataset_id=version.dataset_id, versions=version)
-        .exclude(versions=other)
-        .order_by("position", "pk")
+        selectors.version_tasks(version)
+        .exclude(pk__in=selectors.version_tasks(other).values("pk"))
         .values_list("pk", "task_id", "name")
     )
     return [{"pk": pk, "task_id": task_id, "name": name} for pk, task_id, name in rows]
@@ -259,7 +258,7 @@ def _version_changes(version: Version) -> VersionChanges:
     pairs = [(new_ids[i], old_ids[i]) for i in new_ids if i in old_ids]
     changed = _changed(pairs)
     by_pk = {row["pk"]: row for row in new_rows}
-    held = Version.tasks.through.objects.filter(version=version).count()
+    held = selectors.version_task_count(version)
     head, before = selectors.version_head(version), selectors.version_head(previous)
     return VersionChanges(
         number=version.number,

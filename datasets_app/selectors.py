@@ -745,33 +745,46 @@ def dataset_spec_streamed(dataset: Dataset) -> DatasetSpec:
     return replace(dataset_spec(dataset=dataset, tasks=()), tasks=TaskStream(dataset.tasks.live()))
 
 
-def version_spec_streamed(version: Version) -> DatasetSpec:
-    """What a version froze, as `version_spec` gives it, with its tasks read from the rows
-    it holds (`Version.tasks`, which the database keeps as they were saved, migration 0007)
-    as they are used, and the rest from its snapshot's head: for exports."""
-    name, description, settings, criteria = (
-        Version.objects.filter(pk=version.pk)
-        .values_list(
-            "snapshot__name", "snapshot__description", "snapshot__settings", "snapshot__criteria"
-        )
-        .get()
+def version_tasks(version: Version) -> TaskQuerySet:
+    """The tasks `version` holds, as it saved them, in its order: the one way anything reads
+    a version's tasks. Its page and its task pages (`version_task_page`, `version_task_for`),
+    its exports and runs (`version_spec_streamed`), the API's `?version=N` and the comparison
+    of two versions all read through it.
+
+    Its rows never change (migration 0007): a page of them is read with its criteria and
+    files (`task_page`), or a chunk at a time (`TaskStream`), never the whole version at
+    once. The criteria for every task are the version's head (`version_head`).
+    """
+    return Task.objects.filter(dataset_id=version.dataset_id, versions=version).order_by(
+        "position", "pk"
     )
-    head = json_format.from_document(
+
+
+def version_task_count(version: Version) -> int:
+    """How many tasks `version` holds, counted from its list alone (one index's range)."""
+    return Version.tasks.through.objects.filter(version=version).count()
+
+
+def version_spec_streamed(version: Version) -> DatasetSpec:
+    """What a version froze: its head (`version_head`) and its tasks (`version_tasks`), read
+    a chunk at a time as they are used (`TaskStream`): for exports, and for runs."""
+    head = version_head(version)
+    spec = json_format.from_document(
         {
-            "name": name or "",
-            "description": description or "",
-            "settings": settings or {},
-            "criteria": criteria or [],
+            "name": head.name,
+            "description": head.description,
+            "settings": head.settings,
+            "criteria": head.criteria_documents,
         }
     )
-    tasks = Task.objects.filter(dataset_id=version.dataset_id, versions=version)
-    return replace(head, tasks=TaskStream(tasks))
+    return replace(spec, tasks=TaskStream(version_tasks(version)))
 
 
 def version_spec(version: Version) -> DatasetSpec:
-    """What a version froze: its snapshot, whatever happened to the tasks since (an edit in
-    the admin included). Downloads and the version page read this, never the live rows."""
-    return json_format.from_document(version.snapshot or {})
+    """`version_spec_streamed` read once and held whole: for what goes over a version's
+    tasks more than once (a run's checks, the export notes, each format in turn)."""
+    spec = version_spec_streamed(version)
+    return replace(spec, tasks=tuple(spec.tasks))
 
 
 def task_digest(task: TaskSpec) -> str:
@@ -1339,6 +1352,7 @@ class VersionHead:
     name: str
     settings: dict[str, Any]
     criteria_documents: list[dict[str, Any]]
+    description: str = ""
 
     @property
     def criteria(self) -> tuple[CriterionSpec, ...]:
@@ -1352,16 +1366,25 @@ def version_head(version: Version) -> VersionHead:
     of it costs what the whole version does (the database parses all of it), which a page
     of 50 tasks must not.
     """
-    key = f"version-head:{version.pk}:{version.created_at.timestamp()}"
+    # "-2": heads cached before they held the description are not read back.
+    key = f"version-head-2:{version.pk}:{version.created_at.timestamp()}"
     head: VersionHead | None = cache.get(key)
     if head is None:
-        name, settings, criteria = (
+        name, description, settings, criteria = (
             Version.objects.filter(pk=version.pk)
-            .values_list("snapshot__name", "snapshot__settings", "snapshot__criteria")
+            .values_list(
+                "snapshot__name",
+                "snapshot__description",
+                "snapshot__settings",
+                "snapshot__criteria",
+            )
             .get()
         )
         head = VersionHead(
-            name=name or "", settings=settings or {}, criteria_documents=criteria or []
+            name=name or "",
+            settings=settings or {},
+            criteria_documents=criteria or [],
+            description=description or "",
         )
         cache.set(key, head, timeout=None)
     return head
@@ -1381,11 +1404,10 @@ def version_task_page(version: Version, head: VersionHead, listing: TaskListing)
     # The version's rows, asked from the dataset's tasks in their order: a page is read by
     # walking the dataset's index (task_dataset_position) until it is full, never by
     # sorting every task the version holds.
-    tasks = Task.objects.filter(dataset_id=version.dataset_id, versions=version)
     return task_page(
-        tasks,
+        version_tasks(version),
         listing=replace(listing, state=""),
-        total=Version.tasks.through.objects.filter(version=version).count(),
+        total=version_task_count(version),
         dataset_id=version.dataset_id,
         settings=head.settings,
         shared=shared,
@@ -1395,7 +1417,7 @@ def version_task_page(version: Version, head: VersionHead, listing: TaskListing)
 def version_task_for(version: Version, task_id: str) -> Task:
     """The task of that id as `version` holds it (its row never changes), with criteria
     and files; 404 for an id the version does not hold."""
-    tasks = Task.objects.filter(dataset_id=version.dataset_id, versions=version, task_id=task_id)
+    tasks = version_tasks(version).filter(task_id=task_id)
     task = tasks.prefetch_related("criteria", "files").order_by("pk").first()
     if task is None:
         raise Http404

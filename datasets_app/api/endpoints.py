@@ -511,7 +511,7 @@ def task_list(request: HttpRequest, dataset_id: int, filters: Query[TaskFilters]
     _known_query(request, *TaskFilters.model_fields)
     dataset = _dataset(request, dataset_id)
     if filters.version is not None:
-        tasks = selectors.version_for(dataset, filters.version).tasks.all()
+        tasks = selectors.version_tasks(selectors.version_for(dataset, filters.version))
     else:
         tasks = dataset.tasks.live()
     if filters.state is not None:

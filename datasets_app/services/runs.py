@@ -134,8 +134,8 @@ class RunPlan:
 
 @functools.lru_cache(maxsize=4)
 def _frozen_spec(version_pk: int, created_at: float) -> DatasetSpec:
-    # A saved version never changes, so each process parses its snapshot once (the key
-    # holds when it was saved, as the version page's caches do).
+    # A saved version never changes, so each process reads it once (the key holds when it
+    # was saved, as the version page's caches do).
     return selectors.version_spec(Version.objects.get(pk=version_pk))
 
 
@@ -258,7 +258,7 @@ def run_prepare(
 
 def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
     """The run's results and outcomes, every one pending, in the version's order."""
-    task_pks = dict(run.version.tasks.values_list("task_id", "pk"))
+    task_pks = dict(selectors.version_tasks(run.version).values_list("task_id", "pk"))
     results = []
     for position, task in enumerate(spec.tasks):
         output = read.outputs.get(task.id)
