@@ -78,13 +78,14 @@ def test_metadata_that_is_not_an_object_of_good_keys_is_refused_with_why(
     assert dataset.tasks.get(task_id="task-1").metadata == {"category": "math", "level": 3}
 
 
-@pytest.mark.parametrize("fmt", ["csv", "xlsx", "json", "zip"])
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "json", "zip", "evalset"])
 def test_metadata_is_exported_and_imported_back_the_same(auth_client, dataset, user, fmt):
     url = reverse("datasets_app:dataset_export", args=[dataset.pk, fmt])
     data = b"".join(auth_client.get(url).streaming_content)
     copy = Dataset.objects.create(owner=user, name="Copy")
 
-    import_file(auth_client, copy, f"copy.{fmt}", data)
+    # The contextgrid eval set is a .jsonl, its items' meta holding the metadata.
+    import_file(auth_client, copy, f"copy.{'jsonl' if fmt == 'evalset' else fmt}", data)
 
     assert [t.metadata for t in copy.tasks.all()] == [{"category": "math", "level": 3}, {}]
     if fmt == "json":

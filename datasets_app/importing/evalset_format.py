@@ -10,6 +10,11 @@ Decisions the reference pages leave open:
   (shortened), expected answer = the item's answer. Everything else the item holds (anchors,
   gold spans, BEIR gold documents, a question type other than factoid, item meta) is kept in
   `TaskSpec.evidence` (the shape is `evidence_of`'s docstring), so the eval set round-trips.
+- A task's metadata is written as its item's `meta["metadata"]` object, and an item's
+  `meta["metadata"]` object is read as the task's metadata (the validator checks its keys as
+  any file's), so that metadata survives an eval-set export and import like every other
+  format's. Evidence whose meta has a `metadata` entry of its own (only a .json file's
+  `evidence` can say so) cannot come back as it was: the export says so in its warnings.
 - A question with no answer but with evidence is graded by one criterion, "Retrieves the
   gold evidence" (`retrieves-gold-evidence`, weight 1), so that retrieval sets such as BEIR
   import; the preview says how many. A question with neither is a problem: nothing could
@@ -81,6 +86,7 @@ __all__ = [
     "evidence_of",
     "export_warnings",
     "find_beir_members",
+    "metadata_of",
     "read",
     "read_beir",
     "spec_to_evalset",
@@ -123,10 +129,17 @@ MSG_EXPORT_FILES = "The files of {tasks} are left out: an eval set cannot hold f
 MSG_EXPORT_VERIFIERS = (
     "An eval set keeps only the expected answer: the answer's own verifier is left out for {tasks}."
 )
+MSG_EXPORT_METADATA_CLASH = (
+    "The evidence of task {task} has a meta entry called “metadata”, which an eval set keeps "
+    "for the task's metadata: it is exported there and does not come back as evidence."
+)
 MSG_EXPORT_BAD_EVIDENCE = (
     "The evidence of task {task} is not in the eval-set shape ({detail}); it is exported "
     "without it."
 )
+
+# The entry of an item's meta that holds its task's metadata.
+METADATA_KEY = "metadata"
 
 RETRIEVAL_CRITERION_ID = "retrieves-gold-evidence"
 RETRIEVAL_CRITERION_TEXT = "Retrieves the gold evidence"
@@ -317,6 +330,8 @@ def evidence_of(item: EvalItem) -> dict[str, Any]:
             for gold in item.gold
         ]
     meta = dict(item.meta)
+    if isinstance(meta.get(METADATA_KEY), dict):
+        del meta[METADATA_KEY]  # the task's metadata (`metadata_of`), not evidence
     documents = _gold_documents(meta.get("gold_documents"))
     if documents is not None:
         evidence["gold_documents"] = documents
@@ -326,6 +341,12 @@ def evidence_of(item: EvalItem) -> dict[str, Any]:
     if meta:
         evidence["meta"] = meta
     return evidence
+
+
+def metadata_of(item: EvalItem) -> dict[str, Any]:
+    """The task's metadata an item carries: its `meta["metadata"]` object, or none."""
+    metadata = item.meta.get(METADATA_KEY)
+    return metadata if isinstance(metadata, dict) else {}
 
 
 def _has_evidence(evidence: dict[str, Any]) -> bool:
@@ -427,6 +448,9 @@ def _parsed(
             continue
         if evidence:
             task["evidence"] = evidence
+        metadata = metadata_of(item)
+        if metadata:
+            task["metadata"] = metadata
         tasks.append(task)
     if graded_by_retrieval:
         notes.append(NOTE_RETRIEVAL_CRITERION.format(count=graded_by_retrieval, total=count))
@@ -667,6 +691,8 @@ def _item_json(task: TaskSpec, evidence: dict[str, Any]) -> dict[str, Any]:
     meta = dict(evidence.get("meta") or {})
     if "gold_documents" in evidence:
         meta = {"gold_documents": evidence["gold_documents"], **meta}
+    if task.metadata:
+        meta[METADATA_KEY] = task.metadata
     return {
         "id": task.id,
         "question": task.prompt,
@@ -690,9 +716,20 @@ def _item_json(task: TaskSpec, evidence: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _metadata_clashes(task: TaskSpec) -> bool:
+    """Whether the task's evidence has a meta entry `metadata` that would not come back as
+    evidence: it is the task's metadata's place (replaced by it, or read back as it)."""
+    meta = (task.evidence or {}).get("meta")
+    if not isinstance(meta, dict) or METADATA_KEY not in meta:
+        return False
+    return bool(task.metadata) or isinstance(meta[METADATA_KEY], dict)
+
+
 def _spec_item(task: TaskSpec, warnings: list[str]) -> EvalItem | None:
     """The task as an eval-set item, or None when nothing in an eval set could grade it (no
     answer and no evidence: a task graded by criteria only, which the reader would refuse)."""
+    if _metadata_clashes(task):
+        warnings.append(MSG_EXPORT_METADATA_CLASH.format(task=task.id))
     try:
         line = json.dumps(_item_json(task, task.evidence or {}), ensure_ascii=False)
         item = parse_jsonl_text(line, name=task.id).items[0]

@@ -508,3 +508,45 @@ def test_the_same_deep_eval_set_in_a_zip_is_a_problem_too():
 
     assert not result.ok
     assert ["nested too deeply" in p.message for p in result.problems] == [True]
+
+
+def test_an_eval_set_export_keeps_the_tasks_metadata_in_its_items_meta():
+    kept = {"category": "billing", "difficulty": 3, "tags": ["easy"], "source": None}
+    task = TaskSpec(
+        id="a1",
+        name="What is 2+2?",  # an item has no name: its question's first line names it
+        prompt="What is 2+2?",
+        expected_text="4",
+        evidence={"qtype": "multi_hop", "meta": {"reviewed": True}},
+        metadata=kept,
+    )
+    spec = DatasetSpec(name="With metadata", tasks=(task,))
+    assert ef.export_warnings(spec) == []
+    exported = ef.write(spec)
+    item = parse_jsonl_text(exported, name="e.jsonl").items[0]
+    assert item.meta == {"reviewed": True, "metadata": kept}
+    again = ok(check_file(exported, "e.jsonl"))
+    assert again.tasks == spec.tasks
+    assert ef.write(again) == exported
+
+
+def test_an_item_s_metadata_object_is_the_task_s_and_is_checked_as_any_file_s():
+    line = b'{"id": "q1", "question": "Q?", "answer": "A", "meta": {"metadata": {"split": "dev"}}}'
+    (task,) = ok(check_file(line + b"\n", "set.jsonl")).tasks
+    assert task.metadata == {"split": "dev"} and task.evidence == {}
+    bad = b'{"id": "q1", "question": "Q?", "answer": "A", "meta": {"metadata": {" x": 1}}}\n'
+    (problem,) = check_file(bad, "set.jsonl").problems
+    assert problem.code == "bad_metadata_key" and problem.line == 1
+
+
+def test_evidence_whose_meta_says_metadata_is_named_before_export():
+    task = TaskSpec(
+        id="t1",
+        name="t1",
+        prompt="p",
+        expected_text="a",
+        evidence={"meta": {"metadata": "a note"}},
+        metadata={"split": "test"},
+    )
+    warnings = ef.export_warnings(DatasetSpec(name="d", tasks=(task,)))
+    assert warnings == [ef.MSG_EXPORT_METADATA_CLASH.format(task="t1")]
