@@ -11,21 +11,35 @@ PACKAGE = Path(__file__).resolve().parents[2] / "datasets_app" / "importing"
 PREFIX = "datasets_app.importing"
 
 
+def _module_name(path: Path) -> str:
+    """`json_format`, `shapes` (a package's `__init__`), `shapes.base`."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path) for path in PACKAGE.rglob("*.py")}
+
+
 def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
-    """The importing package's modules that one import statement names."""
+    """The importing package's modules that one import statement names: `from package
+    import module` names the module, `from module import name` the module."""
     if isinstance(node, ast.Import):
         names = {alias.name for alias in node.names}
-    elif node.module == PREFIX:
-        names = {f"{PREFIX}.{alias.name}" for alias in node.names}
     else:
-        names = {node.module or ""}
+        module = node.module or ""
+        names = {
+            f"{module}.{alias.name}"
+            if f"{module}.{alias.name}".removeprefix(PREFIX + ".") in MODULES
+            else module
+            for alias in node.names
+        }
     return {name.removeprefix(PREFIX + ".") for name in names if name.startswith(PREFIX + ".")}
 
 
 def _imports() -> dict[str, tuple[set[str], list[str]]]:
     """Each module: the package's modules it imports, and those imported inside functions."""
     found: dict[str, tuple[set[str], list[str]]] = {}
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         top = {
             name
@@ -34,13 +48,13 @@ def _imports() -> dict[str, tuple[set[str], list[str]]]:
             for name in _imported(node)
         }
         inner = [
-            f"{path.stem}:{node.lineno}"
+            f"{_module_name(path)}:{node.lineno}"
             for function in ast.walk(tree)
             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
             for node in ast.walk(function)
             if isinstance(node, ast.Import | ast.ImportFrom) and _imported(node)
         ]
-        found[path.stem] = (top, inner)
+        found[_module_name(path)] = (top, inner)
     return found
 
 

@@ -1,0 +1,230 @@
+"""Records into the page's tasks: each record's fields by the mapping, its name, the
+warnings that count what was left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from datasets_app.importing.shapes.azure import _history
+from datasets_app.importing.shapes.base import (
+    CELLS_CUT,
+    JUDGED_BY_TOOL,
+    NOT_TEXT_VALUE,
+    SAMPLE_CHARS,
+    SAMPLE_CRITERIA,
+    SAMPLE_SHOWN,
+    UNANSWERABLE_LEFT_OUT,
+    Record,
+    Shape,
+    ValueProblem,
+    _parts,
+)
+from datasets_app.importing.shapes.mt_bench import USER_TURNS_KEY, _is_user_turns
+from datasets_app.importing.shapes.prompt import LETTERS, _is_choices, compose_prompt
+from datasets_app.importing.shapes.promptfoo import _promptfoo_assertions
+from datasets_app.importing.shapes.rubrics import criteria_value
+from datasets_app.importing.shapes.values import (
+    _content_text,
+    _kind,
+    chat_prompt,
+    is_chat,
+    text_value,
+)
+from datasets_app.importing.spec import (
+    Problem,
+    name_from_prompt,
+    shorten,
+)
+
+
+@dataclass
+class Built:
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    # Where each task's record is: its JSON path, row or line.
+    places: list[Record] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    # The record each problem is on, in the same order.
+    problem_records: list[Record] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    left_out: int = 0
+
+
+def _is_unanswerable(values: Mapping[str, Any], expected_source: str | None) -> bool:
+    if values.get("is_impossible") is True:
+        return True
+    if expected_source == "answers":
+        answers = values.get("answers")
+        texts = answers.get("text") if isinstance(answers, dict) else answers
+        return isinstance(texts, list) and not texts
+    return False
+
+
+def _split_conversation(value: Any, source: str) -> dict[str, str]:
+    """A whole conversation: its turns up to the last user turn are the prompt, the
+    assistant's turns after it the expected answer."""
+    if not is_chat(value):
+        raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(value), label="prompt")
+    end = len(value)
+    while end and value[end - 1].get("role") == "assistant":
+        end -= 1
+    task: dict[str, str] = {}
+    if end:
+        task["prompt"] = chat_prompt(value[:end], source)
+    answers = [
+        _content_text(m["content"], source, n) for n, m in enumerate(value[end:], start=end + 1)
+    ]
+    if answers:
+        task["expected"] = "\n\n".join(answers)
+    return task
+
+
+def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
+    """One record as a canonical task. Raises ValueProblem for a value that cannot be one."""
+    task: dict[str, Any] = {}
+    conversation = fields.get("prompt")
+    if conversation and conversation == fields.get("expected"):
+        task.update(_split_conversation(values.get(conversation), conversation))
+    elif conversation:
+        prompt = compose_prompt(values, _parts(conversation))
+        history = _history(values) if prompt else None
+        if history and history[0] not in _parts(conversation):
+            # A follow-up question is asked after the turns it follows, as a chat prompt.
+            key, messages = history
+            prompt = chat_prompt([*messages, {"role": "user", "content": prompt}], key)
+        if prompt:
+            task["prompt"] = prompt
+    for key in ("id", "name", "expected"):
+        source = fields.get(key)
+        if source and not (key == "expected" and source == conversation):
+            text = text_value(values.get(source), key, source)
+            if text is not None and (key != "id" or text.strip()):
+                task[key] = text
+    if isinstance(values.get("criteria"), list) and "criterion" not in fields:
+        task["criteria"] = values["criteria"]
+    criterion = fields.get("criterion")
+    if criterion:
+        # A score rubric's criterion comes with the reference answer its judge reads.
+        rubric, *with_it = _parts(criterion)
+        if values.get(rubric) not in (None, "", []):
+            weight = values.get(fields["weight"]) if "weight" in fields else None
+            reference = (
+                text_value(values.get(with_it[0]), "expected", with_it[0]) if with_it else None
+            )
+            task["criteria"] = criteria_value(values[rubric], weight, rubric, reference=reference)
+    if "assert" in values and not fields.get("expected"):
+        _promptfoo_assertions(values["assert"], task, "assert")
+    answer = values.get("expected")
+    if isinstance(answer, dict) and "text" in answer and fields.get("expected") == "expected":
+        task["expected"] = answer  # our own {"text", "verifier"}
+    return task
+
+
+def _task_name(
+    values: Mapping[str, Any], prompt_parts: Sequence[str], prompt: str, named_by: str = ""
+) -> str:
+    """A passage and its question are named by the question, not by the passage or the
+    options; a conversation by its question, and the user's turns alone (MT-Bench) by the
+    first, which sets the task (the later turns follow it up). A shape's `named_by` key,
+    when the record has its text, names the task instead."""
+    named = values.get(named_by) if named_by else None
+    if isinstance(named, str) and named.strip():
+        return name_from_prompt(named)
+    question = next(
+        (p for p in reversed(prompt_parts) if not _is_choices(p) and p not in LETTERS),
+        prompt_parts[-1] if prompt_parts else "",
+    )
+    asked = values.get(question)
+    if question == USER_TURNS_KEY and isinstance(asked, list) and _is_user_turns(asked):
+        opening = asked[0]["content"]
+        if isinstance(opening, str):
+            return name_from_prompt(opening)
+    return name_from_prompt(asked if isinstance(asked, str) else prompt)
+
+
+def build_tasks(
+    records: Sequence[Record],
+    fields: Mapping[str, str],
+    *,
+    file_name: str,
+    shape: Shape | None = None,
+) -> Built:
+    """Each record as a canonical task; a value that cannot be one is a problem on its record.
+
+    A task with nothing to grade it by gets the `shape`'s own criterion, when it has one.
+    """
+    built = Built()
+    judged = 0
+    prompt_parts = _parts(fields["prompt"]) if "prompt" in fields else []
+    for record in records:
+        values = record.values
+        if _is_unanswerable(values, fields.get("expected")):
+            built.left_out += 1
+            continue
+        try:
+            if record.cut:
+                raise ValueProblem(CELLS_CUT, cells=", ".join(record.cut))
+            task = _task(values, fields)
+        except ValueProblem as exc:
+            problem = exc.rule.at(file_name, row=record.row, line=record.line, **exc.params)
+            built.problems.append(problem)
+            built.problem_records.append(record)
+            continue
+        if "prompt" in task and "name" not in task:
+            named_by = shape.named_by if shape else ""
+            task["name"] = _task_name(values, prompt_parts, task["prompt"], named_by)
+        if shape and shape.judged_by and not task.get("expected") and not task.get("criteria"):
+            task["criteria"] = [{"criterion": shape.judged_by}]
+            judged += 1
+        built.tasks.append(task)
+        built.places.append(record)
+    if built.left_out:
+        built.warnings.append(UNANSWERABLE_LEFT_OUT.at(file_name, count=built.left_out))
+    if judged and shape:
+        built.warnings.append(JUDGED_BY_TOOL.at(file_name, count=judged, criterion=shape.judged_by))
+    return built
+
+
+def ignored_sources(
+    sources: Sequence[str], fields: Mapping[str, str], *, handled: Iterable[str] = ()
+) -> list[str]:
+    """Sources no field reads, named by their top-level key when none of its keys is read."""
+    used = {part for source in fields.values() for part in _parts(source)} | set(handled)
+    ignored: dict[str, None] = {}
+    for source in sources:
+        if source in used:
+            continue
+        parent = source.split(".", 1)[0]
+        if "." in source and not any(u.startswith(parent + ".") for u in used):
+            ignored[parent] = None
+        elif "." in source:
+            ignored[source] = None
+        else:
+            ignored[source] = None
+    return list(ignored)
+
+
+def sample_of(tasks: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """The first tasks as the mapping step shows them, each text cut to what it shows
+    (the sample is kept with the upload's check, so a long prompt must not bloat it)."""
+    shown = []
+    for task in tasks[:SAMPLE_SHOWN]:
+        expected = task.get("expected")
+        if isinstance(expected, dict):
+            expected = expected.get("text")
+        criteria = [c.get("criterion") for c in task.get("criteria") or [] if isinstance(c, dict)]
+        shown.append(
+            {
+                "id": _cut(task.get("id")),
+                "prompt": _cut(task.get("prompt")),
+                "expected": _cut(expected),
+                "criteria": [_cut(c) for c in criteria[:SAMPLE_CRITERIA]],
+            }
+        )
+    return tuple(shown)
+
+
+def _cut(value: Any) -> str:
+    return shorten(value, SAMPLE_CHARS, one_line=False) if isinstance(value, str) else ""

@@ -1,0 +1,124 @@
+"""MT-Bench and Arena-Hard questions, Alpaca and AlpacaEval instructions.
+
+Decisions (also in docs/field-names.md):
+- MT-Bench's `turns` (the user's turns, as plain texts) are a chat prompt of user turns,
+  stored as `values` stores one (`User: first turn`, a blank line, `Question: second
+  turn`), and the task is named by its first turn, which sets it. Its `reference` list
+  holds an answer per turn, not alternatives: the expected answer is each turn's non-blank
+  reference as `Turn n: text`, blocks separated by a blank line.
+- A question MT-Bench gives no reference grades by its judge's general factors (FastChat's
+  `single-v1` prompt); such a task gets that as its one criterion (`Shape.judged_by`), with
+  a warning that counts them, rather than being refused with nothing to grade it. Arena-Hard
+  (v0.1: `turns` of `{"content": …}`, a `cluster`) is read the same way; its judge compares
+  with a baseline model's answer, not in the file, so every task gets its judge's factors.
+- Alpaca's `output` is the expected answer only when no key names one: beside DataFlow's
+  `golden_answer`, `output` is what a model answered, and is not imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasets_app.importing.aliases import field_for
+from datasets_app.importing.shapes.base import Shape, _keys_shape
+from datasets_app.importing.shapes.values import is_chat
+
+# MT-Bench's questions: `turns`, the user's turns (one text each, or Arena-Hard's
+# `{"content": text}`), and `reference`, the reference answer to each turn ("" for a turn
+# it gives none).
+USER_TURNS_KEY = "turns"
+TURN_REFERENCES_KEY = "reference"
+TURN_LABEL = "Turn {number}: "
+
+
+def _turn_text(turn: Any) -> str | None:
+    """A user turn's text: the text itself, or Arena-Hard's `{"content": text}` (a turn
+    with a role is a chat message already)."""
+    if isinstance(turn, dict) and turn.keys() == {"content"}:
+        turn = turn["content"]
+    return turn if isinstance(turn, str) else None
+
+
+def _user_turns(record: dict[str, Any]) -> dict[str, Any]:
+    """MT-Bench's turns as a conversation of user turns, and its references as one answer:
+    each turn's reference after `Turn n: `, blocks separated by a blank line (a question of
+    one turn: its reference alone). A turn with a blank reference is left out."""
+    turns = record.get(USER_TURNS_KEY)
+    texts = [_turn_text(turn) for turn in turns] if isinstance(turns, list) else []
+    if not texts or not all(isinstance(text, str) for text in texts):
+        return record
+    record = {**record, USER_TURNS_KEY: [{"role": "user", "content": t} for t in texts]}
+    references = record.get(TURN_REFERENCES_KEY)
+    if (
+        isinstance(references, list)
+        and len(references) == len(texts)
+        and all(isinstance(r, str) for r in references)
+    ):
+        if len(references) == 1:
+            answer = references[0]
+        else:
+            answer = "\n\n".join(
+                TURN_LABEL.format(number=number) + text
+                for number, text in enumerate(references, start=1)
+                if text.strip()
+            )
+        record[TURN_REFERENCES_KEY] = answer if answer.strip() else None
+    return record
+
+
+def _output_shape(name: str, *, prompt: str) -> Shape:
+    """A shape whose `output` is the expected answer (Alpaca's), unless a key names one:
+    beside DataFlow's `golden_answer`, `output` is what a model answered."""
+    shape = _keys_shape(name, prompt=prompt, expected="output")
+    return Shape(
+        name,
+        lambda keys, first: (
+            shape.matches(keys, first) and not any(field_for(key) == "expected" for key in keys)
+        ),
+        shape.fields,
+    )
+
+
+def _is_user_turns(value: Any) -> bool:
+    return is_chat(value) and all(message.get("role") == "user" for message in value)
+
+
+# What MT-Bench's judge weighs when a question has no reference answer (FastChat's
+# `single-v1` judge prompt), as a criterion.
+MT_BENCH_JUDGE = (
+    "The response is helpful, relevant, accurate, deep, creative and detailed "
+    "(what MT-Bench's judge weighs for a question with no reference answer)."
+)
+
+# What Arena-Hard's judge weighs (its judge_config.yaml), as a criterion: it compares an
+# answer with a baseline model's, which is no reference answer and not in the file.
+ARENA_HARD_JUDGE = (
+    "The response is correct, helpful, relevant and concise, asks for clarification when "
+    "the prompt is ambiguous, and leaves out no important information (what Arena-Hard's "
+    "judge weighs)."
+)
+
+
+ARENA_HARD = Shape(
+    "Arena-Hard questions (turns)",
+    lambda keys, first: "cluster" in keys and _is_user_turns(first.get(USER_TURNS_KEY)),
+    lambda keys, first: {"prompt": USER_TURNS_KEY},
+    judged_by=ARENA_HARD_JUDGE,
+)
+
+
+MT_BENCH = Shape(
+    "MT-Bench questions (turns + reference)",
+    lambda keys, first: _is_user_turns(first.get(USER_TURNS_KEY)),
+    lambda keys, first: (
+        {"prompt": USER_TURNS_KEY}
+        | ({"expected": TURN_REFERENCES_KEY} if TURN_REFERENCES_KEY in keys else {})
+    ),
+    judged_by=MT_BENCH_JUDGE,
+)
+
+
+ALPACA = _output_shape("Alpaca (instruction + input + output)", prompt="instruction + input")
+
+
+ALPACA_EVAL = _output_shape("AlpacaEval (instruction + output)", prompt="instruction")

@@ -1,0 +1,406 @@
+"""JSON and JSON Lines records: where a document holds its records (a list, a key such
+as `data`, an object keyed by id, SQuAD's nesting, pandas' orientations, one record),
+the envelopes tools wrap them in, and the records into the page's document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from datasets_app.importing.aliases import field_for
+from datasets_app.importing.document import TOO_MANY_TASKS
+from datasets_app.importing.shapes.azure import HISTORY_KEYS
+from datasets_app.importing.shapes.base import (
+    CANONICAL_TASK_KEYS,
+    CONTAINER_KEYS,
+    IGNORED_KEYS,
+    LABELS,
+    NOT_A_DATASET,
+    UNKNOWN_SOURCE,
+    Record,
+    Records,
+    _parts,
+)
+from datasets_app.importing.shapes.build import build_tasks, ignored_sources, sample_of
+from datasets_app.importing.shapes.mapping import _described, _missing_sources, mapping_problems
+from datasets_app.importing.shapes.mt_bench import _user_turns
+from datasets_app.importing.shapes.promptfoo import template_prompts
+from datasets_app.importing.shapes.recognise import recognise
+from datasets_app.importing.shapes.refusals import not_a_dataset
+from datasets_app.importing.shapes.rubrics import STATEMENTS_KEY, is_requirement_tree, score_levels
+from datasets_app.importing.shapes.values import _kind, is_chat
+from datasets_app.importing.spec import (
+    MAX_TASKS,
+    CheckOptions,
+    DocPath,
+    FieldMap,
+    Problem,
+    shorten,
+)
+
+# Values kept whole rather than flattened: they are one field's value.
+_WHOLE_KEYS = frozenset(
+    {
+        "expected",
+        "answers",
+        "answer",
+        "ideal",
+        "criteria",
+        "rubrics",
+        "choices",
+        "options",
+        "target_scores",
+        # Checks by name (`named_checks`): Prompt flow's `statements`.
+        STATEMENTS_KEY,
+    }
+)
+
+
+_SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system", "user": "user"}
+
+
+def _as_messages(value: Any) -> Any:
+    """ShareGPT's turns ({"from": "human", "value": ...}) as chat messages; else as given."""
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(turn, dict) and "from" in turn and "value" in turn for turn in value)
+    ):
+        return [
+            {
+                "role": _SHAREGPT_ROLES.get(str(turn["from"]), str(turn["from"])),
+                "content": turn["value"],
+            }
+            for turn in value
+        ]
+    return value
+
+
+def _flatten(record: dict[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    record = _user_turns(record)
+    for key, value in record.items():
+        value = _as_messages(value)
+        if isinstance(value, dict) and value and key not in _WHOLE_KEYS and not score_levels(value):
+            for child, inner in value.items():
+                flat[f"{key}.{child}"] = inner
+        else:
+            flat[key] = value
+    return flat
+
+
+# The viewer cuts a long cell short to keep its page small, and names it here.
+TRUNCATED_CELLS = "truncated_cells"
+# Envelopes a tool puts around each record: the key holding the record, the keys allowed
+# beside it, and what the Detected line calls such records. The record inside is read as
+# if the file held it bare, so every shape and name applies to it unchanged.
+_WRAPPERS: tuple[tuple[str, frozenset[str], str], ...] = (
+    # The OpenAI Evals API's data source lines.
+    ("item", frozenset({"item", "sample"}), 'OpenAI Evals API items ({"item": …})'),
+    # What the Hugging Face dataset viewer's /rows endpoint (and its download) gives.
+    (
+        "row",
+        frozenset({"row", "row_idx", TRUNCATED_CELLS}),
+        'Hugging Face dataset viewer rows ({"row": …})',
+    ),
+)
+
+
+def _unwrap(record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The record inside a tool's envelope (`_WRAPPERS`) and what wrapped it, or the
+    record itself and ""."""
+    for key, allowed, wrapper in _WRAPPERS:
+        inner = record.get(key)
+        if isinstance(inner, dict) and set(record) <= allowed:
+            return inner, wrapper
+    return record, ""
+
+
+def records_of(
+    values: Sequence[tuple[dict[str, Any], DocPath, int | None]], *, limit: int = MAX_TASKS
+) -> Records:
+    """Records from (object, JSON path, line) triples, unwrapped and flattened; past
+    `limit`, only counted."""
+    found = Records([], total=len(values))
+    for value, path, line in values[: limit + 1]:
+        record, wrapper = _unwrap(value)
+        found.wrapper = found.wrapper or wrapper
+        cut = value.get(TRUNCATED_CELLS) if wrapper else None
+        cells = tuple(str(cell) for cell in cut) if isinstance(cut, list) else ()
+        found.records.append(Record(_flatten(record), path=path, line=line, cut=cells))
+    return found
+
+
+def _squad(document: dict[str, Any]) -> Records | None:
+    """SQuAD's nesting: data → paragraphs → qas, each question with its paragraph."""
+    data = document.get("data")
+    if not (isinstance(data, list) and data and isinstance(data[0], dict)):
+        return None
+    if "paragraphs" not in data[0]:
+        return None
+    found = Records([], container="SQuAD")
+    for i, article in enumerate(data):
+        for j, paragraph in enumerate(article.get("paragraphs") or []):
+            if not isinstance(paragraph, dict):
+                continue
+            for k, qa in enumerate(paragraph.get("qas") or []):
+                if not isinstance(qa, dict):
+                    continue
+                values = {"context": paragraph.get("context"), **qa}
+                found.records.append(
+                    Record(_flatten(values), path=("data", i, "paragraphs", j, "qas", k))
+                )
+    return found
+
+
+# Containers that are no key of the file, as the Detected line says them.
+_DESCRIBED_CONTAINERS = {
+    "SQuAD": "nested by article and paragraph",
+    "keyed by id": "keyed by id",
+    "one record": "one record",
+    "pandas columns": "pandas to_json() by column",
+    "pandas split": "pandas to_json(orient='split')",
+    "columns as lists": "one list per column",
+}
+
+
+def _pandas_table(document: dict[str, Any]) -> Records | None:
+    """pandas' `to_json()` orientations other than records: "columns" (the default,
+    {column: {index: value}}), "split" ({"columns", "index", "data"}) and one list per
+    column ({"questions": [...], "ground_truths": [...]}, as `to_dict(orient="list")` and
+    hand-written benchmarks hold them)."""
+    columns = document.get("columns")
+    data = document.get("data")
+    if (
+        isinstance(columns, list)
+        and isinstance(data, list)
+        and data
+        and all(isinstance(row, list) for row in data)
+    ):
+        names = [str(name) for name in columns]
+        values = [
+            (dict(zip(names, row, strict=False)), ("data", i), None) for i, row in enumerate(data)
+        ]
+        found = records_of(values)
+        found.container = "pandas split"
+        return found
+    columns_as_lists = _columns_as_lists(document)
+    if columns_as_lists is not None:
+        return columns_as_lists
+    inner = list(document.values())
+    if len(inner) < 2 or not all(isinstance(value, dict) and value for value in inner):
+        return None
+    index = list(inner[0])
+    if not all(str(key).isdigit() for key in index) or any(list(v) != index for v in inner):
+        return None
+    if all(str(key).isdigit() for key in document):
+        return None  # keyed by number both ways: records keyed by id
+    rows = [({column: document[column][key] for column in document}, (key,), None) for key in index]
+    found = records_of(rows)
+    found.container = "pandas columns"
+    return found
+
+
+def _columns_as_lists(document: dict[str, Any]) -> Records | None:
+    """Two or more columns, each a list of values (no records) of the same length: row i
+    is each column's i-th value."""
+    inner = list(document.values())
+    if len(inner) < 2 or not all(isinstance(value, list) and value for value in inner):
+        return None
+    if len({len(value) for value in inner}) != 1:
+        return None
+    if any(isinstance(item, dict) for value in inner for item in value):
+        return None
+    names = [str(name) for name in document]
+    rows = [
+        ({name: document[name][i] for name in names}, (names[0], i), None)
+        for i in range(len(inner[0]))
+    ]
+    found = records_of(rows)
+    found.container = "columns as lists"
+    return found
+
+
+def find_records(document: Any) -> Records | str:
+    """The records a parsed .json holds, or what it holds instead (for the message)."""
+    if isinstance(document, list):
+        if document and all(isinstance(item, dict) for item in document):
+            return records_of([(item, (index,), None) for index, item in enumerate(document)])
+        return "a list of " + ("values" if document else "nothing")
+    if not isinstance(document, dict):
+        return _kind(document)
+    squad = _squad(document)
+    if squad is not None:
+        return squad
+    table = _pandas_table(document)
+    if table is not None:
+        return table
+    lists = {
+        key: value
+        for key, value in document.items()
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value)
+    }
+    chosen = next((key for key in CONTAINER_KEYS if key in lists), None)
+    keyed = bool(document) and all(isinstance(value, dict) for value in document.values())
+    single = _one_record(document) if chosen is None and not keyed else None
+    if single is not None:
+        return single
+    if chosen is None and len(lists) == 1:
+        chosen = next(iter(lists))
+    if chosen is not None:
+        found = records_of(
+            [(item, (chosen, index), None) for index, item in enumerate(lists[chosen])]
+        )
+        found.container = chosen
+        return found
+    if keyed:
+        # An object keyed by id: each key is its record's id.
+        found = records_of([(value, (key,), None) for key, value in document.items()])
+        for record, key in zip(found.records, document.keys(), strict=True):
+            record.values.setdefault("id", key)
+        found.container = "keyed by id"
+        return found
+    return "an object with " + (", ".join(list(document)[:8]) or "no keys")
+
+
+def _one_record(document: dict[str, Any]) -> Records | None:
+    """A .json file that is itself one record (one HealthBench example, one OpenAI evals
+    sample saved on its own): a shape knows it, or its keys name a prompt and what grades
+    it. Its lists (the chat turns, the rubric items) are its values, not records."""
+    found = records_of([(document, (), None)])
+    values = found.records[0].values
+    named = recognise(found.records).named
+    prompt = values.get(_parts(named.get("prompt", ""))[0])
+    if not (isinstance(prompt, str) or is_chat(prompt)):
+        return None  # a list of questions is columns, not one record's question
+    if not named.keys() & {"expected", "criterion"}:
+        return None
+    found.container = "one record"
+    return found
+
+
+# Keys other tools' records have that say the record is theirs, besides `aliases`' names.
+_FOREIGN_KEYS = frozenset(
+    {"item", "vars", "assert", "inputs", "outputs", "rubrics", "answers", "messages", "turns"}
+)
+_FOREIGN_FIELDS = frozenset({"id", "name", "prompt", "expected", "criterion"})
+
+
+def is_canonical(records: Iterable[dict[str, Any]]) -> bool:
+    """Whether records are our own tasks: the page's keys, held to the page's rules.
+
+    A record made only of the page's keys is ours whatever its values hold, so that the
+    validator names a wrong type (`"prompt": 5`) as it does in any container, instead of a
+    shape converting it quietly; only a chat prompt (a list of turns) is another tool's.
+    A task of ours with a key we do not know (a typo, a note) is still ours: the
+    validator warns about the key. A record with a key another tool uses for a field
+    (`question`, `ideal`, `inputs`, ...) or with no prompt is another tool's.
+    """
+    for record in records:
+        prompt = record.get("prompt")
+        if is_chat(prompt):
+            return False
+        if record.keys() <= CANONICAL_TASK_KEYS:
+            continue
+        if prompt is not None and not isinstance(prompt, str):
+            return False
+        if prompt is None:
+            return False
+        for key in record.keys() - CANONICAL_TASK_KEYS:
+            if key in _FOREIGN_KEYS or field_for(key) in _FOREIGN_FIELDS:
+                return False
+    return True
+
+
+@dataclass
+class Shaped:
+    """What the records of a file make: the canonical document (or None) and its story."""
+
+    document: dict[str, Any] | None
+    mapping: FieldMap | None
+    detected: str
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    places: list[Record] = field(default_factory=list)
+    # The record of each of `problems` that is on one (None for the file's own).
+    problem_records: list[Record | None] = field(default_factory=list)
+
+
+def read_records(found: Records, *, file_name: str, options: CheckOptions | None) -> Shaped:
+    """The canonical document of a .json or .jsonl file of records (not yet validated).
+
+    `options` brings the person's mapping, the dataset's remembered ones and the task limit.
+    """
+    given = options.mapping if options else None
+    remembered = options.remembered_mappings if options else None
+    max_tasks = options.max_tasks if options else MAX_TASKS
+    records = found.records
+    recognised = recognise(records, given=given, remembered=remembered)
+    fields = recognised.fields
+    shape = recognised.shape or _described(fields, "records")
+    if found.wrapper:
+        shape = f"{found.wrapper}, {shape}"
+    if found.container in _DESCRIBED_CONTAINERS:
+        shape = f"{shape}, {_DESCRIBED_CONTAINERS[found.container]}"
+    elif found.container and found.container != "tasks":
+        shape = f"{shape} under {found.container!r}"
+    shaped = Shaped(None, None, shape)
+    missing = _missing_sources(fields, recognised.sources) if recognised.how == "given" else []
+    if missing:
+        shown = ", ".join(recognised.sources) or "nothing"
+        shaped.mapping = FieldMap(dict(fields), "given", tuple(recognised.sources))
+        shaped.problems = [
+            UNKNOWN_SOURCE.at(
+                file_name, source=shorten(part), label=LABELS[key], kind="key", found=shown
+            )
+            for key, part in missing
+        ]
+        return shaped
+    refused = not_a_dataset(recognised.sources, recognised.named, kind="keys") or (
+        template_prompts(records, fields, recognised.named)
+    )
+    if refused is not None and recognised.how != "given":
+        what, advice = refused
+        shaped.problems = [NOT_A_DATASET.at(file_name, what=what, advice=advice)]
+        return shaped
+    total = max(found.total, len(records))
+    if total > max_tasks:
+        # The validator's own words for the canonical document's `tasks`.
+        shaped.problems = [TOO_MANY_TASKS.at(file_name, count=total, limit=max_tasks)]
+        return shaped
+    built = build_tasks(records, fields, file_name=file_name, shape=recognised.matched)
+    shaped.mapping = FieldMap(
+        fields=dict(fields),
+        how=recognised.how,
+        sources=tuple(recognised.sources),
+        shape=recognised.shape,
+        sample=sample_of(built.tasks),
+        graded=bool({"assert", "criteria"} & set(recognised.sources))
+        or bool(recognised.matched and recognised.matched.judged_by),
+    )
+    if shaped.mapping.needs_confirmation:
+        shaped.problems = mapping_problems(recognised, file_name=file_name, kind="keys")
+        return shaped
+    shaped.problems = built.problems
+    shaped.problem_records = list(built.problem_records)
+    shaped.warnings = built.warnings
+    handled = {"assert"} if "assert" in recognised.sources else set()
+    handled |= {"is_impossible"} if built.left_out else set()
+    if "prompt" in fields:
+        handled |= set(HISTORY_KEYS) & set(recognised.sources)
+    if "criteria" in recognised.sources and "criterion" not in fields:
+        handled.add("criteria")
+    if recognised.matched and recognised.matched.named_by:
+        handled.add(recognised.matched.named_by)  # it names the tasks
+    if records and is_requirement_tree(records[0].values.get(fields.get("criterion", ""))):
+        handled.add("weight")  # the root's, alone at the top of its tree: all of the score
+    ignored = ignored_sources(recognised.sources, fields, handled=handled)
+    if ignored:
+        shaped.warnings.append(IGNORED_KEYS.at(file_name, kind="keys", names=", ".join(ignored)))
+    # Every record refused: their problems say why, where "the file has no tasks" would not.
+    if built.tasks or not built.problems:
+        shaped.document = {"tasks": built.tasks}
+    shaped.places = built.places
+    return shaped
