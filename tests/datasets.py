@@ -5,6 +5,7 @@ import dialog's views. And the whole of what a dataset holds, to compare before 
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 from django.core.cache import cache
@@ -103,3 +104,74 @@ def new_dataset_with_file(client, name: str, data: bytes, *, typed_name: str = "
         url, {"name": typed_name, "description": "", "file": SimpleUploadedFile(name, data)}
     ).content.decode()
     return client.post(url, form_data(page, having="upload"))
+
+
+# --- A saved version, read two ways that must agree (issue 22) ------------------------------
+
+
+def _api_client(user):
+    from django.test import Client
+
+    from datasets_app.services import tokens
+
+    _token, secret = tokens.api_token_create(user=user, name="reads a version")
+    return Client(headers={"authorization": f"Bearer {secret}"})
+
+
+def version_through_the_api(user, dataset: Dataset, number: int) -> list[tuple]:
+    """Each task of version `number` as `GET /api/v1/datasets/{id}/tasks?version=N` answers:
+    id, name, prompt, expected answer and verifier, criteria, files and metadata."""
+    response = _api_client(user).get(f"/api/v1/datasets/{dataset.pk}/tasks?version={number}")
+    assert response.status_code == 200, response.content
+    return [
+        (
+            t["task_id"],
+            t["name"],
+            t["prompt"],
+            t["expected_answer"],
+            t["expected_verifier"],
+            [(c["id"], c["criterion"], c["weight"], c["verifier"]) for c in t["criteria"]],
+            sorted((f["role"], f["name"], f["url"], f["sha256"]) for f in t["files"]),
+            t["metadata"],
+        )
+        for t in response.json()
+    ]
+
+
+def version_as_exported(user, dataset: Dataset, number: int) -> list[tuple]:
+    """The same of version `number` as its JSON export (`…/versions/N/export`) holds it, read
+    back by the app's own reader."""
+    from datasets_app.importing import json_format
+
+    client = _api_client(user)
+    response = client.get(f"/api/v1/datasets/{dataset.pk}/versions/{number}/export?format=json")
+    assert response.status_code == 200, response.content
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    spec = json_format.from_document(json.loads(body))
+
+    def verifier(v) -> dict | None:
+        return v.to_json() if v is not None else None
+
+    return [
+        (
+            t.id,
+            t.name,
+            t.prompt,
+            t.expected_text,
+            verifier(t.expected_verifier),
+            [(c.id, c.criterion, c.weight, verifier(c.verifier)) for c in t.criteria],
+            sorted(
+                [("input", f.name, f.url, f.sha256) for f in t.input_files]
+                + [("expected", f.name, f.url, f.sha256) for f in t.expected_files]
+            ),
+            dict(t.metadata),
+        )
+        for t in spec.tasks
+    ]
+
+
+def assert_version_reads_as_exported(user, dataset: Dataset, number: int) -> list[tuple]:
+    """`?version=N` over the API reads exactly what the version's export holds; returns it."""
+    read = version_through_the_api(user, dataset, number)
+    assert read == version_as_exported(user, dataset, number)
+    return read

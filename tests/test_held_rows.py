@@ -16,9 +16,9 @@ from django.urls import reverse
 
 from datasets_app import selectors
 from datasets_app.models import Criterion, Dataset, Task, TaskFile, TaskState, Upload, Version
-from datasets_app.services import datasets, imports, tokens
+from datasets_app.services import datasets, imports
 from tests.as_rendered import form_data
-from tests.datasets import import_file
+from tests.datasets import assert_version_reads_as_exported, import_file
 
 pytestmark = pytest.mark.django_db
 
@@ -36,36 +36,10 @@ def saved(make_dataset, user):
     return dataset
 
 
-def version_as_the_api_reads_it(user, dataset: Dataset, number: int) -> list[tuple]:
-    _token, secret = tokens.api_token_create(user=user, name="check")
-    api = Client(headers={"authorization": f"Bearer {secret}"})
-    response = api.get(f"/api/v1/datasets/{dataset.pk}/tasks?version={number}")
-    assert response.status_code == 200
-    return [
-        (t["task_id"], t["prompt"], t["expected_answer"], [c["criterion"] for c in t["criteria"]])
-        for t in response.json()
-    ]
-
-
-def version_as_its_export_holds_it(dataset: Dataset, number: int) -> list[tuple]:
-    snapshot = Version.objects.get(dataset=dataset, number=number).snapshot
-    return [
-        (
-            t["id"],
-            t["prompt"],
-            (t.get("expected") or {}).get("text")
-            if isinstance(t.get("expected"), dict)
-            else t.get("expected"),
-            [c["criterion"] for c in t.get("criteria", [])],
-        )
-        for t in snapshot["tasks"]
-    ]
-
-
 def assert_v1_intact(user, dataset: Dataset) -> None:
-    held = version_as_the_api_reads_it(user, dataset, 1)
-    assert held == version_as_its_export_holds_it(dataset, 1)
-    assert [row[1] for row in held] == ["Prompt 1", "Prompt 2"]
+    held = assert_version_reads_as_exported(user, dataset, 1)
+    assert [row[2] for row in held] == ["Prompt 1", "Prompt 2"]
+    assert [row[5] for row in held] == [[], [("c1", "Is right", 2.0, None)]]
 
 
 # --- The database refuses, whoever asks --------------------------------------------------
@@ -245,6 +219,31 @@ def test_an_admin_edit_of_a_saved_task_and_its_criteria_leaves_the_version(
     assert (task.prompt, task.state) == ("Edited in the admin", TaskState.DRAFT)
     assert list(task.criteria.values_list("text", flat=True)) == ["Edited criterion"]
     assert_v1_intact(user, saved)
+
+
+def test_an_admin_inline_removing_a_saved_tasks_file_and_criterion_leaves_the_version(
+    admin_client_, make_dataset, user
+):
+    dataset = make_dataset(tasks=2)
+    task = dataset.tasks.get(task_id="t2")
+    TaskFile.objects.create(task=task, role="input", name="a.pdf", url="https://example.com/a")
+    datasets.version_save(dataset=dataset, user=user)
+    held = assert_version_reads_as_exported(user, dataset, 1)
+    url = reverse("admin:datasets_app_task_change", args=[task.pk])
+    data = form_data(admin_client_.get(url).content.decode(), having="prompt")
+    data["files-0-DELETE"] = ["on"]
+    data["criteria-0-DELETE"] = ["on"]
+
+    assert admin_client_.post(url, data).status_code == 302
+
+    task.refresh_from_db()
+    assert task.state == TaskState.DRAFT
+    assert not task.files.exists() and not task.criteria.exists()
+    assert assert_version_reads_as_exported(user, dataset, 1) == held
+    assert held[1][5:7] == (
+        [("c1", "Is right", 2.0, None)],
+        [("input", "a.pdf", "https://example.com/a", None)],
+    )
 
 
 def test_an_admin_edit_of_a_task_a_replace_archived_meanwhile_is_refused(
