@@ -81,12 +81,14 @@ def shared_db(transactional_db, tmp_path) -> Iterator[str]:
 
 @pytest.fixture
 def broker(monkeypatch) -> Iterator[str]:
-    """This process sends tasks to Redis instead of running them, on a queue of its own."""
+    """This process sends tasks to Redis instead of running them, on a queue of its own
+    (also what the pages hand the workers)."""
     if not _redis_answers():
         pytest.skip("no Redis answered on 127.0.0.1:6379 (CI has one): worker tests skipped")
     queue = f"test-{uuid.uuid4().hex[:12]}"
-    saved = {key: app.conf[key] for key in ("task_always_eager", "broker_url")}
-    app.conf.update(task_always_eager=False, broker_url=BROKER_URL)
+    keys = ("task_always_eager", "broker_url", "task_default_queue")
+    saved = {key: app.conf[key] for key in keys}
+    app.conf.update(task_always_eager=False, broker_url=BROKER_URL, task_default_queue=queue)
     # Fresh connection pools, so that nothing another test opened sends elsewhere.
     monkeypatch.setattr(app, "_pool", None)
     monkeypatch.setattr(app.amqp, "_producer_pool", None)
