@@ -342,6 +342,11 @@ class DatasetAdmin(admin.ModelAdmin):
 
 # The list shows this much of each prompt: enough to tell tasks apart at a glance.
 PROMPT_START_CHARS = 80
+TASK_ARCHIVED_BEFORE_SAVED = (
+    "This task was archived (by a Replace or a removal) before your changes arrived, so "
+    "nothing was changed: the versions and runs that hold it keep it as it was. Add a new "
+    "task if you still need the changes."
+)
 
 
 @admin.register(Task)
@@ -421,6 +426,12 @@ class TaskAdmin(admin.ModelAdmin):
         return super().has_delete_permission(request, obj)
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        # An edit sent for a task archived since its page was opened (a Replace ran): the
+        # page again, view-only, saying why nothing changed, rather than a bare 403.
+        archived = Task.objects.filter(pk=object_id, state=TaskState.ARCHIVED)
+        if request.method == "POST" and object_id and archived.exists():
+            self.message_user(request, TASK_ARCHIVED_BEFORE_SAVED, messages.ERROR)
+            return HttpResponseRedirect(request.path)
         # The copy for the versions, the task and its criteria and files: all or nothing.
         try:
             with transaction.atomic():
@@ -436,7 +447,7 @@ class TaskAdmin(admin.ModelAdmin):
             Dataset.objects.select_for_update().get(pk=obj.dataset_id)
             now = Task.objects.select_for_update().get(pk=obj.pk)
             if now.state == TaskState.ARCHIVED:
-                raise datasets.TaskNotEditable(datasets.TASK_ARCHIVED_MEANWHILE)
+                raise datasets.TaskNotEditable(TASK_ARCHIVED_BEFORE_SAVED)
         # Archiving a saved task (its State alone) is removing it, as the app does: no copy.
         changes_it = set(form.changed_data) - {"state"} or obj.state == TaskState.DRAFT
         if change and changes_it and self._keep_saved_copy(obj) and obj.state == TaskState.SAVED:

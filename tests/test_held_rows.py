@@ -15,6 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from datasets_app import selectors
+from datasets_app.admin import TASK_ARCHIVED_BEFORE_SAVED
 from datasets_app.models import Criterion, Dataset, Task, TaskFile, TaskState, Upload, Version
 from datasets_app.services import datasets, imports
 from tests.as_rendered import form_data
@@ -199,7 +200,11 @@ def test_the_admin_shows_an_archived_task_and_changes_nothing(admin_client_, sav
     page = admin_client_.get(url).content.decode()
     assert "View task" in page and 'name="prompt"' not in page
 
-    assert admin_client_.post(url, {"prompt": "Edited"}).status_code == 403
+    response = admin_client_.post(url, {"prompt": "Edited"}, follow=True)
+    assert response.redirect_chain == [(url, 302)]
+    assert TASK_ARCHIVED_BEFORE_SAVED in response.content.decode().replace("&#x27;", "'")
+    assert 'name="prompt"' not in response.content.decode(), "still view-only"
+    assert Task.objects.get(pk=task.pk).prompt == "Prompt 2"
     assert_v1_intact(user, saved)
 
 
@@ -257,8 +262,10 @@ def test_an_admin_edit_of_a_task_a_replace_archived_meanwhile_is_refused(
 
     response = admin_client_.post(url, data, follow=True)
 
-    # Opened while live, archived by the time it was sent: view-only now, never changed.
-    assert response.status_code == 403
+    # Opened while live, archived by the time it was sent: view-only now, never changed,
+    # and the page says why.
+    assert response.status_code == 200
+    assert TASK_ARCHIVED_BEFORE_SAVED in response.content.decode().replace("&#x27;", "'")
     assert Task.objects.get(pk=task.pk).prompt == "Prompt 1"
     assert_v1_intact(user, saved)
 

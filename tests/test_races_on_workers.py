@@ -233,6 +233,47 @@ def _edits_racing_a_replace(user, dataset: Dataset) -> None:
     assert [row[2] for row in held] == [f"Prompt {n}" for n in range(1, EDITS + 1)]
 
 
+def test_an_admin_edit_waiting_on_a_running_replace_is_refused_with_why(
+    workers, make_dataset, user, admin_user
+):
+    """The admin's change page of a saved task, opened before a Replace and sent while it
+    runs: the save waits for the Replace, sees the task archived, changes nothing (neither
+    the row v1 holds nor its criteria) and the page says why."""
+    from datasets_app.admin import TASK_ARCHIVED_BEFORE_SAVED
+
+    workers()
+    for round_ in range(ROUNDS):
+        dataset = make_dataset(name=f"Round {round_}", tasks=2)
+        datasets.version_save(dataset=dataset, user=user)
+        admin = logged_in(admin_user)
+        task = dataset.tasks.get(task_id="t2")
+        url = reverse("admin:datasets_app_task_change", args=[task.pk])
+        data = form_data(admin.get(url).content.decode(), having="prompt")
+        data["prompt"], data["criteria-0-text"] = ["Edited in the admin"], ["Edited"]
+        owner = logged_in(user)
+        upload = checked(owner, dataset, "replace.json", tasks_file({"t2": "New"}), "replace")
+        commit, form, _page = import_form(owner, upload, "replace")
+
+        with RowLockHeld(Task, dataset.tasks.get(task_id="t1").pk):
+            owner.post(commit, form)
+            wait_for(lambda: waiting_on_locks() == 1, "the Replace to hold the dataset")
+            sent = Sent([lambda admin=admin, url=url, data=data: admin.post(url, data)])
+            wait_for(lambda: waiting_on_locks() == 2, "the admin's save to wait on it")
+        (response,) = sent.answers()
+        wait_for(lambda u=upload: upload_now(u).state != Upload.State.IMPORTING, "the Replace")
+
+        assert upload.state == Upload.State.IMPORTED
+        assert response.status_code == 302
+        page = admin.get(url).content.decode().replace("&#x27;", "'")
+        assert TASK_ARCHIVED_BEFORE_SAVED in page
+        assert live(dataset) == {"t2": "New"}
+        held = assert_version_reads_as_exported(user, dataset, 1)
+        assert [(row[2], row[5]) for row in held] == [
+            ("Prompt 1", []),
+            ("Prompt 2", [("c1", "Is right", 2.0, None)]),
+        ]
+
+
 # --- An Add racing a Replace (finding 4) ----------------------------------------------------
 
 ADDED = 20
