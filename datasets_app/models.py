@@ -265,11 +265,19 @@ class TaskFile(models.Model):
 
 
 class Version(models.Model):
-    """A dataset saved as vN: an immutable snapshot of its tasks, criteria and settings."""
+    """A dataset saved as vN: its head (name, description, settings, criteria for every
+    task) and the list of the task rows it holds, none of which ever changes.
+
+    A task row is shared by every version that saved it unchanged (an edit of a saved task
+    is a new row, `services.datasets.task_keep_saved_copy`), so saving a version writes
+    what changed since the last one and a list of keys. Read a version's tasks only through
+    `selectors.version_tasks`.
+    """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
-    # The canonical dataset document (the .json format) at the moment of saving.
+    # The head as the .json format writes it, without the tasks (migration 0015 took them
+    # out of the versions saved before it): `selectors.version_head` reads it.
     snapshot = models.JSONField()
     tasks = models.ManyToManyField(Task, related_name="versions", blank=True)
     created_by = models.ForeignKey(

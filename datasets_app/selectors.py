@@ -170,7 +170,7 @@ def spec_rows(spec: DatasetSpec) -> list[SpecRow]:
 
 
 def versions_of(dataset: Dataset) -> QuerySet[Version]:
-    # A snapshot holds the whole version: a list of versions never reads one.
+    # A list of versions needs none of their heads (`version_head`).
     held = Version.tasks.through.objects.filter(version=OuterRef("pk"))
     # Counted each from its own index range: a GROUP BY over every version's rows costs
     # what all of them hold.
@@ -204,8 +204,7 @@ def task_files(task: Task) -> list[TaskFile]:
 
 
 def version_for(dataset: Dataset, number: int) -> Version:
-    """The version, without its snapshot (read when asked for: an export reads it, its page
-    never does)."""
+    """The version, without its head (`version_head` reads and caches it)."""
     versions = dataset.versions.defer("snapshot").select_related("created_by")
     return get_object_or_404(versions, number=number)
 
@@ -1360,11 +1359,9 @@ class VersionHead:
 
 
 def version_head(version: Version) -> VersionHead:
-    """A version's head, read from its snapshot once and kept in the cache from then on.
-
-    A saved version never changes; its snapshot holds every task, so reading even one key
-    of it costs what the whole version does (the database parses all of it), which a page
-    of 50 tasks must not.
+    """A version's head (`Version.snapshot`: name, description, settings, criteria for
+    every task), read once and kept in the cache from then on: a saved version never
+    changes. Its tasks are `version_tasks`.
     """
     # "-2": heads cached before they held the description are not read back.
     key = f"version-head-2:{version.pk}:{version.created_at.timestamp()}"

@@ -1,11 +1,13 @@
 """Saving versions, archiving and runs: the promises the reference page makes."""
 
 import threading
+from dataclasses import replace
 
 import pytest
 from django.db import connection
 from django.db.models.deletion import ProtectedError
 
+from datasets_app import selectors
 from datasets_app.models import Dataset, Task, TaskState, Version
 from datasets_app.services import datasets, runs
 from tests.runs import outputs_jsonl, run_outputs
@@ -17,14 +19,33 @@ def test_saving_numbers_versions_v1_v2_and_turns_drafts_into_saved_tasks(make_da
     v1 = datasets.version_save(dataset=dataset, user=user)
     assert v1.number == 1
     assert set(dataset.tasks.values_list("state", flat=True)) == {TaskState.SAVED}
-    assert [t["id"] for t in v1.snapshot["tasks"]] == ["t1", "t2", "t3"]
+    assert [t.id for t in selectors.version_spec(v1).tasks] == ["t1", "t2", "t3"]
     assert v1.tasks.count() == 3
 
     Task.objects.create(dataset=dataset, task_id="t4", prompt="New", expected_text="x", position=3)
     v2 = datasets.version_save(dataset=dataset, user=user)
     assert v2.number == 2
     assert v2.tasks.count() == 4
-    assert len(v1.snapshot["tasks"]) == 3, "a saved version never changes"
+    assert len(selectors.version_spec(v1).tasks) == 3, "a saved version never changes"
+
+
+@pytest.mark.django_db
+def test_a_version_shares_the_rows_of_tasks_saved_unchanged(make_dataset, user):
+    dataset = make_dataset(tasks=3)
+    v1 = datasets.version_save(dataset=dataset, user=user)
+    task = dataset.tasks.get(task_id="t2")
+    spec = selectors.task_spec(task)
+    datasets.task_save(dataset=dataset, task=task, spec=replace(spec, prompt="Clearer"))
+    rows = Task.objects.count()
+
+    v2 = datasets.version_save(dataset=dataset, user=user)
+
+    assert Task.objects.count() == rows, "saving writes no task again"
+    one, two = (list(selectors.version_tasks(v)) for v in (v1, v2))
+    assert [t.pk for t in one if t.task_id != "t2"] == [t.pk for t in two if t.task_id != "t2"]
+    assert [t.prompt for t in one] == ["Prompt 1", "Prompt 2", "Prompt 3"]
+    assert [t.prompt for t in two] == ["Prompt 1", "Clearer", "Prompt 3"]
+    assert "tasks" not in v2.snapshot, "a version's row keeps its head, its tasks are rows"
 
 
 @pytest.mark.django_db

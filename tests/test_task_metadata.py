@@ -9,6 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from datasets_app import selectors
 from datasets_app.models import Dataset, Upload
 from datasets_app.services import datasets, tokens
 from tests.as_rendered import form_data
@@ -55,7 +56,7 @@ def test_the_task_form_edits_metadata_as_a_json_object(auth_client, dataset, use
     task = dataset.tasks.live().get(task_id="task-1")
     assert task.metadata == {"category": "arithmetic", "split": "test"}
     version = dataset.versions.get()
-    assert version.snapshot["tasks"][0]["metadata"] == {"category": "math", "level": 3}
+    assert selectors.version_spec(version).tasks[0].metadata == {"category": "math", "level": 3}
     assert version.tasks.get(task_id="task-1").metadata == {"category": "math", "level": 3}
 
 

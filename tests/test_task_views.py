@@ -11,6 +11,7 @@ import zipfile
 import pytest
 from django.urls import reverse
 
+from datasets_app import selectors
 from datasets_app.importing import checker, document
 from datasets_app.models import Criterion, Task, TaskState
 from datasets_app.services import datasets
@@ -120,7 +121,7 @@ def test_editing_a_saved_task_makes_a_draft_and_the_version_keeps_the_old_one(
     assert kept.state == TaskState.ARCHIVED and kept.prompt == "Prompt 1"
     assert kept.position == draft.position
     assert run.results.get(task_key="t1").task == kept
-    assert version.snapshot["tasks"][0]["prompt"] == "Prompt 1"
+    assert selectors.version_spec(version).tasks[0].prompt == "Prompt 1"
     page = auth_client.get(dataset.get_absolute_url()).content.decode()
     assert "Save as v2" in page
 

@@ -1,8 +1,9 @@
 """Writing many new rows of one model at once, as fast as the database takes them: COPY on
 PostgreSQL (psycopg 3's `cursor.copy`), one `bulk_create` on SQLite.
 
-The one bulk writer of the app: an import's tasks, criteria and files, and a version's
-list of tasks, go through `insert_rows`. It runs in the caller's transaction, so a failure
+The one bulk writer of the app: an import's tasks, criteria and files, and a run's rows,
+go through `insert_rows` (a version's list of tasks is written by the database itself,
+`services.datasets.version_link_live_tasks`). It runs in the caller's transaction, so a failure
 at any row leaves nothing behind once the transaction rolls back.
 """
 

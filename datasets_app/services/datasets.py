@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Max, QuerySet
 from django.utils import timezone
 
@@ -30,7 +30,7 @@ from datasets_app.models import (
     TaskState,
     Version,
 )
-from datasets_app.services import bulk, limits
+from datasets_app.services import limits
 
 
 class NothingToSave(Exception):
@@ -104,26 +104,51 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
         if unreviewed:
             count = "1 is" if unreviewed == 1 else f"{unreviewed:,} are"
             raise NotAllReviewed(NOT_ALL_REVIEWED.format(name=dataset.name, count=count))
-    live = dataset.tasks.live()
-    # Read under the dataset's lock, as every write to its tasks takes it: the snapshot
-    # and the list of tasks are of the same tasks. The snapshot's tasks are read as plain
-    # values a chunk at a time (`TaskStream`), never a model instance per row.
-    keys = list(live.values_list("pk", flat=True))
     last = dataset.versions.aggregate(n=Max("number"))["n"] or 0
     version = Version.objects.create(
         dataset=dataset,
         number=last + 1,
-        snapshot=json_format.to_document(selectors.dataset_spec_streamed(dataset)),
+        snapshot=version_head_document(dataset),
         created_by=user,
     )
     # Drafts become saved before the version holds them: a task no version holds yet
     # changes without the held-row check of migration 0007 running for each of them. The
     # live drafts are the dataset's drafts (an archived task is never a draft): one
-    # statement, not a list of ids.
+    # statement, not a list of ids. Only what changed since the last version is a draft.
     dataset.tasks.filter(state=TaskState.DRAFT).update(state=TaskState.SAVED)
-    through = Version.tasks.through
-    bulk.insert_rows(through, [through(version=version, task_id=key) for key in keys])
+    version_link_live_tasks(version=version)
     return version
+
+
+def version_head_document(dataset: Dataset) -> dict[str, Any]:
+    """What a version's row keeps (`Version.snapshot`): the dataset's name, description,
+    settings and criteria for every task, as the .json format writes them. Its tasks are
+    the rows it holds, never copied into it."""
+    document = json_format.to_document(selectors.dataset_spec(dataset=dataset, tasks=()))
+    del document["tasks"]
+    return document
+
+
+def version_link_live_tasks(*, version: Version) -> None:
+    """Make `version` hold its dataset's live tasks: one INSERT ... SELECT of their keys,
+    written by the database itself (no row passes through Python), whatever their number.
+
+    The rows it links are shared with the versions before it wherever a task did not
+    change since: a task a version holds never changes (migration 0007), and an edit of
+    one is a new row (`task_keep_saved_copy`). So a version costs one small row a task
+    in the database, and its content costs what changed.
+    """
+    through = Version.tasks.through
+    quote = connection.ops.quote_name
+    task = Task._meta
+    # Only the models' own quoted names are put in the statement; the values are parameters.
+    sql = (
+        f"INSERT INTO {quote(through._meta.db_table)} ({quote('version_id')}, {quote('task_id')}) "  # noqa: S608
+        f"SELECT %s, {quote('id')} FROM {quote(task.db_table)} "
+        f"WHERE {quote('dataset_id')} = %s AND {quote('state')} <> %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [version.pk, version.dataset_id, TaskState.ARCHIVED])
 
 
 # --- Editing tasks and settings by hand -----------------------------------------------------
