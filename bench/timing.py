@@ -19,7 +19,13 @@ MIN_ROUNDS = 9
 Clock = Callable[[], float]
 
 
-def _timed(run: Callable[[], object], clock: Clock = time.process_time) -> float:
+def _timed(
+    run: Callable[[], object],
+    clock: Clock = time.process_time,
+    before: Callable[[], object] | None = None,
+) -> float:
+    if before is not None:
+        before()
     start = clock()
     run()
     return clock() - start
@@ -31,30 +37,38 @@ def median_ratio(
     *,
     rounds: int = MIN_ROUNDS,
     clock: Clock = time.process_time,
+    before: Callable[[], object] | None = None,
 ) -> float:
     """The median, over `rounds` rounds, of ours' CPU time over theirs' in the same round.
 
     `clock=time.perf_counter` times the wall clock instead: for work that another process
     does too (a PostgreSQL server's, which this process's CPU time does not see).
+    `before` runs, untimed, before each run of either: to give every round the same start
+    (a VACUUM after rounds rolled back, say).
     """
     rounds = max(rounds, MIN_ROUNDS)
     ratios = []
     for number in range(rounds):
         if number % 2:
-            theirs_time = _timed(theirs, clock)
-            ours_time = _timed(ours, clock)
+            theirs_time = _timed(theirs, clock, before)
+            ours_time = _timed(ours, clock, before)
         else:
-            ours_time = _timed(ours, clock)
-            theirs_time = _timed(theirs, clock)
+            ours_time = _timed(ours, clock, before)
+            theirs_time = _timed(theirs, clock, before)
         ratios.append(ours_time / theirs_time)
     return statistics.median(ratios)
 
 
 def median_time(
-    run: Callable[[], object], *, rounds: int = MIN_ROUNDS, clock: Clock = time.process_time
+    run: Callable[[], object],
+    *,
+    rounds: int = MIN_ROUNDS,
+    clock: Clock = time.process_time,
+    before: Callable[[], object] | None = None,
 ) -> float:
     """The median time of `run` over `rounds` runs (for figures shown without a goal)."""
-    return statistics.median(_timed(run, clock) for _ in range(max(rounds, MIN_ROUNDS)))
+    runs = range(max(rounds, MIN_ROUNDS))
+    return statistics.median(_timed(run, clock, before) for _ in runs)
 
 
 def verdict(ok: bool) -> str:
