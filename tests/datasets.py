@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.core.cache import cache
@@ -109,19 +111,25 @@ def new_dataset_with_file(client, name: str, data: bytes, *, typed_name: str = "
 # --- A saved version, read two ways that must agree (issue 22) ------------------------------
 
 
-def _api_client(user):
+@contextmanager
+def _api_client(user) -> Iterator[Any]:
+    """A client with a token of `user`'s, revoked after (a person may hold only so many)."""
     from django.test import Client
 
     from datasets_app.services import tokens
 
-    _token, secret = tokens.api_token_create(user=user, name="reads a version")
-    return Client(headers={"authorization": f"Bearer {secret}"})
+    token, secret = tokens.api_token_create(user=user, name="reads a version")
+    try:
+        yield Client(headers={"authorization": f"Bearer {secret}"})
+    finally:
+        tokens.api_token_revoke(token=token)
 
 
-def version_through_the_api(user, dataset: Dataset, number: int) -> list[tuple]:
-    """Each task of version `number` as `GET /api/v1/datasets/{id}/tasks?version=N` answers:
-    id, name, prompt, expected answer and verifier, criteria, files and metadata."""
-    response = _api_client(user).get(f"/api/v1/datasets/{dataset.pk}/tasks?version={number}")
+def version_through_the_api(api, dataset: Dataset, number: int) -> list[tuple]:
+    """Each task of version `number` as `GET /api/v1/datasets/{id}/tasks?version=N` answers
+    (`api`: a client with a token): id, name, prompt, expected answer and verifier,
+    criteria, files and metadata."""
+    response = api.get(f"/api/v1/datasets/{dataset.pk}/tasks?version={number}")
     assert response.status_code == 200, response.content
     return [
         (
@@ -138,19 +146,32 @@ def version_through_the_api(user, dataset: Dataset, number: int) -> list[tuple]:
     ]
 
 
-def version_as_exported(user, dataset: Dataset, number: int) -> list[tuple]:
-    """The same of version `number` as its JSON export (`…/versions/N/export`) holds it, read
-    back by the app's own reader."""
+def version_as_exported(api, dataset: Dataset, number: int) -> list[tuple]:
+    """The same of version `number` as its export (`…/versions/N/export`) holds it: the
+    .zip, which holds everything (a flat format cannot hold stored files), its dataset.json
+    read back by the app's own reader and each stored file's bytes hashed."""
+    import hashlib
+    import zipfile
+
     from datasets_app.importing import json_format
 
-    client = _api_client(user)
-    response = client.get(f"/api/v1/datasets/{dataset.pk}/versions/{number}/export?format=json")
+    response = api.get(f"/api/v1/datasets/{dataset.pk}/versions/{number}/export?format=zip")
     assert response.status_code == 200, response.content
     body = b"".join(response.streaming_content) if response.streaming else response.content
-    spec = json_format.from_document(json.loads(body))
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        spec = json_format.from_document(json.loads(archive.read("dataset.json")))
+        digests = {
+            f.path: hashlib.sha256(archive.read(f.path)).hexdigest()
+            for t in spec.tasks
+            for f in (*t.input_files, *t.expected_files)
+            if f.path
+        }
 
     def verifier(v) -> dict | None:
         return v.to_json() if v is not None else None
+
+    def files(role: str, specs) -> list[tuple]:
+        return [(role, f.name, f.url, digests.get(f.path or "")) for f in specs]
 
     return [
         (
@@ -160,10 +181,7 @@ def version_as_exported(user, dataset: Dataset, number: int) -> list[tuple]:
             t.expected_text,
             verifier(t.expected_verifier),
             [(c.id, c.criterion, c.weight, verifier(c.verifier)) for c in t.criteria],
-            sorted(
-                [("input", f.name, f.url, f.sha256) for f in t.input_files]
-                + [("expected", f.name, f.url, f.sha256) for f in t.expected_files]
-            ),
+            sorted(files("input", t.input_files) + files("expected", t.expected_files)),
             dict(t.metadata),
         )
         for t in spec.tasks
@@ -172,6 +190,8 @@ def version_as_exported(user, dataset: Dataset, number: int) -> list[tuple]:
 
 def assert_version_reads_as_exported(user, dataset: Dataset, number: int) -> list[tuple]:
     """`?version=N` over the API reads exactly what the version's export holds; returns it."""
-    read = version_through_the_api(user, dataset, number)
-    assert read == version_as_exported(user, dataset, number)
+    with _api_client(user) as api:
+        read = version_through_the_api(api, dataset, number)
+        exported = version_as_exported(api, dataset, number)
+    assert read == exported, f"?version={number} reads {read}, its export holds {exported}"
     return read

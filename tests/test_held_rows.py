@@ -9,7 +9,9 @@ import threading
 import time
 from dataclasses import replace
 
+import hypothesis
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.test import Client
 from django.urls import reverse
@@ -20,7 +22,8 @@ from datasets_app.admin import TASK_ARCHIVED_BEFORE_SAVED
 from datasets_app.models import Criterion, Dataset, Task, TaskFile, TaskState, Upload, Version
 from datasets_app.services import datasets, imports
 from tests.as_rendered import form_data
-from tests.datasets import assert_version_reads_as_exported, import_file
+from tests.datasets import assert_version_reads_as_exported, import_file, spec_zip
+from tests.importing.strategies import dataset_specs
 
 pytestmark = pytest.mark.django_db
 
@@ -396,3 +399,33 @@ def test_a_held_task_s_metadata_cannot_change(saved):
     draft = Task.objects.create(dataset=saved, task_id="d", prompt="Draft", position=3)
     Task.objects.filter(pk=draft.pk).update(metadata={"split": "dev"})
     assert Task.objects.get(pk=draft.pk).metadata == {"split": "dev"}
+
+
+# --- ?version=N is the version's export, whatever the tasks hold ---------------------------
+
+
+@hypothesis.settings(
+    max_examples=8,
+    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture],
+)
+@hypothesis.given(
+    first=dataset_specs(with_paths=True, max_tasks=3),
+    second=dataset_specs(with_paths=True, max_tasks=3),
+)
+def test_a_version_reads_as_its_export_before_and_after_a_replace(client, first, second):
+    """Generated datasets (stored files, links, criteria, verifiers, metadata): v1 read over
+    the API is its export, and stays so, unchanged, after a Replace saved as v2."""
+    owner = get_user_model().objects.get_or_create(username="owner")[0]
+    client.force_login(owner)
+    dataset = Dataset.objects.create(owner=owner, name="Generated")
+    import_file(client, dataset, "first.zip", spec_zip(first))
+    datasets.version_save(dataset=dataset, user=owner)
+    v1 = assert_version_reads_as_exported(owner, dataset, 1)
+    assert [row[0] for row in v1] == [task.id for task in first.tasks]
+
+    import_file(client, dataset, "second.zip", spec_zip(second), mode="replace")
+    datasets.version_save(dataset=dataset, user=owner)
+
+    assert assert_version_reads_as_exported(owner, dataset, 1) == v1
+    v2 = assert_version_reads_as_exported(owner, dataset, 2)
+    assert [row[0] for row in v2] == [task.id for task in second.tasks]

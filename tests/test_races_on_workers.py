@@ -67,16 +67,28 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 60) -> N
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {seconds} s waiting for {what}")
+            pytest.fail(f"timed out after {seconds} s waiting for {what}; {activity()}")
         time.sleep(0.05)
 
 
+def activity() -> list[tuple]:
+    """What each connection to this test database is doing, for a failure to show."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT state, wait_event_type, left(query, 120) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchall()
+
+
 def waiting_on_locks() -> int:
-    """Connections to this test database now waiting for a lock another one holds."""
+    """Connections to this test database now waiting for a lock another one holds (but a
+    worker's heartbeat, which waits on the row of the upload it imports every 10 s)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity"
             " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            " AND query NOT LIKE '%%heartbeat_at%%'"
         )
         return cursor.fetchone()[0]
 
