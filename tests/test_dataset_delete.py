@@ -143,3 +143,31 @@ def test_the_admins_bulk_delete_goes_through_the_service(client, admin_user, ful
     assert response.status_code == 302
     assert not Dataset.objects.exists() and not TaskFile.objects.exists()
     assert not default_storage.exists(files["shared"]), "no task holds it any more"
+
+
+def test_the_command_says_what_would_go_then_deletes_through_the_service(
+    full_dataset, capsys, user
+):
+    from django.core.management import call_command
+
+    dataset, files = full_dataset
+    what = "3 tasks (1 of them archived), 2 versions, 2 runs and 3 files"
+
+    call_command("delete_dataset", str(dataset.pk), "--user", user.username)
+    assert f"Would delete “Finance QA” (id {dataset.pk}): {what}." in capsys.readouterr().out
+    assert Dataset.objects.filter(pk=dataset.pk).exists()
+
+    call_command("delete_dataset", "Finance QA", "--user", user.username, "--yes")
+    assert f"Deleted “Finance QA” (id {dataset.pk}): {what}." in capsys.readouterr().out
+    assert not Dataset.objects.filter(pk=dataset.pk).exists()
+    assert not default_storage.exists(files["own"]) and not default_storage.exists(files["upload"])
+    assert default_storage.exists(files["shared"]), "Bob's task still holds it"
+
+
+def test_the_command_refuses_someone_it_is_only_shared_with(full_dataset, other_user):
+    from django.core.management import CommandError, call_command
+
+    dataset, _files = full_dataset
+    with pytest.raises(CommandError, match="Only the dataset's owner"):
+        call_command("delete_dataset", str(dataset.pk), "--user", other_user.username, "--yes")
+    assert Dataset.objects.filter(pk=dataset.pk).exists()
