@@ -343,6 +343,23 @@ def test_the_admin_never_deletes_a_task_a_version_holds(admin_client_, saved, us
     assert_v1_intact(user, saved)
 
 
+@pytest.mark.parametrize("action", ["delete_drafts", "mark_reviewed", "delete_selected"])
+def test_the_admins_bulk_actions_on_held_rows_leave_the_version(admin_client_, saved, user, action):
+    """Every action of the task list, on all of v1's tasks and a draft, with the held
+    archived copy of an edited task among them: v1 reads as exported, as saved."""
+    Task.objects.create(dataset=saved, task_id="d1", prompt="Draft", position=2)
+    edited = saved.tasks.get(task_id="t1")
+    spec = replace(selectors.task_spec(edited), prompt="Edited")
+    datasets.task_save(dataset=saved, task=edited, spec=spec)  # v1 keeps an archived copy
+    changelist = reverse("admin:datasets_app_task_changelist")
+    selected = list(Task.objects.values_list("pk", flat=True))
+    admin_client_.post(changelist, {"action": action, "_selected_action": selected, "post": "yes"})
+
+    assert_v1_intact(user, saved)
+    held = Task.objects.filter(versions__number=1, versions__dataset=saved)
+    assert held.count() == 2
+
+
 # --- Replace archives exactly what its dialog listed ---------------------------------------
 
 
