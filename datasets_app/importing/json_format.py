@@ -158,15 +158,9 @@ def _shaped(
     document: Any, text: str, file_name: str, encoding: str, options: CheckOptions | None
 ) -> Parsed:
     """Another tool's records (a list, an object holding one, ...) as the canonical document."""
-    if shapes.results_document(document) and not (options and options.mapping):
-        problem = shapes.NOT_A_DATASET.at(
-            file_name,
-            line=1,
-            what="the results of an eval run (" + ", ".join(sorted(document)[:6]) + ")",
-            advice="It holds what models answered and how they scored. Import the tests "
-            "the run used instead.",
-        )
-        return Parsed("json", f"JSON, {encoding}", file_name, None, no_place, problems=[problem])
+    refused = None if options and options.mapping else shapes.document_refusal(document, file_name)
+    if refused is not None:
+        return Parsed("json", f"JSON, {encoding}", file_name, None, no_place, problems=[refused])
     found = shapes.find_records(document)
     if isinstance(found, str):
         problem = shapes.NO_RECORDS.at(file_name, line=1, what=found)

@@ -58,7 +58,7 @@ from datasets_app.importing.shapes.records import (
     read_records,
     records_of,
 )
-from datasets_app.importing.shapes.refusals import results_document
+from datasets_app.importing.shapes.refusals import REFUSALS, Refusal, document_refusal
 from datasets_app.importing.shapes.registry import SHAPES
 from datasets_app.importing.shapes.rubrics import PENALTY_PREFIX, REQUIREMENT_WEIGHT
 from datasets_app.importing.shapes.spreadsheets import (
@@ -91,11 +91,14 @@ __all__ = [
     "PENALTY_PREFIX",
     "PROMPTFOO_LEFT_OUT",
     "PROMPTFOO_UNSUPPORTED",
+    "REFUSALS",
     "REQUIREMENT_WEIGHT",
     "SHAPES",
     "UNANSWERABLE_LEFT_OUT",
+    "Refusal",
     "Shape",
     "build_tasks",
+    "document_refusal",
     "find_records",
     "is_canonical",
     "parse_map_options",
@@ -104,5 +107,4 @@ __all__ = [
     "read_table",
     "recognise",
     "records_of",
-    "results_document",
 ]

@@ -40,6 +40,15 @@ PROMPT_FLOW_CHECKLIST = Shape(
         {"prompt": "question", "criterion": STATEMENTS_KEY}
         | ({"expected": "ground_truth"} if "ground_truth" in keys else {})
     ),
+    help=(
+        'The chat flex flows\' `statements` (`{"correctness": "should explain what\'s '
+        "ChatGPT\", …}`): each statement is one criterion, in the file's order, its name "
+        "the criterion's id, weight 1, checked by the dataset's default verifier (Prompt "
+        "flow's eval-checklist flow checks each statement on its own, and the 1–5 score "
+        "its judge gives is in the flow, not the file). The `question`, after its "
+        "`chat_history`, is the prompt; no expected answer is made up."
+    ),
+    taught_by="promptflow/chat_basic_data.jsonl",
 )
 
 
@@ -51,6 +60,12 @@ PROMPT_FLOW_CHAT = Shape(
     lambda keys, first: (
         {"prompt": "question"} | ({"expected": "ground_truth"} if "ground_truth" in keys else {})
     ),
+    help=(
+        "A follow-up `question` is asked after its `chat_history` (messages, or "
+        '`{"inputs", "outputs"}` pairs), as a chat prompt; `ground_truth`, when there is '
+        "one, is the expected answer, and an `answer` beside it is what the flow said."
+    ),
+    taught_by="promptflow/generated_qa_pf_conv.jsonl",
 )
 
 
@@ -64,6 +79,14 @@ AZURE_AI = Shape(
         "prompt": "question" if "question" in keys else "query",
         "expected": "truth",
     },
+    help=(
+        "A tool's shape outranks the names: Azure's RAG samples write the ground truth as"
+        " `truth` (with a `question`, or a `query` as Azure AI Foundry's evaluators name "
+        "it), and the evaluator's results keep the app's own `answer` beside it. `truth` "
+        "is the expected answer and `answer` is named as not imported. `__outputs.<name>`"
+        " keys hold what the app under test returned: never a field by name."
+    ),
+    taught_by="azure_ai_rag_chat_evaluator/qa.excerpt.jsonl",
 )
 
 

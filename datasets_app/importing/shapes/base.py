@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,22 +133,39 @@ class Records:
     total: int = 0
 
 
+def _no_fields(keys: set[str], first: dict[str, Any]) -> dict[str, str]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Shape:
     """A tool's record shape: how to know it, and which of its keys fill which field.
 
     `fields` may name several sources for the prompt (joined with a blank line) as
-    "a + b". Sources a shape does not name are matched by `aliases`.
+    "a + b". Sources a shape does not name are matched by `aliases`. Its decisions are
+    written once, here: `help` is what docs/field-names.md and the help page say about it
+    (`code` in backticks, **bold**), and `taught_by` the real file under tests/files/real/
+    it was built on.
     """
 
+    # What the Detected line calls the file (the tool, and the keys that tell it apart).
     name: str
+    # How it recognises the records: by the keys of all, and the first record's values.
     matches: Callable[[set[str], dict[str, Any]], bool]
-    fields: Callable[[set[str], dict[str, Any]], dict[str, str]] = lambda keys, first: {}
+    # Which key fills which field (`prompt`, `expected`, `criterion`, `id`, ...).
+    fields: Callable[[set[str], dict[str, Any]], dict[str, str]] = _no_fields
+    help: str = ""
+    taught_by: str = ""
+    # A record's values as the shape reads them, before they are flattened (MT-Bench's
+    # `turns` as chat turns): every record goes through every shape's `prepare`, which
+    # leaves a record that is not the shape's as it is.
+    prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # The criterion the tool's own judge grades a record by when the record gives no
     # answer (MT-Bench's questions with no reference): such a task gets it as its criterion.
     judged_by: str = ""
-    # The key whose text names a task when its prompt opens with the same wording in every
-    # record (HelloBench's `raw_text`, the question its instruction wraps).
+    # How it names a task: the key whose text names it when its prompt opens with the same
+    # wording in every record (HelloBench's `raw_text`, the question its instruction wraps).
+    # A shape with none is named as every task is (`spec.name_from_prompt`).
     named_by: str = ""
 
 
@@ -156,10 +173,19 @@ class Shape:
 SYSTEM_PROMPT_KEYS = frozenset({"system_prompt"})
 
 
-def _keys_shape(shape_name: str, /, **fields: str) -> Shape:
+def _keys_shape(
+    shape_name: str, fields: Mapping[str, str], *, help: str = "", taught_by: str = ""
+) -> Shape:
     """A shape known by having every key its fields name (`prompt="instruction + input"`)."""
     needed = {part.strip() for source in fields.values() for part in source.split(" + ")}
-    return Shape(shape_name, lambda keys, first: needed <= keys, lambda keys, first: dict(fields))
+    given = dict(fields)
+    return Shape(
+        shape_name,
+        lambda keys, first: needed <= keys,
+        lambda keys, first: dict(given),
+        help=help,
+        taught_by=taught_by,
+    )
 
 
 # Azure AI and Prompt flow evaluation data joins what the app under test returned as

@@ -49,9 +49,14 @@ def _truthfulqa_fields(keys: set[str], first: dict[str, Any]) -> dict[str, str]:
 # Named by the function to write: its prompt opens with imports, not with a question.
 HUMANEVAL = _keys_shape(
     "HumanEval (prompt + canonical_solution)",
-    prompt="prompt",
-    expected="canonical_solution",
-    name="entry_point",
+    {"prompt": "prompt", "expected": "canonical_solution", "name": "entry_point"},
+    help=(
+        "A coding benchmark grades by running its tests, which have no equivalent here: "
+        "the reference solution `canonical_solution` is the expected answer, for a judge "
+        "to compare with, and `test` is named as not imported. A task is named by its "
+        "`entry_point`, the function to write."
+    ),
+    taught_by="humaneval/HumanEval.excerpt.jsonl",
 )
 
 
@@ -63,6 +68,12 @@ MBPP = Shape(
         "prompt": ("text" if "text" in keys else "prompt") + " + test_list",
         "expected": "code",
     },
+    help=(
+        "The reference solution `code` is the expected answer; `test_list` follows the "
+        "problem in the prompt, one assert a line, as MBPP's own prompt does (they name "
+        "the function to write)."
+    ),
+    taught_by="mbpp/mbpp.excerpt.jsonl",
 )
 
 
@@ -72,6 +83,12 @@ TRUTHFULQA = Shape(
     "TruthfulQA (Question + Best Answer)",
     lambda keys, first: all(_truthfulqa_fields(keys, first).values()),
     _truthfulqa_fields,
+    help=(
+        "The expected answer is its `Best Answer`, not the `; `-separated `Correct "
+        "Answers` cell (which its name alone would choose); that and `Incorrect Answers` "
+        "are named as not imported."
+    ),
+    taught_by="truthfulqa/TruthfulQA.excerpt.csv",
 )
 
 
@@ -81,6 +98,11 @@ BIG_BENCH = Shape(
     "BIG-bench (input + target_scores)",
     lambda keys, first: "input" in keys and option_scores(first.get(TARGET_SCORES_KEY)) is not None,
     lambda keys, first: {"prompt": "input", "expected": TARGET_SCORES_KEY},
+    help=(
+        "A JSON task's `target_scores` (option → score) are its question's options, "
+        "lettered in the file's order, and the best-scored option is the expected answer "
+        "(`Any of:` when several share the best score)."
+    ),
 )
 
 
@@ -90,4 +112,10 @@ ARC = Shape(
     "ARC / OpenBookQA (question.stem + question.choices + answerKey)",
     lambda keys, first: ARC_STEM in keys and _choice_list(first.get(ARC_CHOICES)) is not None,
     lambda keys, first: {"prompt": f"{ARC_STEM} + {ARC_CHOICES}"},
+    help=(
+        'ARC\'s and OpenBookQA\'s original files (`question: {"stem", "choices": [{"text", '
+        '"label"}, …]}`): the stem, then the options under their own labels, which are '
+        "sometimes `1`–`4`, as `answerKey` is."
+    ),
+    taught_by="arc/arc_easy_dev_original.jsonl",
 )

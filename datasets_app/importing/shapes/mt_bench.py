@@ -66,16 +66,18 @@ def _user_turns(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _output_shape(name: str, *, prompt: str) -> Shape:
+def _output_shape(name: str, *, prompt: str, help: str, taught_by: str = "") -> Shape:
     """A shape whose `output` is the expected answer (Alpaca's), unless a key names one:
     beside DataFlow's `golden_answer`, `output` is what a model answered."""
-    shape = _keys_shape(name, prompt=prompt, expected="output")
+    shape = _keys_shape(name, {"prompt": prompt, "expected": "output"})
     return Shape(
         name,
         lambda keys, first: (
             shape.matches(keys, first) and not any(field_for(key) == "expected" for key in keys)
         ),
         shape.fields,
+        help=help,
+        taught_by=taught_by,
     )
 
 
@@ -104,6 +106,14 @@ ARENA_HARD = Shape(
     lambda keys, first: "cluster" in keys and _is_user_turns(first.get(USER_TURNS_KEY)),
     lambda keys, first: {"prompt": USER_TURNS_KEY},
     judged_by=ARENA_HARD_JUDGE,
+    prepare=_user_turns,
+    help=(
+        'Arena-Hard v0.1 questions (`turns` of `{"content": …}`, a `cluster`) are asked '
+        "as MT-Bench's are. Its judge compares an answer with a baseline model's, which "
+        "is not in the file, so each task gets one criterion, what that judge weighs "
+        '("correct, helpful, relevant and concise, …"), with a warning counting them.'
+    ),
+    taught_by="arena_hard/question.excerpt.jsonl",
 )
 
 
@@ -115,10 +125,39 @@ MT_BENCH = Shape(
         | ({"expected": TURN_REFERENCES_KEY} if TURN_REFERENCES_KEY in keys else {})
     ),
     judged_by=MT_BENCH_JUDGE,
+    prepare=_user_turns,
+    help=(
+        "FastChat's `question.jsonl`: the `turns` (the user's turns, as texts) are a chat"
+        " prompt of user turns, `User: <first turn>`, a blank line, `Question: <second "
+        "turn>`, and the task is named by its first turn. `reference` holds one answer "
+        "per turn, not alternatives: the expected answer is `Turn 1: <reference>`, a "
+        "blank line, `Turn 2: <reference>`, leaving out a blank one. A question with no "
+        "`reference` gets one criterion, what MT-Bench's judge weighs for such a question"
+        ' ("helpful, relevant, accurate, deep, creative and detailed"), with a warning '
+        "counting them."
+    ),
+    taught_by="mt_bench/question.excerpt.jsonl",
 )
 
 
-ALPACA = _output_shape("Alpaca (instruction + input + output)", prompt="instruction + input")
+ALPACA = _output_shape(
+    "Alpaca (instruction + input + output)",
+    prompt="instruction + input",
+    help=(
+        "`instruction` and `input` are the prompt and `output` the expected answer, "
+        "unless a key names the expected answer (`golden_answer`, `expected`, …): then "
+        "`output` is what a model answered (DataFlow writes both) and is named as not "
+        "imported."
+    ),
+)
 
 
-ALPACA_EVAL = _output_shape("AlpacaEval (instruction + output)", prompt="instruction")
+ALPACA_EVAL = _output_shape(
+    "AlpacaEval (instruction + output)",
+    prompt="instruction",
+    help=(
+        "`instruction` is the prompt and `output` the expected answer, with the same "
+        "exception as Alpaca's."
+    ),
+    taught_by="alpaca_eval/model_outputs.excerpt.json",
+)

@@ -51,17 +51,13 @@ PROMPTFOO_LEFT_OUT = Rule(
 
 
 _TEMPLATE_VAR = re.compile(r"\{\{\s*[\w.]+\s*\}\}")
-TEMPLATES = (
-    "prompt templates with {{{{variables}}}} (a promptfoo prompts file, {source})",
-    "They are filled in by a tool, not tasks to grade. Import the tests instead: the values of "
-    "the variables and what a good answer is.",
-)
 
 
 def template_prompts(
     records: Sequence[Record], fields: Mapping[str, str], named: Mapping[str, str]
-) -> tuple[str, str] | None:
-    """(what, advice) when the prompts are templates and nothing names an answer."""
+) -> str | None:
+    """The prompt's source when the prompts are templates (a promptfoo prompts file) and
+    nothing names an answer (`refusals`)."""
     source = fields.get("prompt")
     if not source or " + " in source or {"expected", "criterion"} & named.keys():
         return None
@@ -69,13 +65,17 @@ def template_prompts(
     texts = [v for v in values if isinstance(v, str) and v.strip()]
     templated = sum(1 for v in texts if _TEMPLATE_VAR.search(v))
     if texts and templated * 5 >= len(texts) * 4:
-        return TEMPLATES[0].format(source=source), TEMPLATES[1]
+        return source
     return None
 
 
 PROMPTFOO = Shape(
     "promptfoo test cases (vars + assert)",
     lambda keys, first: any(key.startswith("vars.") for key in keys),
+    help=(
+        "promptfoo's test cases: the `vars` are the prompt's parts and each `assert` item"
+        " is read by the one promptfoo rule (see promptfoo below)."
+    ),
 )
 
 

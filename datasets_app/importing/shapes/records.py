@@ -17,7 +17,6 @@ from datasets_app.importing.shapes.base import (
     CONTAINER_KEYS,
     IGNORED_KEYS,
     LABELS,
-    NOT_A_DATASET,
     UNKNOWN_SOURCE,
     Record,
     Records,
@@ -25,10 +24,9 @@ from datasets_app.importing.shapes.base import (
 )
 from datasets_app.importing.shapes.build import build_tasks, ignored_sources, sample_of
 from datasets_app.importing.shapes.mapping import _described, _missing_sources, mapping_problems
-from datasets_app.importing.shapes.mt_bench import _user_turns
-from datasets_app.importing.shapes.promptfoo import template_prompts
 from datasets_app.importing.shapes.recognise import recognise
-from datasets_app.importing.shapes.refusals import not_a_dataset
+from datasets_app.importing.shapes.refusals import Evidence, refusal_problem
+from datasets_app.importing.shapes.registry import PREPARES
 from datasets_app.importing.shapes.rubrics import STATEMENTS_KEY, is_requirement_tree, score_levels
 from datasets_app.importing.shapes.values import _kind, is_chat
 from datasets_app.importing.spec import (
@@ -80,7 +78,8 @@ def _as_messages(value: Any) -> Any:
 
 def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     flat: dict[str, Any] = {}
-    record = _user_turns(record)
+    for prepare in PREPARES:
+        record = prepare(record)
     for key, value in record.items():
         value = _as_messages(value)
         if isinstance(value, dict) and value and key not in _WHOLE_KEYS and not score_levels(value):
@@ -358,12 +357,10 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
             for key, part in missing
         ]
         return shaped
-    refused = not_a_dataset(recognised.sources, recognised.named, kind="keys") or (
-        template_prompts(records, fields, recognised.named)
-    )
-    if refused is not None and recognised.how != "given":
-        what, advice = refused
-        shaped.problems = [NOT_A_DATASET.at(file_name, what=what, advice=advice)]
+    seen = Evidence(recognised.sources, recognised.named, "keys", records, fields)
+    refused = refusal_problem(seen, file_name) if recognised.how != "given" else None
+    if refused is not None:
+        shaped.problems = [refused]
         return shaped
     total = max(found.total, len(records))
     if total > max_tasks:

@@ -1,8 +1,15 @@
 """The shapes, in the order they are tried: the first whose `matches` holds reads the
-file.
+file. Order matters where two could match: a shape with more keys comes before one with
+fewer (MT-Bench before chat conversations, Prompt flow's checklist before its chat data,
+Alpaca before AlpacaEval), and a tool's own key before a name every tool uses.
+
+To add a tool's shape: write it in its family's module (or a new one) and put it here.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from datasets_app.importing.shapes.azure import AZURE_AI, PROMPT_FLOW_CHAT, PROMPT_FLOW_CHECKLIST
 from datasets_app.importing.shapes.base import Shape
@@ -48,4 +55,9 @@ SHAPES: tuple[Shape, ...] = (
     BOOLQ,
     NQ_OPEN,
     HOTPOTQA,
+)
+
+# What the records need before their keys are read (`Shape.prepare`), each step once.
+PREPARES: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = tuple(
+    dict.fromkeys(shape.prepare for shape in SHAPES if shape.prepare is not None)
 )

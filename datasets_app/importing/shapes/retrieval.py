@@ -27,6 +27,13 @@ SQUAD = Shape(
     "SQuAD (context + question + answers)",
     lambda keys, first: "question" in keys and "context" in keys and _has_answer_starts(first),
     lambda keys, first: {"prompt": "context + question", "expected": "answers"},
+    help=(
+        "A question is asked with its passage: the prompt is the `context`, a blank line "
+        "and the `question` (SQuAD's own nesting, `data` → `paragraphs` → `qas`, or "
+        "flattened). A question SQuAD 2.0 marks unanswerable has nothing to grade by and "
+        "is left out, with a warning counting them."
+    ),
+    taught_by="squad/transformers_sample.excerpt.json",
 )
 
 
@@ -35,6 +42,11 @@ BOOLQ = Shape(
     "BoolQ (passage + question + answer)",
     lambda keys, first: {"question", "passage"} <= keys and isinstance(first.get("answer"), bool),
     lambda keys, first: {"prompt": "passage + question", "expected": "answer"},
+    help=(
+        "Asked as SQuAD's questions are (`passage`, a blank line, `question`), expecting "
+        "its `answer` as `true` or `false`."
+    ),
+    taught_by="hf_dataset_viewer/boolq_rows.json",
 )
 
 
@@ -47,6 +59,11 @@ NQ_OPEN = Shape(
         "prompt": "question",
         "expected": "answer" if "answer" in keys else "answers",
     },
+    help=(
+        "`question` is the prompt; its list of accepted `answer`s is one expected answer "
+        "(`Any of:`)."
+    ),
+    taught_by="nq_open/NQ-open.dev.excerpt.jsonl",
 )
 
 
@@ -61,4 +78,10 @@ HOTPOTQA = Shape(
     lambda keys, first: (
         {"prompt": "question", "expected": "answer"} | ({"id": "_id"} if "_id" in keys else {})
     ),
+    help=(
+        "The prompt is the `question` and the expected answer its `answer`; its "
+        "`supporting_facts` and `context` paragraphs are named as not imported (its own "
+        "files and the Hugging Face export)."
+    ),
+    taught_by="hotpotqa/hotpot_dev_distractor_v1.excerpt.json",
 )

@@ -269,6 +269,14 @@ HEALTHBENCH = Shape(
         {"prompt": "prompt", "criterion": "rubrics"}
         | ({"id": "prompt_id"} if "prompt_id" in keys else {})
     ),
+    help=(
+        "A chat `prompt` and its `rubrics`: each rubric item is a criterion weighted by "
+        "its `points`. An item with negative points is a penalty: it becomes `Avoids: "
+        "<criterion>`, weighted by the points' size, so a response passes it by not doing"
+        " what it describes. (HealthBench subtracts penalties from the score; here they "
+        "count as criteria the response must meet.)"
+    ),
+    taught_by="healthbench/consensus_context_seeking.excerpt.jsonl",
 )
 
 
@@ -276,6 +284,18 @@ PROMETHEUS = Shape(
     "Prometheus score rubric (criteria + score descriptions)",
     lambda keys, first: _score_rubric_key(keys, first) is not None,
     _score_rubric_fields,
+    help=(
+        "BiGGen-Bench's `score_rubric` (`criteria`, `score1_description` … "
+        "`score5_description`) is one criterion, the rubric's `criteria`, checked by an "
+        "llm_judge with outputType float. Its instructions hold each score's description "
+        "and the reference answer, and ask for (score − 1) / 4, so the 1–5 scale is kept "
+        "as 0–1 (five pass/fail criteria would grade something else). The reference "
+        "answer is the example Prometheus says scores 5, so it goes to the judge, not "
+        "into the task's expected answer. A `system_prompt` comes first in the prompt as "
+        "`System: …`, the input after it as `Question: …`; a `weight` the record gives is"
+        " the criterion's."
+    ),
+    taught_by="biggen_bench/sample_responses.excerpt.json",
 )
 
 
@@ -286,6 +306,15 @@ HELLOBENCH = Shape(
     lambda keys, first: {"instruction", "checklists", "raw_text"} <= keys,
     lambda keys, first: {"prompt": "instruction", "criterion": "checklists"},
     named_by="raw_text",
+    help=(
+        "Each of an instruction's `checklists` (yes/no questions) is one criterion, in "
+        "the file's order, weight 1, checked by the dataset's default verifier; the "
+        "`instruction` is the prompt. HelloBench weighs them per category by weights "
+        "fitted to human ratings (its `regression.py`), which no data file holds: edit "
+        "the weights to match. Its instructions open with their category's sentence, so a"
+        " task is named by its `raw_text`, the question or topic the instruction wraps."
+    ),
+    taught_by="hellobench/chat.excerpt.jsonl",
 )
 
 
@@ -296,4 +325,16 @@ PAPERBENCH = Shape(
         {"prompt": "requirements", "criterion": "sub_tasks"}
         | ({"id": "id"} if "id" in keys else {})
     ),
+    help=(
+        "One task per tree (`requirements`, `weight`, `sub_tasks`, nested). The file says"
+        " what must be true, not what to ask, so the top requirement is the prompt (the "
+        "Detected line says so; edit the draft). The criteria are the leaves, in the "
+        "file's order, each weighted by its share of the score as a percentage: "
+        "PaperBench scores a requirement as the weighted mean of its sub-requirements, so"
+        " a leaf counts for the product down its path of its weight over its siblings' "
+        "total. Inner requirements are graded through their leaves; `task_category` is "
+        "not kept; a weight that is no positive number is a problem naming the "
+        "requirement."
+    ),
+    taught_by="paperbench/semantic_self_consistency_rubric.excerpt.json",
 )

@@ -16,7 +16,6 @@ from datasets_app.importing.columns import (
 )
 from datasets_app.importing.shapes.base import (
     LABELS,
-    NOT_A_DATASET,
     SAMPLE_RECORDS,
     UNKNOWN_SOURCE,
     Record,
@@ -28,10 +27,9 @@ from datasets_app.importing.shapes.prompt import CHOICE_KEYS, LETTERS, compose_p
 from datasets_app.importing.shapes.promptfoo import (
     _PROMPTFOO_EXPECTED,
     _promptfoo_columns,
-    template_prompts,
 )
 from datasets_app.importing.shapes.recognise import recognise
-from datasets_app.importing.shapes.refusals import not_a_dataset
+from datasets_app.importing.shapes.refusals import Evidence, refusal_problem
 from datasets_app.importing.shapes.registry import SHAPES
 from datasets_app.importing.spec import (
     CheckOptions,
@@ -211,13 +209,11 @@ def shape_table(
             ]
             return shaped
     else:
-        refused = not_a_dataset(recognised.sources, recognised.named, kind="columns") or (
-            template_prompts(records, recognised.fields, recognised.named)
-        )
+        seen = Evidence(recognised.sources, recognised.named, "columns", records, recognised.fields)
+        refused = refusal_problem(seen, file_name)
         if refused is not None:
-            what, advice = refused
             shaped.header = None
-            shaped.problems = [NOT_A_DATASET.at(file_name, what=what, advice=advice)]
+            shaped.problems = [refused]
             return shaped
     complete = "prompt" in recognised.fields and recognised.fields.keys() & {
         "expected",

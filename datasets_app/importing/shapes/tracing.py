@@ -37,4 +37,10 @@ LANGSMITH = Shape(
         any(k.startswith("inputs.") for k in keys) and any(k.startswith("outputs.") for k in keys)
     ),
     _langsmith_fields,
+    help=(
+        "The key under `inputs` that names a prompt (or its only key) is the prompt, and "
+        "the key under `outputs` that names an answer (or its only key) the expected "
+        "answer. Langfuse and Phoenix export the same two objects."
+    ),
+    taught_by="langsmith/dataset_few_shot_search.excerpt.json",
 )
