@@ -20,6 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
 from django_htmx.middleware import HtmxDetails
@@ -43,6 +44,7 @@ from datasets_app.forms import (
     TryAnswerForm,
 )
 from datasets_app.importing import aliases, columns, shapes, starters
+from datasets_app.importing.shapes import describe
 from datasets_app.importing.spec import counted, limits_for_people
 from datasets_app.models import (
     Dataset,
@@ -1020,7 +1022,11 @@ def help_files(request: HtmxHttpRequest) -> HttpResponse:
         "columns": rows,
         "limits": limits_for_people(),
         "fields": aliases.FIELDS,
-        "shapes": shapes.SHAPES,
+        "shapes": [
+            {"name": shape.name, "help_html": mark_safe(describe.as_html(shape.help))}
+            for shape in shapes.SHAPES
+        ],
+        "refusals": [describe.refusal_words(refusal) for refusal in shapes.REFUSALS],
         "verifier_kinds": [
             {"key": key, "name": name, "help": wording.VERIFIER_KIND_HELP[key]}
             for key, name in wording.VERIFIER_KIND_NAMES.items()

@@ -168,6 +168,9 @@ def test_the_help_page_lists_the_one_list_of_names_and_the_shapes(auth_client):
             assert f"<code>{escape(spelling)}</code>" in page
     for shape in shapes.SHAPES:
         assert escape(shape.name) in page
+    # Each shape's decision as the registry writes it, marked up, and each refusal.
+    assert "<code>canonical_solution</code> is the expected answer" in page
+    assert "BEIR qrels on their own (query-id, corpus-id, score)" in page
     assert "--map prompt=question" in page
 
 
