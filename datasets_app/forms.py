@@ -913,8 +913,23 @@ class TaskListForm(forms.Form):
     )
     page = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE)
 
-    def __init__(self, *args, with_state: bool = True, **kwargs) -> None:
+    def __init__(self, *args, with_state: bool = True, keys_url: str = "", **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        # Where the metadata's keys are listed (the field's choices; a page without htmx).
+        self.keys_url = keys_url
+        if keys_url:
+            # The metadata's keys and common values, offered as the field is first focused
+            # (a datalist, loaded then: the page itself does not count them).
+            self.fields["metadata"].widget.attrs.update(
+                {
+                    "list": "metadata-choices",
+                    "hx-get": keys_url,
+                    "hx-trigger": "focus once",
+                    "hx-target": "#metadata-choices",
+                    "hx-swap": "outerHTML",
+                    "hx-push-url": "false",
+                }
+            )
         if not with_state:
             # A version's tasks are all saved ones: its page filters by everything else.
             del self.fields["state"]

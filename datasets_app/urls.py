@@ -10,6 +10,7 @@ urlpatterns = [
     path("datasets/new/<uuid:key>/", views.dataset_create_status, name="dataset_create_status"),
     path("datasets/new/<uuid:key>/map/", views.dataset_create_map, name="dataset_create_map"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
+    path("datasets/<int:pk>/metadata/", views.dataset_metadata_keys, name="dataset_metadata_keys"),
     path("datasets/<int:pk>/settings/", views.dataset_settings, name="dataset_settings"),
     path("datasets/<int:pk>/delete/", views.dataset_delete, name="dataset_delete"),
     path("datasets/<int:pk>/settings/try/", views.dataset_try, name="dataset_try"),
@@ -76,6 +77,11 @@ urlpatterns = [
     ),
     # Versions
     path("datasets/<int:pk>/v<int:number>/", views.version_detail, name="version_detail"),
+    path(
+        "datasets/<int:pk>/v<int:number>/metadata/",
+        views.version_metadata_keys,
+        name="version_metadata_keys",
+    ),
     path(
         # By the task's id: a version's row of it is replaced by a copy when the task is
         # edited (copy-on-write), its id in the version never changes.

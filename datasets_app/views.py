@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
 from django_htmx.middleware import HtmxDetails
 
-from datasets_app import comparing, exporting, guards, selectors, tries, wording
+from datasets_app import comparing, exporting, guards, metadata_keys, selectors, tries, wording
 from datasets_app.forms import (
     FILE_ACCEPT,
     PAGE_SIZES,
@@ -97,16 +97,19 @@ def _task_list_response(request: HtmxHttpRequest, template: str, context: dict) 
     return response
 
 
-def _task_list_form(request: HtmxHttpRequest, *, with_state: bool = True) -> TaskListForm:
+def _task_list_form(
+    request: HtmxHttpRequest, *, with_state: bool = True, keys_url: str = ""
+) -> TaskListForm:
     """The list's form as the URL asks, shown with what is listed: a value missing or not
     valid shows as its default (50 a page), never as the first choice of its select."""
     listing = TaskListForm(request.GET, with_state=with_state).listing()
-    return TaskListForm(listing.fields(), with_state=with_state)
+    return TaskListForm(listing.fields(), with_state=with_state, keys_url=keys_url)
 
 
 def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
-    form = _task_list_form(request)
+    keys_url = reverse("datasets_app:dataset_metadata_keys", args=[dataset.pk])
+    form = _task_list_form(request, keys_url=keys_url)
     task_page = selectors.dataset_task_page(dataset, form.listing())
     if _swaps_task_list(request):
         context = {"dataset": dataset, "form": form, "page": task_page}
@@ -949,7 +952,8 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
     dataset = selectors.dataset_for(request.user, pk)
     version = selectors.version_for(dataset, number)
     head = selectors.version_head(version)
-    form = _task_list_form(request, with_state=False)
+    keys_url = reverse("datasets_app:version_metadata_keys", args=[dataset.pk, version.number])
+    form = _task_list_form(request, with_state=False, keys_url=keys_url)
     context = {
         "dataset": dataset,
         "version": version,
@@ -964,6 +968,38 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
         context["changes"] = comparing.version_changes(version)
         context["runs"] = selectors.runs_of_version(version)
     return _task_list_response(request, "datasets_app/version_detail.html", context)
+
+
+@require_GET
+def dataset_metadata_keys(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """The metadata keys of the dataset's tasks and their common values: the filter's
+    choices (a datalist, with htmx), or a page of them as filter links."""
+    dataset = selectors.dataset_for(request.user, pk)
+    context = {
+        "dataset": dataset,
+        "keys": metadata_keys.dataset_metadata_keys(dataset),
+        "list_url": dataset.get_absolute_url(),
+    }
+    return _metadata_keys_response(request, context)
+
+
+@require_GET
+def version_metadata_keys(request: HtmxHttpRequest, pk: int, number: int) -> HttpResponse:
+    """The same for a saved version's tasks."""
+    dataset = selectors.dataset_for(request.user, pk)
+    version = selectors.version_for(dataset, number)
+    context = {
+        "dataset": dataset,
+        "version": version,
+        "keys": metadata_keys.version_metadata_keys(version),
+        "list_url": version.get_absolute_url(),
+    }
+    return _metadata_keys_response(request, context)
+
+
+def _metadata_keys_response(request: HtmxHttpRequest, context: dict) -> HttpResponse:
+    template = "datasets_app/metadata_keys.html"
+    return render(request, f"{template}#datalist" if request.htmx else template, context)
 
 
 @require_GET
