@@ -14,10 +14,12 @@ from __future__ import annotations
 import hashlib
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings as project_settings
+from django.core.cache import cache
 from django.core.validators import MinValueValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
@@ -64,10 +66,29 @@ class SiteSettings(models.Model):
     def __str__(self) -> str:
         return "Site settings"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, and forget the cached copy `load` reads: now, and again once the
+        transaction commits (a reader in between would have cached the row as it was)."""
+        super().save(*args, **kwargs)
+        cache.delete(SITE_SETTINGS_CACHE_KEY)
+        transaction.on_commit(lambda: cache.delete(SITE_SETTINGS_CACHE_KEY))
+
     @classmethod
     def load(cls) -> SiteSettings:
-        obj, _ = cls.objects.get_or_create(pk=1)
+        """The settings, from the cache when a request has read them in the last
+        SITE_SETTINGS_KEPT_SECONDS: every check and every try reads them."""
+        obj = cache.get(SITE_SETTINGS_CACHE_KEY)
+        if not isinstance(obj, cls):
+            obj, _ = cls.objects.get_or_create(pk=1)
+            cache.set(SITE_SETTINGS_CACHE_KEY, obj, SITE_SETTINGS_KEPT_SECONDS)
         return obj
+
+
+# SiteSettings.load's copy. Saving forgets it; with CACHE_URL every process shares it, and
+# without one (a cache per process, which `check --deploy` warns of) a switch changed in one
+# process still holds in the others within SITE_SETTINGS_KEPT_SECONDS.
+SITE_SETTINGS_CACHE_KEY = "site-settings:1"
+SITE_SETTINGS_KEPT_SECONDS = 10
 
 
 class Dataset(models.Model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 from django.urls import reverse
 
 from context_verifiers.sandbox import SelfTestReport, sandbox_status
@@ -16,6 +17,14 @@ pytestmark = pytest.mark.django_db
 URL = reverse("admin:datasets_app_sitesettings_change", args=[1])
 LEAKED = ProbeResult("network", "connect to 127.0.0.1", "refused", "escaped", False, "connected")
 HELD = ProbeResult("fork", "os.fork()", "refused", "refused", True, "PermissionError")
+LENGTH = {
+    "kind": "code_verifier",
+    "code": (
+        "from context_verifiers import Verdict\n\n"
+        "def verify(task, output):\n"
+        "    return Verdict.boolean(passed=len(output.text.split()) <= 150, reasoning='')\n"
+    ),
+}
 
 
 @pytest.fixture
@@ -94,3 +103,26 @@ def test_the_verifiers_queue_task_runs_the_check_in_the_same_sandbox():
     assert result["verdict"] == {"kind": "score", "value": 0.5, "reasoning": "half"}
     assert result["code"] is None
     assert verifier_code_check.queue == QUEUE == "verifiers"
+
+
+@pytest.mark.skipif(not sandbox_status()[0], reason="the sandbox is unavailable here")
+def test_the_switch_turned_off_in_the_admin_holds_for_the_very_next_try(
+    admin_user, auth_client, make_dataset
+):
+    # Tries read the switch from the cache (SiteSettings.load); the admin's save forgets it.
+    admin = Client()
+    admin.force_login(admin_user)
+    sandbox.sandbox_self_test_record(report=SelfTestReport(passed=True, probes=(HELD,)))
+    turn_on(admin)
+    dataset = make_dataset()
+    task = dataset.tasks.create(task_id="essay", prompt="Summarise the report.")
+    task.criteria.create(dataset=dataset, criterion_id="length", text="Short", verifier=LENGTH)
+    url = reverse("datasets_app:task_try", args=[dataset.pk, task.pk])
+
+    def badge() -> str:
+        page = auth_client.post(url, {"answer": "three words here"}, HTTP_HX_REQUEST="true")
+        return page.content.decode().split('<span class="badge ', 1)[1].split('"', 1)[0]
+
+    assert badge() == "passed"
+    admin.post(URL, {})  # the checkbox unticked
+    assert badge() == "skipped"
