@@ -124,9 +124,13 @@ class TaskRow:
         return "criteria" if self.criteria else "expected answer"
 
 
+# A dataset's criteria for every task: those of no task, not archived.
+FOR_EVERY_TASK = Q(task__isnull=True, archived=False)
+
+
 def dataset_criteria(dataset: Dataset) -> QuerySet[Criterion]:
     """The dataset's criteria for every task (not archived)."""
-    return dataset.criteria.filter(task__isnull=True, archived=False)
+    return dataset.criteria.filter(FOR_EVERY_TASK)
 
 
 def task_rows(dataset: Dataset) -> list[TaskRow]:
@@ -622,18 +626,43 @@ def task_spec(task: Task) -> TaskSpec:
     Expects `criteria` and `files` prefetched when called in a loop.
     """
     return _task_spec_of(
-        (
-            task.task_id,
-            task.name,
-            task.prompt,
-            task.expected_text,
-            task.expected_verifier,
-            task.evidence,
-            task.metadata,
-        ),
+        _task_row(task),
         [criterion_spec(c) for c in task.criteria.all()],
         [(f.role, _file_spec(f)) for f in task.files.all()],
     )
+
+
+def _task_row(task: Task) -> tuple[Any, ...]:
+    return tuple(getattr(task, column) for column in _TASK_COLUMNS)
+
+
+def task_to_grade(user: User, pk: int, task_pk: int) -> tuple[Task, DatasetSpec, TaskSpec]:
+    """The person's task `task_pk` of dataset `pk` (with `task.dataset`), what grades every
+    task of the dataset and the task itself, as a try grades it: in three queries, the
+    task with its dataset (404 when either is missing or not the person's to see), both
+    kinds of criteria at once and its files, those two as plain values. A try is asked
+    for at each keystroke's pause; this read is most of its cost beside the verifiers."""
+    tasks = Task.objects.select_related("dataset").filter(
+        dataset_id=pk, dataset__in=datasets_for(user)
+    )
+    task = get_object_or_404(tasks, pk=task_pk)
+    own: list[CriterionSpec] = []
+    shared: list[CriterionSpec] = []
+    for task_key, *values in (
+        Criterion.objects.filter(Q(task_id=task.pk) | FOR_EVERY_TASK)
+        .filter(dataset_id=pk)
+        .order_by("position", "pk")
+        .values_list("task_id", *_CRITERION_COLUMNS)
+    ):
+        (own if task_key else shared).append(_criterion_spec_of(*values))
+    files = [
+        (role, _file_spec_of(*values))
+        for role, *values in TaskFile.objects.filter(task_id=task.pk)
+        .order_by("role", "position", "pk")
+        .values_list(*_FILE_COLUMNS)
+    ]
+    dataset_head = _dataset_spec_of(task.dataset, criteria=shared, tasks=())
+    return task, dataset_head, _task_spec_of(_task_row(task), own, files)
 
 
 # A task's columns `_task_spec_of` reads, in its order (after the key, for `TaskStream`).
@@ -672,14 +701,22 @@ def dataset_spec(*, dataset: Dataset, tasks: Iterable[Task] | None = None) -> Da
     """The dataset's live tasks and criteria as a DatasetSpec (what a version freezes)."""
     if tasks is None:
         tasks = dataset.tasks.live().prefetch_related("criteria", "files")
+    return _dataset_spec_of(
+        dataset,
+        criteria=[criterion_spec(c) for c in dataset_criteria(dataset)],
+        tasks=[task_spec(t) for t in tasks],
+    )
+
+
+def _dataset_spec_of(
+    dataset: Dataset, *, criteria: Iterable[CriterionSpec], tasks: Iterable[TaskSpec]
+) -> DatasetSpec:
     return DatasetSpec(
         name=dataset.name,
         description=dataset.description,
         settings=dataset.settings or {},
-        criteria=tuple(
-            criterion_spec(c) for c in dataset.criteria.filter(task__isnull=True, archived=False)
-        ),
-        tasks=tuple(task_spec(t) for t in tasks),
+        criteria=tuple(criteria),
+        tasks=tuple(tasks),
     )
 
 

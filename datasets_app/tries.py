@@ -18,6 +18,7 @@ from typing import Any, Literal
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.http import Http404
 
 from context_verifiers import outcome as reasons
 from context_verifiers.grading import Check, Graders, TaskResult, checks_for, grade_task, task_view
@@ -247,9 +248,17 @@ class Target:
 
     @classmethod
     def of(cls, dataset: Dataset, task: Task) -> Target:
-        """`task` with its criteria and files prefetched (`selectors.task_for`)."""
+        """`task` with its criteria and files prefetched (`selectors.task_for`), on a page
+        that shows them too."""
         spec = grading.dataset_spec_for_grading(dataset)
         return cls(dataset, task, spec, selectors.task_spec(task))
+
+    @classmethod
+    def read(cls, *, user: User, pk: int, task_pk: int) -> Target:
+        """The person's task `task_pk` of dataset `pk`, read for a try alone
+        (`selectors.task_to_grade`); 404 when they may not see it."""
+        task, dataset_spec, task_spec = selectors.task_to_grade(user, pk, task_pk)
+        return cls(task.dataset, task, dataset_spec, task_spec)
 
     def checks(self, only: str | None = None) -> tuple[Check, ...]:
         checks = checks_for(self.dataset_spec, self.task_spec)
@@ -374,13 +383,14 @@ def try_run(*, key: str) -> TryState | None:
     state = TryState.from_json(data) if isinstance(data, dict) else None
     if state is None or state.status != "running":
         return None
-    tasks = Task.objects.select_related("dataset").prefetch_related("criteria", "files")
-    task = tasks.filter(pk=state.task_pk, dataset_id=state.dataset_id).first()
     user = User.objects.filter(pk=state.user_id).first()
-    if task is None:
+    try:
+        if user is None:
+            raise Http404
+        target = Target.read(user=user, pk=state.dataset_id, task_pk=state.task_pk)
+    except Http404:
         done = TryState(**{**vars(state), "status": "failed", "error": TRY_GONE})
     else:
-        target = Target.of(task.dataset, task)
         result = try_grade(target=target, answer=state.answer, only=state.only, user=user)
         done = TryState(**{**vars(state), "status": "done", "result": result})
     done.save()

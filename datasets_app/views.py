@@ -779,10 +779,15 @@ def task_file_download(request: HtmxHttpRequest, pk: int, task_pk: int, file_pk:
 
 
 def _task_try_context(dataset: Dataset, task: Task, data=None, **initial) -> dict:
-    """The task's "Try an answer" form (its page, its edit page, a try's own page)."""
-    target = tries.Target.of(dataset, task)
+    """The task's "Try an answer" form on its page, `task` with its criteria and files
+    prefetched (`selectors.task_for`)."""
+    return _try_context(tries.Target.of(dataset, task), data, **initial)
+
+
+def _try_context(target: tries.Target, data=None, **initial) -> dict:
+    """The task's "Try an answer" form (its page, a try's result, a try's own page)."""
     form = TryAnswerForm(data, checks=target.choices(), initial=initial)
-    url = reverse("datasets_app:task_try", args=[dataset.pk, task.pk])
+    url = reverse("datasets_app:task_try", args=[target.dataset.pk, target.task.pk])
     return {"try_form": form, "try_url": url, "try_target": target}
 
 
@@ -892,20 +897,17 @@ def task_try_edits(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpRespo
 
 
 def _refuse_task_try(request: HtmxHttpRequest, message: str, pk: int, task_pk: int):
-    dataset = selectors.dataset_for(request.user, pk)
-    task = selectors.task_for(dataset, task_pk)
-    context = _task_try_context(dataset, task, request.POST)
-    return _render_try(request, {"dataset": dataset, "task": task, "refusal": message, **context})
+    target = tries.Target.read(user=request.user, pk=pk, task_pk=task_pk)
+    context = {"dataset": target.dataset, "task": target.task, "refusal": message}
+    return _render_try(request, context | _try_context(target, request.POST))
 
 
 @require_POST
 @guards.guard_upload(rate=guards.TRIES, check_size=False, refuse=_refuse_task_try)
 def task_try(request: HtmxHttpRequest, pk: int, task_pk: int) -> HttpResponse:
     """Try an answer on the task's page: every criterion, or one alone."""
-    dataset = selectors.dataset_for(request.user, pk)
-    task = selectors.task_for(dataset, task_pk)
-    context = _task_try_context(dataset, task, request.POST)
-    return _try(request, context["try_target"], context)
+    target = tries.Target.read(user=request.user, pk=pk, task_pk=task_pk)
+    return _try(request, target, _try_context(target, request.POST))
 
 
 def _refuse_dataset_try(request: HtmxHttpRequest, message: str, pk: int):
@@ -925,10 +927,8 @@ def dataset_try(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     form: TryAnswerForm = context["try_form"]
     if not form.is_valid():
         return _render_try(request, {"dataset": dataset, **context})
-    task = get_object_or_404(
-        dataset.tasks.live().prefetch_related("criteria", "files"), pk=form.cleaned_data["task"]
-    )
-    return _try(request, tries.Target.of(dataset, task), context)
+    target = tries.Target.read(user=request.user, pk=pk, task_pk=form.cleaned_data["task"])
+    return _try(request, target, context)
 
 
 @require_GET
@@ -938,9 +938,10 @@ def try_status(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     state = tries.try_state(key=key, user=request.user, dataset=dataset)
     if state is None:
         return _render_try(request, {"dataset": dataset, "gone": tries.TRY_GONE})
-    task = selectors.task_for(dataset, state.task_pk)
-    context = _task_try_context(dataset, task, answer=state.answer, criterion=state.only or "")
-    return _render_try(request, {"dataset": dataset, "task": task, "state": state, **context})
+    target = tries.Target.read(user=request.user, pk=pk, task_pk=state.task_pk)
+    context = _try_context(target, answer=state.answer, criterion=state.only or "")
+    context |= {"dataset": dataset, "task": target.task, "state": state}
+    return _render_try(request, context)
 
 
 # --- Versions and exports -------------------------------------------------------------------

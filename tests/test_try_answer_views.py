@@ -235,6 +235,21 @@ def test_a_try_is_the_persons_own_and_its_dataset_is_theirs_to_see(auth_client, 
     assert tries.TRY_GONE in page.content.decode()
 
 
+def test_someone_it_is_shared_with_tries_it_and_no_other_dataset_lends_its_task(
+    other_user, make_dataset, capital
+):
+    shared = Client()
+    shared.force_login(other_user)
+    assert shared.post(try_url(capital), {"answer": "Paris"}).status_code == 404
+    capital.dataset.shared_with.add(other_user)
+    page = shared.post(try_url(capital), {"answer": "Paris"}, **HX).content.decode()
+    assert outcomes(page) == ["Passed"]
+    # Their own dataset's number with this task's: not this task.
+    theirs = make_dataset(owner=other_user, name="Theirs")
+    url = reverse("datasets_app:task_try", args=[theirs.pk, capital.pk])
+    assert shared.post(url, {"answer": "Paris"}).status_code == 404
+
+
 def test_a_try_needs_the_csrf_token(user, capital):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(user)
