@@ -315,6 +315,11 @@ READS_FILES = frozenset({"agent_judge", "code_verifier"})
 
 Job = tuple[Check, TaskSpec, OutputView | None]
 
+# The verifiers that wait on another process (a judge's server, the sandbox): the ones
+# worth a thread of their own.
+JUDGE_KINDS = frozenset({"llm_judge", "agent_judge"})
+WAITS = JUDGE_KINDS | {"code_verifier"}
+
 
 def grade_checks(jobs: Sequence[Job], graders: Graders) -> list[Outcome]:
     """Each (check, task, answer)'s outcome, in order; up to `graders.concurrency` at once.
@@ -327,10 +332,16 @@ def grade_checks(jobs: Sequence[Job], graders: Graders) -> list[Outcome]:
         reader = graders.read_file if check.verifier.kind in READS_FILES else _no_files
         return grade_check(check, task_view(task, check, reader), output, graders)
 
-    if graders.concurrency > 1 and len(jobs) > 1:
-        with ThreadPoolExecutor(max_workers=graders.concurrency) as pool:
-            return list(pool.map(run, jobs))
-    return [run(job) for job in jobs]
+    # Only checks that wait (on a judge's server, on the sandbox) go to threads, and only
+    # when two or more wait: a try's exact match beside one Python check starts none.
+    waiting = [i for i, (check, _, _) in enumerate(jobs) if check.verifier.kind in WAITS]
+    outcomes: list[Outcome | None] = [None] * len(jobs)
+    if graders.concurrency > 1 and len(waiting) > 1:
+        with ThreadPoolExecutor(max_workers=min(graders.concurrency, len(waiting))) as pool:
+            for i, outcome in zip(waiting, pool.map(run, [jobs[i] for i in waiting]), strict=True):
+                outcomes[i] = outcome
+    pairs = zip(jobs, outcomes, strict=True)
+    return [run(job) if outcome is None else outcome for job, outcome in pairs]
 
 
 def grade_tasks(
@@ -378,9 +389,6 @@ def grade_task(
 ) -> TaskResult:
     """Grade one answer to one task, exactly as a run grades it ("Try an answer")."""
     return grade_tasks(dataset, [(task, answer)], graders=graders, only=only).tasks[0]
-
-
-JUDGE_KINDS = frozenset({"llm_judge", "agent_judge"})
 
 
 def show_prompt(
