@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import reduce
+from itertools import groupby
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,9 +21,20 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    TextField,
+)
 from django.db.models.fields.json import KeyTransform
-from django.db.models.functions import Coalesce, Substr
+from django.db.models.functions import Cast, Coalesce, Substr
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -720,52 +732,107 @@ def _dataset_spec_of(
     )
 
 
-# Tasks a streamed spec reads from the database at a time (with their criteria and files).
+# Tasks a streamed spec reads from the database at a time (criteria: five times as many).
 STREAM_CHUNK = 1_000
 
 
+def _json_text(column: str) -> Cast:
+    """A JSON column read as its text: decoded only where it holds something (`_loaded`),
+    without Django's converter called for every row of the stream."""
+    return Cast(column, output_field=TextField())
+
+
+def _loaded(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _grouped(rows: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, list[tuple[Any, ...]]]]:
+    """Rows that start with a task's key, as (key, the rest of each of its rows)."""
+    for key, group in groupby(rows, key=operator.itemgetter(0)):
+        yield key, [row[1:] for row in group]
+
+
+@contextmanager
+def _one_snapshot() -> Iterator[None]:
+    """What is read inside sees the database as it was at the first query: on PostgreSQL a
+    REPEATABLE READ transaction, unless the caller's transaction already holds the reads
+    (a version's save reads under its dataset's lock). SQLite's statements of one
+    connection read one snapshot while any of them is open."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
 class TaskStream(Sequence[TaskSpec]):
-    """Tasks as specs, read from the database STREAM_CHUNK at a time each time they are
-    iterated, so that a writer that reads them in order (every export) never holds them
-    all. Each chunk is three queries of plain values (its tasks, then their criteria and
-    files), never a model instance per row: an export of 10,000 tasks reads 60,000 rows.
-    Counted once, when asked."""
+    """Tasks as specs, read from the database as they are iterated, so that a writer that
+    reads them in order (every export) never holds them all.
+
+    Three queries for the whole stream, whatever its size: its tasks, their criteria and
+    their files, each in the tasks' order and read through a server-side cursor (on
+    PostgreSQL) STREAM_CHUNK rows at a time, merged as they come. Plain values, never a
+    model instance per row; one snapshot of the database for the three (REPEATABLE READ),
+    so that an edit made meanwhile never pairs a task with another's criteria. Counted
+    once, when asked."""
 
     def __init__(self, tasks: QuerySet[Task]) -> None:
         self._tasks = tasks.order_by("position", "pk")
         self._count: int | None = None
 
     def __iter__(self) -> Iterator[TaskSpec]:
-        chunk = self._tasks
-        while True:
-            rows = list(chunk.values_list("position", "pk", *_TASK_COLUMNS)[:STREAM_CHUNK])
-            if not rows:
-                return
-            yield from self._specs(rows)
-            # The next chunk starts after this one's last task, along the index on
-            # (dataset, position, id): never an OFFSET that reads what came before.
-            position, pk = rows[-1][0], rows[-1][1]
-            chunk = self._tasks.filter(Q(position__gt=position) | Q(position=position, pk__gt=pk))
+        with _one_snapshot():
+            yield from self._specs()
 
-    @staticmethod
-    def _specs(rows: list[tuple[Any, ...]]) -> Iterator[TaskSpec]:
-        keys = [row[1] for row in rows]
-        criteria: dict[int, list[CriterionSpec]] = {key: [] for key in keys}
-        for key, *values in (
-            Criterion.objects.filter(task_id__in=keys)
-            .order_by("task_id", "position", "pk")
-            .values_list("task_id", *_CRITERION_COLUMNS)
-        ):
-            criteria[key].append(_criterion_spec_of(*values))
-        files: dict[int, list[tuple[str, FileSpec]]] = {key: [] for key in keys}
-        for key, role, *values in (
-            TaskFile.objects.filter(task_id__in=keys)
-            .order_by("task_id", "role", "position", "pk")
+    def _specs(self) -> Iterator[TaskSpec]:
+        chosen = self._tasks.order_by().values("pk")
+        rows = self._tasks.values_list(
+            "pk",
+            *_TASK_COLUMNS[:4],
+            _json_text("expected_verifier"),
+            _json_text("evidence"),
+            _json_text("metadata"),
+        ).iterator(chunk_size=STREAM_CHUNK)
+        criteria = _grouped(
+            Criterion.objects.filter(task__in=chosen)
+            .order_by("task__position", "task_id", "position", "pk")
+            .values_list("task_id", *_CRITERION_COLUMNS[:3], _json_text("verifier"))
+            .iterator(chunk_size=5 * STREAM_CHUNK)
+        )
+        files = _grouped(
+            TaskFile.objects.filter(task__in=chosen)
+            .order_by("task__position", "task_id", "role", "position", "pk")
             .values_list("task_id", *_FILE_COLUMNS)
-        ):
-            files[key].append((role, _file_spec_of(*values)))
-        for row in rows:
-            yield _task_spec_of(row[2:], criteria[row[1]], files[row[1]])
+            .iterator(chunk_size=STREAM_CHUNK)
+        )
+        next_criteria, next_files = next(criteria, None), next(files, None)
+        for key, task_id, name, prompt, expected_text, answer_verifier, evidence, metadata in rows:
+            specs: list[CriterionSpec] = []
+            if next_criteria is not None and next_criteria[0] == key:
+                specs = [
+                    _criterion_spec_of(c_id, text, weight, _loaded(verifier))
+                    for c_id, text, weight, verifier in next_criteria[1]
+                ]
+                next_criteria = next(criteria, None)
+            attached: list[tuple[str, FileSpec]] = []
+            if next_files is not None and next_files[0] == key:
+                attached = [(role, _file_spec_of(*values)) for role, *values in next_files[1]]
+                next_files = next(files, None)
+            yield _task_spec_of(
+                (
+                    task_id,
+                    name,
+                    prompt,
+                    expected_text,
+                    _loaded(answer_verifier),
+                    _loaded(evidence),
+                    _loaded(metadata),
+                ),
+                specs,
+                attached,
+            )
 
     def __len__(self) -> int:
         if self._count is None:
