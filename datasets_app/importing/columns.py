@@ -22,11 +22,14 @@ The layout, in short:
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import count
+from functools import lru_cache
+from itertools import count, islice
 from operator import itemgetter, methodcaller
 from typing import Any, overload
 
@@ -242,6 +245,25 @@ def neutralize_formula(value: str) -> str:
     if _runs_as_formula(value):
         return "'" + value
     return value
+
+
+# A row's cells joined by NUL are searched once for a cell that could start a formula (as
+# `_runs_as_formula` says, or more: a NUL inside a cell can only add matches); most rows of
+# a dataset hold none, and only a row that may is guarded a cell at a time.
+_ROW_MAY_RUN = re.compile(
+    r"(?:^|\x00)'*(?:["
+    + re.escape("".join(FORMULA_STARTS))
+    + r"]|\s*["
+    + re.escape("".join(_FORMULA_SIGNS))
+    + "])"
+).search
+
+
+def neutralize_row(cells: list[str]) -> list[str]:
+    """`neutralize_formula` of every cell of a row."""
+    if _ROW_MAY_RUN("\x00".join(cells)) is None:
+        return cells
+    return [neutralize_formula(cell) for cell in cells]
 
 
 def unneutralize_formula(value: str) -> str:
@@ -1043,20 +1065,47 @@ def rows_from_spec(spec: DatasetSpec) -> tuple[list[str], list[list[str]], list[
     first, with `task_id` and `prompt` blank. Later rows of a task repeat only its `task_id`.
     The dataset's name is the file's name, so it is not a column.
     """
-    keys = spreadsheet_keys(spec)
-    return spreadsheet_header(keys), list(spreadsheet_rows(spec, keys)), spreadsheet_warnings(spec)
+    header, rows = spreadsheet_table(spec)
+    return header, list(rows), spreadsheet_warnings(spec)
 
 
-def spreadsheet_keys(spec: DatasetSpec) -> list[str]:
-    """The spreadsheet's columns (keys, in the writer's order): those some row fills. A
-    pass over the tasks that keeps nothing of them, so that a writer can then stream."""
+# Records spooled by `spreadsheet_table` this many at a time (one marshal dump each).
+_SPOOLED_RECORDS = 1_000
+# The spool stays in memory up to this size, then spills to a temporary file on disk.
+_SPOOL_BYTES = 8 * 1024 * 1024
+
+
+def spreadsheet_table(spec: DatasetSpec) -> tuple[list[str], Iterator[list[str]]]:
+    """The spreadsheet's header and rows (below it, one at a time), from one pass over the
+    tasks: a header names only the columns some row fills, so it is known only once every
+    record is, and `spec.tasks` may be read from the database as it is written. The pass
+    keeps the records (plain dicts of strings) in a spool that spills to disk, never in
+    memory whole, and the rows are read back from it. marshal: the fastest dump and load
+    of plain values in the standard library, and the spool is ours, written just now."""
+    spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - rows close it
     used: set[str] = set(_ALWAYS_WRITTEN)
     # Metadata last, a column per key in the order the tasks first have them.
     metadata: dict[str, None] = {}
-    for record in spreadsheet_records(spec):
-        used.update(key for key, value in record.items() if value != "")
-        metadata.update((key, None) for key in record if key.startswith(METADATA_PREFIX))
-    return [key for key in _WRITE_ORDER if key in used] + list(metadata)
+    records = spreadsheet_records(spec)
+    while chunk := list(islice(records, _SPOOLED_RECORDS)):
+        for record in chunk:
+            used.update(key for key, value in record.items() if value != "")
+            metadata.update((key, None) for key in record if key.startswith(METADATA_PREFIX))
+        data = marshal.dumps(chunk)
+        spool.write(len(data).to_bytes(8, "little") + data)
+    keys = [key for key in _WRITE_ORDER if key in used] + list(metadata)
+    end = spool.tell()
+    spool.seek(0)
+
+    def rows() -> Iterator[list[str]]:
+        with spool:
+            while spool.tell() < end:
+                # Read whole: marshal.load of a file reads it a few bytes at a time.
+                data = spool.read(int.from_bytes(spool.read(8), "little"))
+                for record in marshal.loads(data):  # noqa: S302 - our own spool
+                    yield [record.get(key, "") for key in keys]
+
+    return spreadsheet_header(keys), rows()
 
 
 def spreadsheet_header(keys: list[str]) -> list[str]:
@@ -1064,12 +1113,6 @@ def spreadsheet_header(keys: list[str]) -> list[str]:
     return [
         key if key.startswith(METADATA_PREFIX) else COLUMNS_BY_KEY[key].spellings[0] for key in keys
     ]
-
-
-def spreadsheet_rows(spec: DatasetSpec, keys: list[str]) -> Iterator[list[str]]:
-    """The spreadsheet's rows (below the header), one at a time, for `keys`."""
-    for record in spreadsheet_records(spec):
-        yield [record.get(key, "") for key in keys]
 
 
 def _criterion_cells(criterion: CriterionSpec) -> dict[str, str]:
@@ -1100,6 +1143,8 @@ def _file_cell(file: FileSpec) -> str:
     return file.path or file.url or file.name
 
 
+# Cached: an export writes the same few weights for every criterion.
+@lru_cache(maxsize=1024, typed=True)
 def format_number(value: float) -> str:
     """`1.0` → `1`, `0.25` → `0.25`: what a person would type in the cell."""
     if isinstance(value, float) and value.is_integer():

@@ -27,10 +27,8 @@ from datasets_app.importing.columns import (
     NumberedRows,
     Row,
     Table,
-    neutralize_formula,
-    spreadsheet_header,
-    spreadsheet_keys,
-    spreadsheet_rows,
+    neutralize_row,
+    spreadsheet_table,
     spreadsheet_warnings,
 )
 from datasets_app.importing.spec import (
@@ -202,11 +200,10 @@ def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:
 
 
 def write_to(spec: DatasetSpec, out: IO[bytes]) -> None:
-    """`write`'s bytes into `out`, a row at a time: one pass over the tasks finds the
-    columns, a second writes the rows (`spec.tasks` may be read from the database as it
-    is written, and is never held whole)."""
-    keys = spreadsheet_keys(spec)
-    encode_rows_to(spreadsheet_header(keys), spreadsheet_rows(spec, keys), out)
+    """`write`'s bytes into `out`, a row at a time, from one pass over the tasks
+    (`columns.spreadsheet_table`: `spec.tasks` may be read from the database as it is
+    written, and is never held whole)."""
+    encode_rows_to(*spreadsheet_table(spec), out)
 
 
 def encode_rows(header: list[str], rows: Iterable[list[str]]) -> bytes:
@@ -224,10 +221,10 @@ def encode_rows_to(header: list[str], rows: Iterable[list[str]], out: IO[bytes])
     """`encode_rows` into `out`, a few rows at a time."""
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([neutralize_formula(cell) for cell in header])
+    writer.writerow(neutralize_row(header))
     out.write(codecs.BOM_UTF8)
     for number, row in enumerate(rows, start=1):
-        writer.writerow([neutralize_formula(cell) for cell in row])
+        writer.writerow(neutralize_row(row))
         if number % _ROWS_PER_WRITE == 0:
             out.write(buffer.getvalue().encode("utf-8"))
             buffer.seek(0)

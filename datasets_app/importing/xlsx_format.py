@@ -29,11 +29,9 @@ from datasets_app.importing.columns import (
     Table,
     column_letter,
     format_number,
-    neutralize_formula,
-    spreadsheet_header,
-    spreadsheet_keys,
+    neutralize_row,
     spreadsheet_records,
-    spreadsheet_rows,
+    spreadsheet_table,
     spreadsheet_warnings,
 )
 from datasets_app.importing.spec import (
@@ -477,16 +475,15 @@ def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:
 
 def write_to(spec: DatasetSpec, out: IO[bytes]) -> None:
     """`write`'s workbook into `out`, through openpyxl's write-only mode, which keeps the
-    sheet's rows in a temporary file as they are appended: one pass over the tasks finds
-    the columns, a second writes the rows, and neither holds the tasks whole."""
-    keys = spreadsheet_keys(spec)
+    sheet's rows in a temporary file as they are appended, from one pass over the tasks
+    (`columns.spreadsheet_table`), which never holds them whole."""
+    header, rows = spreadsheet_table(spec)
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("Tasks")
-    for values in itertools.chain([spreadsheet_header(keys)], spreadsheet_rows(spec, keys)):
+    for values in itertools.chain([header], rows):
         cells = []
-        for value in values:
-            clean = _CR.sub("\n", _NOT_IN_XML.sub("\ufffd", value))
-            cell = WriteOnlyCell(sheet, value=neutralize_formula(clean))
+        for value in neutralize_row([_CR.sub("\n", _NOT_IN_XML.sub("\ufffd", v)) for v in values]):
+            cell = WriteOnlyCell(sheet, value=value)
             # openpyxl treats a string starting with "=" as a formula; say it is text.
             cell.data_type = "s"
             cells.append(cell)

@@ -7,6 +7,7 @@ import dataclasses
 import re
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from datasets_app.importing import columns, csv_format, xlsx_format
 from datasets_app.importing.spec import (
@@ -206,3 +207,19 @@ def sheet_safe(spec: DatasetSpec) -> DatasetSpec:
         return value
 
     return dataclasses.replace(spec, criteria=clean(spec.criteria), tasks=clean(spec.tasks))
+
+
+# Cells made of what starts a formula, blanks, quotes and NULs, in every order: a row is
+# searched once (`neutralize_row`), and must come out as each cell guarded alone would.
+_FORMULA_PARTS = ["a", "=", "+", "-", "@", " ", "\t", "\r", "\n", "'", "＝", "\u3000", "\x00"]
+
+
+@given(
+    st.lists(
+        st.lists(st.sampled_from(_FORMULA_PARTS), max_size=4).map("".join),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_a_row_is_guarded_as_each_of_its_cells_would_be(cells):
+    assert columns.neutralize_row(cells) == [columns.neutralize_formula(c) for c in cells]
