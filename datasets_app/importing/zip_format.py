@@ -657,6 +657,8 @@ OpenFile = Callable[[FileSpec], IO[bytes] | None]
 FILES_FOLDER = "files"
 _UNSAFE_SEGMENT = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 _MAX_SEGMENT = 100
+# The dataset file is spooled in memory up to this size, then on disk, until it goes in.
+_SPOOL_BYTES = 8 * 1024 * 1024
 # Zip timestamps start in 1980; the template uses the first one so its bytes never change.
 _FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -727,29 +729,30 @@ def _write_zip(
                 written[(attached.sha256, attached.name)] = path
             return dataclasses.replace(attached, path=path)
 
-        # First pass: every stored file goes in, and where each went is kept (for the tasks
-        # that attach any); the second writes the dataset file with those paths, a task at
-        # a time. Neither holds the tasks: `spec.tasks` may be read as it is written.
-        placed: dict[int, TaskSpec] = {}
-        for index, task in enumerate(spec.tasks):
+        def with_paths(_index: int, task: TaskSpec) -> TaskSpec:
             if not (task.input_files or task.expected_files):
-                continue
+                return task
             inputs = [store(task, "input", attached) for attached in task.input_files]
             expected = [store(task, "expected", attached) for attached in task.expected_files]
-            placed[index] = dataclasses.replace(
+            return dataclasses.replace(
                 task,
                 input_files=tuple(f for f in inputs if f is not None),
                 expected_files=tuple(f for f in expected if f is not None),
             )
 
-        def with_paths(index: int, task: TaskSpec) -> TaskSpec:
-            return placed.get(index, task)
-
+        # One pass over the tasks (`spec.tasks` may be read from the database as it is
+        # written): the dataset file's writer reads each task once, as its stored files go
+        # into the zip, and writes into a spool; the dataset file follows the files it
+        # names, copied in from the spool.
         exported = dataclasses.replace(spec, tasks=MappedTasks(spec.tasks, with_paths))
-        with zf.open(_member_info(f"dataset.{inner}", stamp), "w") as member:
-            WRITERS[inner](exported, member)
-            if inner == "csv":
-                warnings.extend(spreadsheet_warnings(exported))
+        with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as dataset_file:
+            WRITERS[inner](exported, dataset_file)
+            dataset_file.seek(0)
+            with zf.open(_member_info(f"dataset.{inner}", stamp), "w") as member:
+                shutil.copyfileobj(dataset_file, member, archive.CHUNK_BYTES)
+        if inner == "csv":
+            # Of the dataset, not of its files: read from `spec`, not the files again.
+            warnings.extend(spreadsheet_warnings(spec))
     return warnings
 
 
