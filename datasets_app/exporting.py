@@ -101,7 +101,7 @@ def links_only(spec: DatasetSpec) -> DatasetSpec:
 # The dataset formats' own writers (`formats.WRITERS`), and contextgrid's eval set.
 _WRITERS: dict[str, Callable[[DatasetSpec, IO[bytes]], object]] = {
     **WRITERS,
-    "evalset": lambda spec, out: out.write(evalset_format.write(spec)),
+    "evalset": evalset_format.write_to,
 }
 
 

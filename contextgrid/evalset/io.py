@@ -37,6 +37,8 @@ __all__ = [
     "CSV_COLUMN_ALIASES",
     "describe_skipped",
     "evalset_to_jsonl_text",
+    "jsonl_header_line",
+    "jsonl_item_line",
     "parse_beir",
     "parse_csv_text",
     "parse_jsonl_text",
@@ -270,6 +272,14 @@ def evalset_to_jsonl_text(evalset: EvalSet) -> str:
 
     Raises :class:`EvalSetError` when a ``meta`` holds something JSON cannot (a set, NaN, …).
     """
+    lines = [jsonl_header_line(evalset)] + [jsonl_item_line(item) for item in evalset]
+    return "\n".join(lines) + "\n"
+
+
+def jsonl_header_line(evalset: EvalSet) -> str:
+    """The first line of :func:`evalset_to_jsonl_text` (without its line end): the eval set's
+    id, version, source and meta, whatever its items. With :func:`jsonl_item_line`, for a
+    writer that makes the items one at a time and never holds them all."""
     header = {
         _HEADER_KEY: {
             "id": evalset.id,
@@ -278,9 +288,12 @@ def evalset_to_jsonl_text(evalset: EvalSet) -> str:
             "meta": evalset.meta,
         }
     }
-    lines = [_dumps(header, f"eval set {evalset.id!r}")]
-    lines += [_dumps(_item_to_json(item), f"item {item.id!r}") for item in evalset]
-    return "\n".join(lines) + "\n"
+    return _dumps(header, f"eval set {evalset.id!r}")
+
+
+def jsonl_item_line(item: EvalItem) -> str:
+    """An item's line of :func:`evalset_to_jsonl_text` (without its line end)."""
+    return _dumps(_item_to_json(item), f"item {item.id!r}")
 
 
 def write_jsonl(evalset: EvalSet, path: str | Path) -> Path:

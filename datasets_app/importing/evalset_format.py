@@ -39,9 +39,11 @@ import io
 import json
 import posixpath
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import IO, Any
 
 from contextgrid import (
     EvalItem,
@@ -50,14 +52,19 @@ from contextgrid import (
     QuestionType,
     assess,
     describe_skipped,
-    evalset_to_jsonl_text,
     parse_beir,
     parse_csv_text,
     parse_jsonl_text,
     parse_legalbench_rag_text,
     textfile,
 )
-from contextgrid.evalset.io import BEIR_NOTE, CSV_COLUMN_ALIASES, NOTHING_SKIPPED
+from contextgrid.evalset.io import (
+    BEIR_NOTE,
+    CSV_COLUMN_ALIASES,
+    NOTHING_SKIPPED,
+    jsonl_header_line,
+    jsonl_item_line,
+)
 from datasets_app.importing.columns import field_for_header
 from datasets_app.importing.json_text import (
     NUL_CHARACTER,
@@ -91,6 +98,7 @@ __all__ = [
     "read_beir",
     "spec_to_evalset",
     "write",
+    "write_to",
 ]
 
 # --- What a person reads -----------------------------------------------------------------
@@ -753,23 +761,56 @@ def _spec_items(spec: DatasetSpec) -> tuple[list[EvalItem], list[str]]:
     return items, warnings
 
 
+def _document_level(item: EvalItem) -> bool:
+    """Whether the item's gold is whole documents only (as BEIR's is)."""
+    return bool(item.meta.get("gold_documents")) and not (item.anchors or item.gold)
+
+
+def _evalset_head(spec: DatasetSpec, *, document_level: bool) -> EvalSet:
+    """The eval set without its items; `document_level`: every item's gold is documents."""
+    # Keep the caution with the file: document-level gold cannot compare chunkers.
+    meta = {"granularity": "document", "note": BEIR_NOTE} if document_level else {}
+    return EvalSet(id=spec.name.strip() or "dataset", source="context-evals", meta=meta)
+
+
 def spec_to_evalset(spec: DatasetSpec) -> EvalSet:
     """The dataset as a contextgrid eval set: one item per task (see `evidence_of`)."""
     items, _ = _spec_items(spec)
-    meta: dict[str, Any] = {}
-    if items and all(
-        item.meta.get("gold_documents") and not (item.anchors or item.gold) for item in items
-    ):
-        # Keep the caution with the file: document-level gold cannot compare chunkers.
-        meta = {"granularity": "document", "note": BEIR_NOTE}
-    return EvalSet(
-        id=spec.name.strip() or "dataset", source="context-evals", meta=meta, items=tuple(items)
-    )
+    document_level = bool(items) and all(map(_document_level, items))
+    return replace(_evalset_head(spec, document_level=document_level), items=tuple(items))
 
 
 def write(spec: DatasetSpec) -> bytes:
     """The dataset as a contextgrid JSONL eval set (UTF-8), which imports back the same."""
-    return evalset_to_jsonl_text(spec_to_evalset(spec)).encode("utf-8")
+    out = io.BytesIO()
+    write_to(spec, out)
+    return out.getvalue()
+
+
+# Item lines are spooled in memory up to this size, then on disk, until the header is known.
+_SPOOL_BYTES = 8 * 1024 * 1024
+_COPY_BYTES = 1024 * 1024
+
+
+def write_to(spec: DatasetSpec, out: IO[bytes]) -> None:
+    """`write`'s bytes into `out`, from one pass over the tasks that never holds them all
+    (`spec.tasks` may be read from the database as it is written). The header line comes
+    first but says whether every item's gold is document-level, which is known only after
+    the last one: the item lines wait in a spool (that spills to disk) behind it."""
+    items = 0
+    document_level = True
+    with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as lines:
+        for task in spec.tasks:
+            item = _spec_item(task, [])
+            if item is None:
+                continue
+            items += 1
+            document_level = document_level and _document_level(item)
+            lines.write((jsonl_item_line(item) + "\n").encode("utf-8"))
+        head = _evalset_head(spec, document_level=items > 0 and document_level)
+        out.write((jsonl_header_line(head) + "\n").encode("utf-8"))
+        lines.seek(0)
+        shutil.copyfileobj(lines, out, _COPY_BYTES)
 
 
 def has_items(spec: DatasetSpec) -> bool:
