@@ -110,10 +110,13 @@ json_values = st.recursive(
 evidence = st.dictionaries(identifiers, json_values, max_size=3)
 # A task's metadata: keys as people write them (the usual ones, and any text without spaces
 # at either end), values any JSON, text that spells JSON ("3", "true") included.
+# Built printable rather than filtered: three in four drawn texts hold a character that
+# is not (unassigned, format, control), and filtering that much fails Hypothesis's health check.
+_PRINTABLE = st.characters(
+    exclude_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"), include_characters=" "
+)
 metadata_keys = st.sampled_from(["category", "difficulty", "source", "split", "context"]) | (
-    st.text(_ALPHABET, min_size=1, max_size=20).filter(
-        lambda key: key.isprintable() and key == key.strip() != ""
-    )
+    st.text(_PRINTABLE, min_size=1, max_size=20).map(str.strip).filter(bool)
 )
 metadata = st.dictionaries(
     metadata_keys, json_values | st.sampled_from(["3", "true", "null", '"x"', " ", ""]), max_size=3
