@@ -70,6 +70,9 @@ FIELDS: tuple[Field, ...] = (
             "target",
             "reference",
             "reference_answer",
+            # Amazon Bedrock's evaluation datasets (`referenceResponse`, and
+            # `referenceResponses` in a knowledge base's conversation turns).
+            "reference_response",
             "ground_truth",
             "expected completion",
             "correct_answer",

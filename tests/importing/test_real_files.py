@@ -105,7 +105,11 @@ IMPORTED = [
         8,
         "promptfoo test cases (__expected)",
     ),
-    ("braintrust/coqa_factuality.excerpt.json", 3, "input.expected → expected answer"),
+    (
+        "bedrock/golden.jsonl",
+        2,
+        "JSON Lines, Amazon Bedrock evaluation prompts (prompt + referenceResponse)",
+    ),
     ("braintrust/ai_search_examples.excerpt.json", 5, "expected → expected answer under"),
     ("dataflow/mq_test_data.excerpt.jsonl", 5, "golden_answers → expected answer"),
     (
@@ -162,6 +166,20 @@ def test_a_real_file_imports_named_by_its_tool(relative, tasks, detected):
 
 REFUSED = [
     # (file, problem code, words of its message)
+    # A grader's test set: a question, one candidate answer and the verdict on it. It used
+    # to import with the reference beside the question as the expected answer, three tasks
+    # asking "What color was Cotton?" with the candidates dropped: what the file tests is
+    # the grader, so it is named as such, and a person's mapping still imports it.
+    (
+        "braintrust/coqa_factuality.excerpt.json",
+        shapes.NOT_A_DATASET.code,
+        "a grader's test set (input.input, input.output, expected)",
+    ),
+    (
+        "autoevals/coqa_closed_qa.excerpt.json",
+        shapes.NOT_A_DATASET.code,
+        "a grader's test set (input.input, input.output, expected)",
+    ),
     (
         "azure_ai_samples/privacy_evaluate_results.excerpt.json",
         shapes.NOT_A_DATASET.code,
@@ -902,19 +920,36 @@ def test_truthfulqa_grades_by_its_best_answer_not_by_the_list_of_correct_ones():
     assert task.metadata["category"] == "Misconceptions"
 
 
-def test_a_braintrust_scorer_set_expects_the_reference_beside_the_question_not_the_score():
+def test_a_grader_s_test_set_is_refused_but_imports_as_the_person_maps_it():
     # Each record holds a question, a model's output and the reference in `input`; the
     # top-level `expected` (1, 0, 0.6) is the score a factuality grader should give.
-    result = check("braintrust/coqa_factuality.excerpt.json")
+    refused = check("braintrust/coqa_factuality.excerpt.json")
 
     records = json.loads((REAL / "braintrust/coqa_factuality.excerpt.json").read_text())
     assert [r["expected"] for r in records] == [1, 0, 0.6]
-    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+    assert refused.problems[0].message.startswith(
+        "This looks like a grader's test set (input.input, input.output, expected): each "
+        "record holds a question, one candidate answer and the verdict a grader should give"
+    )
+    mapped = check(
+        "braintrust/coqa_factuality.excerpt.json",
+        mapping={"prompt": "input.input", "expected": "input.expected"},
+    )
+    assert [(t.prompt, t.expected_text) for t in mapped.plan.tasks] == [
         ("What color was Cotton?", "white")
     ] * 3
-    assert result.warnings[0].message == shapes.IGNORED_KEYS.format(
-        kind="keys", names="input.output, expected, metadata"
-    )
+
+
+def test_a_bedrock_prompt_dataset_expects_its_reference_response():
+    result = check("bedrock/golden.jsonl")
+
+    lines = _lines("bedrock/golden.jsonl")
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (line["prompt"], line["referenceResponse"]) for line in lines
+    ]
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(kind="keys", names="category, fixtureId")
+    ]
 
 
 def test_arc_asks_each_question_with_its_options_under_their_own_labels():

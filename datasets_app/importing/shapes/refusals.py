@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from datasets_app.importing.aliases import normalize
-from datasets_app.importing.shapes.base import _RUN_OUTPUTS, NOT_A_DATASET, Record
+from datasets_app.importing.shapes.base import _RUN_OUTPUTS, NOT_A_DATASET, SAMPLE_RECORDS, Record
 from datasets_app.importing.shapes.promptfoo import template_prompts
 from datasets_app.importing.shapes.rubrics import STATEMENTS_KEY
 from datasets_app.importing.spec import Problem
@@ -152,6 +152,29 @@ def _model_answers(seen: Evidence) -> Params | None:
     return {} if seen.raw >= _MODEL_ANSWER_KEYS and not seen.graded else None
 
 
+# What a grader's test set calls the one candidate answer it asks the grader to judge.
+_CANDIDATE_KEYS = ("output", "answer", "response", "completion")
+
+
+def _verdict(value: Any) -> bool:
+    return isinstance(value, bool | int | float)
+
+
+def _grader_tests(seen: Evidence) -> Params | None:
+    # A question and a candidate answer side by side in one object (`input.input`,
+    # `input.output`), and at the top a number: the verdict a grader should give.
+    sample = seen.records[:SAMPLE_RECORDS]
+    if not sample or not all(_verdict(r.values.get("expected")) for r in sample):
+        return None
+    parents = sorted({s.split(".", 1)[0] for s in seen.raw if "." in s})
+    for parent in parents:
+        asked = {f"{parent}.input", f"{parent}.question"} & seen.raw
+        judged = [f"{parent}.{key}" for key in _CANDIDATE_KEYS if f"{parent}.{key}" in seen.raw]
+        if asked and judged:
+            return {"found": f"{min(asked)}, {judged[0]}, expected"}
+    return None
+
+
 def _checked_answers(seen: Evidence) -> Params | None:
     # Its `answer` is what the app said (the one checked), not an expected answer.
     return {} if STATEMENTS_KEY in seen.raw and "prompt" not in seen.named else None
@@ -214,6 +237,17 @@ REFUSALS: tuple[Refusal, ...] = (
         "(question.jsonl) instead.",
         "mt_bench/reference_answer_gpt-4.excerpt.jsonl",
         _model_answers,
+    ),
+    Refusal(
+        "grader_test_set",
+        "a grader's test set ({found}): each record holds a question, one candidate answer "
+        "and the verdict a grader should give it, as autoevals' and Braintrust's scorer "
+        "tests write them",
+        "It tests a grader, not an agent: imported, agents would be graded against a score. "
+        "Import the questions with their reference answers instead, or map the prompt and "
+        "the expected answer yourself (--map prompt=… --map expected=…).",
+        "autoevals/coqa_closed_qa.excerpt.json",
+        _grader_tests,
     ),
     # The data of Prompt flow's eval-checklist flow: an app's answer and the statements it
     # is checked against, without the question it answered.

@@ -13,6 +13,7 @@ from typing import Any
 
 from datasets_app.importing.shapes.azure import AZURE_AI, PROMPT_FLOW_CHAT, PROMPT_FLOW_CHECKLIST
 from datasets_app.importing.shapes.base import Shape
+from datasets_app.importing.shapes.bedrock import BEDROCK_PROMPTS
 from datasets_app.importing.shapes.benchmarks import ARC, BIG_BENCH, HUMANEVAL, MBPP, TRUTHFULQA
 from datasets_app.importing.shapes.deepeval_ragas import DEEPEVAL, RAGAS, RAGAS_GROUND_TRUTH
 from datasets_app.importing.shapes.mt_bench import ALPACA, ALPACA_EVAL, ARENA_HARD, MT_BENCH
@@ -43,6 +44,7 @@ SHAPES: tuple[Shape, ...] = (
     BIG_BENCH,
     ARC,
     PROMPT_COMPLETION,
+    BEDROCK_PROMPTS,
     DEEPEVAL,
     RAGAS,
     PROMPT_FLOW_CHECKLIST,
