@@ -29,6 +29,8 @@ def _imported(user, dataset, relative: str) -> Upload:
     ("relative", "tasks", "tool"),
     [
         ("bedrock/golden.jsonl", 2, "Amazon Bedrock evaluation prompts"),
+        ("llamaindex/ipcc_eval_qr_dataset.json", 20, "LlamaIndex QueryResponseDataset"),
+        ("llamaindex/aragog_rag_dataset.excerpt.json", 3, "LlamaIndex LabelledRagDataset"),
     ],
 )
 def test_a_recognised_real_file_arrives_as_drafts(user, make_dataset, relative, tasks, tool):
@@ -47,6 +49,7 @@ def test_a_recognised_real_file_arrives_as_drafts(user, make_dataset, relative, 
     [
         ("autoevals/coqa_closed_qa.excerpt.json", "a grader's test set"),
         ("braintrust/coqa_factuality.excerpt.json", "a grader's test set"),
+        ("llamaindex/finetune_embedding_val_dataset.excerpt.json", "a retriever's eval set"),
     ],
 )
 def test_a_refused_real_file_says_what_it_is_and_writes_nothing(

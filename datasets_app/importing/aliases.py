@@ -116,11 +116,13 @@ _FIELD_BY_NAME: dict[str, str] = {
 def field_for(name: str) -> str | None:
     """The field a column header or key names, or None for one no format reads as a field.
 
-    A plural matches its singular (`Questions`, `Answers`), unless the plural is itself a
+    A plural matches its singular (`Questions`, `Answers`, `Queries`), unless the plural is itself a
     spelling of something else.
     """
     normal = normalize(name)
     found = _FIELD_BY_NAME.get(normal)
+    if found is None and normal.endswith("ies") and len(normal) > 4:
+        found = _FIELD_BY_NAME.get(normal[:-3] + "y")  # `Queries`
     if found is None and normal.endswith("s") and len(normal) > 2:
         found = _FIELD_BY_NAME.get(normal[:-1])
     return found

@@ -69,7 +69,17 @@ IMPORTED = [
     ("hotpotqa/hf_hotpot_qa_distractor.excerpt.json", 3, "HotpotQA (question + answer"),
     ("squad/dataqa_tr_faq.dev-v1.1.json", 6, "SQuAD (context + question + answers), nested by"),
     ("squad/readit_dev-v2.0.excerpt.json", 8, "SQuAD (context + question + answers), nested by"),
-    ("llamaindex/aragog_rag_dataset.excerpt.json", 3, "reference_answer → expected answer"),
+    (
+        "llamaindex/aragog_rag_dataset.excerpt.json",
+        3,
+        "JSON, LlamaIndex LabelledRagDataset (query + reference_answer) under 'examples'",
+    ),
+    (
+        "llamaindex/ipcc_eval_qr_dataset.json",
+        20,
+        "JSON, LlamaIndex QueryResponseDataset (queries + responses), one object per field, "
+        "keyed by id",
+    ),
     ("aragog/benchmark.json", 107, "ground_truths → expected answer, one list per column"),
     ("cmmlu/dev_agronomy.csv", 5, "multiple choice (Question + options)"),
     ("openai_finetune/mandarin2cantonese.excerpt.csv", 12, "CRLF, prompt + completion"),
@@ -174,6 +184,12 @@ REFUSED = [
         "braintrust/coqa_factuality.excerpt.json",
         shapes.NOT_A_DATASET.code,
         "a grader's test set (input.input, input.output, expected)",
+    ),
+    (
+        "llamaindex/finetune_embedding_val_dataset.excerpt.json",
+        shapes.NOT_A_DATASET.code,
+        "a retriever's eval set (queries, corpus, relevant_docs: LlamaIndex's "
+        "EmbeddingQAFinetuneDataset)",
     ),
     (
         "autoevals/coqa_closed_qa.excerpt.json",
@@ -544,6 +560,30 @@ def test_a_llamaindex_rag_dataset_asks_its_query_and_expects_its_reference_answe
         shapes.IGNORED_KEYS.format(
             kind="keys", names="query_by, reference_contexts, reference_answer_by"
         )
+    ]
+
+
+def test_a_llamaindex_query_response_dataset_is_one_task_per_id_of_its_two_objects():
+    result = check("llamaindex/ipcc_eval_qr_dataset.json")
+
+    document = json.loads((REAL / "llamaindex/ipcc_eval_qr_dataset.json").read_text())
+    assert [(t.id, t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (key, query, document["responses"][key]) for key, query in document["queries"].items()
+    ]
+    assert result.warnings == ()
+
+
+def test_records_keyed_by_id_are_not_taken_for_objects_side_by_side():
+    document = {
+        "a": {"question": "Two plus two?", "answer": "4"},
+        "b": {"question": "Three plus three?", "answer": "6"},
+    }
+
+    result = check_file(json.dumps(document).encode(), "keyed.json")
+
+    assert [(t.id, t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        ("a", "Two plus two?", "4"),
+        ("b", "Three plus three?", "6"),
     ]
 
 

@@ -162,6 +162,7 @@ _DESCRIBED_CONTAINERS = {
     "pandas columns": "pandas to_json() by column",
     "pandas split": "pandas to_json(orient='split')",
     "columns as lists": "one list per column",
+    "objects by id": "one object per field, keyed by id",
 }
 
 
@@ -222,6 +223,35 @@ def _columns_as_lists(document: dict[str, Any]) -> Records | None:
     return found
 
 
+def _shared_ids(inner: list[Any]) -> list[str]:
+    """The ids two or more objects all map to a value that is no object, else []."""
+    if len(inner) < 2 or not all(isinstance(value, dict) and value for value in inner):
+        return []
+    ids = list(inner[0])
+    if any(set(value) != set(ids) for value in inner[1:]):
+        return []
+    if any(isinstance(value[i], dict) for value in inner for i in ids):
+        return []
+    return [str(i) for i in ids]
+
+
+def _objects_by_id(document: dict[str, Any]) -> Records | None:
+    """Two or more objects side by side, each mapping the same ids to a value
+    (LlamaIndex's `QueryResponseDataset`: `{"queries": {id: question}, "responses": {id:
+    answer}}`): record i is each object's value for id i, with the id. Known from records
+    keyed by id by its names: the objects' keys name fields (`queries`), their ids do not."""
+    ids = _shared_ids(list(document.values()))
+    if not ids or field_for(next(iter(document))) is None or any(field_for(i) for i in ids):
+        return None
+    names = [str(name) for name in document]
+    rows = [
+        ({"id": i, **{name: document[name][i] for name in names}}, (names[0], i), None) for i in ids
+    ]
+    found = records_of(rows)
+    found.container = "objects by id"
+    return found
+
+
 def find_records(document: Any) -> Records | str:
     """The records a parsed .json holds, or what it holds instead (for the message)."""
     if isinstance(document, list):
@@ -230,12 +260,10 @@ def find_records(document: Any) -> Records | str:
         return "a list of " + ("values" if document else "nothing")
     if not isinstance(document, dict):
         return _kind(document)
-    squad = _squad(document)
-    if squad is not None:
-        return squad
-    table = _pandas_table(document)
-    if table is not None:
-        return table
+    for reader in (_squad, _pandas_table, _objects_by_id):
+        table = reader(document)
+        if table is not None:
+            return table
     lists = {
         key: value
         for key, value in document.items()

@@ -127,6 +127,18 @@ def _run_document(seen: Evidence) -> Params | None:
     return {"found": ", ".join(sorted(seen.document)[:6])}
 
 
+# LlamaIndex's EmbeddingQAFinetuneDataset: queries, the corpus they were generated from,
+# and which documents each query should find.
+_RETRIEVAL_PAIRS_KEYS = frozenset({"queries", "corpus", "relevant_docs"})
+
+
+def _retrieval_pairs(seen: Evidence) -> Params | None:
+    document = seen.document
+    if not (isinstance(document, dict) and document.keys() >= _RETRIEVAL_PAIRS_KEYS):
+        return None
+    return {"found": ", ".join(document)}
+
+
 def _qrels(seen: Evidence) -> Params | None:
     headerless = (
         seen.kind == "columns"
@@ -214,6 +226,16 @@ REFUSALS: tuple[Refusal, ...] = (
         "It holds what models answered and how they scored. Import the tests the run used instead.",
         "azure_ai_samples/privacy_evaluate_results.excerpt.json",
         _run_document,
+    ),
+    Refusal(
+        "retrieval_pairs",
+        "a retriever's eval set ({found}: LlamaIndex's EmbeddingQAFinetuneDataset): queries "
+        "and the documents each should find, with no answers",
+        "It grades which documents a search returns, not an answer. Write it as BEIR "
+        "(queries.jsonl, corpus.jsonl, qrels/test.tsv) and import the .zip as a retrieval "
+        "eval set, or import questions with their answers instead.",
+        "llamaindex/finetune_embedding_val_dataset.excerpt.json",
+        _retrieval_pairs,
     ),
     Refusal(
         "beir_qrels",

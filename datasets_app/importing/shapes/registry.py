@@ -16,6 +16,7 @@ from datasets_app.importing.shapes.base import Shape
 from datasets_app.importing.shapes.bedrock import BEDROCK_PROMPTS
 from datasets_app.importing.shapes.benchmarks import ARC, BIG_BENCH, HUMANEVAL, MBPP, TRUTHFULQA
 from datasets_app.importing.shapes.deepeval_ragas import DEEPEVAL, RAGAS, RAGAS_GROUND_TRUTH
+from datasets_app.importing.shapes.llamaindex import LABELLED_RAG, QUERY_RESPONSE
 from datasets_app.importing.shapes.mt_bench import ALPACA, ALPACA_EVAL, ARENA_HARD, MT_BENCH
 from datasets_app.importing.shapes.openai_evals import (
     CHAT_CONVERSATIONS,
@@ -45,6 +46,8 @@ SHAPES: tuple[Shape, ...] = (
     ARC,
     PROMPT_COMPLETION,
     BEDROCK_PROMPTS,
+    LABELLED_RAG,
+    QUERY_RESPONSE,
     DEEPEVAL,
     RAGAS,
     PROMPT_FLOW_CHECKLIST,
