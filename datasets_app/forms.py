@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django import forms
@@ -1034,6 +1034,28 @@ class RunOutputsForm(forms.Form):
                 "outputs file may be."
             )
         return upload
+
+
+class RunColumnsForm(forms.Form):
+    """Which column of an outputs file holds the task and which the agent's output: asked
+    when two columns could each be one (a select per role, the likeliest filled in)."""
+
+    task = forms.ChoiceField(label="Task column")
+    output = forms.ChoiceField(label="Output column")
+
+    def __init__(self, *args, columns: Sequence[str], chosen: Mapping[str, str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for role in ("task", "output"):
+            role_field = self.fields[role]
+            assert isinstance(role_field, forms.ChoiceField)
+            role_field.choices = [(name, name) for name in columns]
+            role_field.initial = chosen.get(role)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("task") and data.get("task") == data.get("output"):
+            raise forms.ValidationError("The task and the output are two different columns.")
+        return data
 
 
 RUN_TASK_SHOWS = [

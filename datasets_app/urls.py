@@ -58,6 +58,7 @@ urlpatterns = [
     # Runs
     path("datasets/<int:pk>/runs/new/", views.run_new, name="run_new"),
     path("datasets/<int:pk>/runs/<int:run_pk>/", views.run_detail, name="run_detail"),
+    path("datasets/<int:pk>/runs/<int:run_pk>/columns/", views.run_columns, name="run_columns"),
     path("datasets/<int:pk>/runs/<int:run_pk>/start/", views.run_start, name="run_start"),
     path("datasets/<int:pk>/runs/<int:run_pk>/stop/", views.run_stop, name="run_stop"),
     path(

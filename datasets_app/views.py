@@ -36,6 +36,7 @@ from datasets_app.forms import (
     MappingForm,
     NewDatasetForm,
     PersonForm,
+    RunColumnsForm,
     RunOutputsForm,
     RunTaskListForm,
     SettingsEditor,
@@ -44,6 +45,7 @@ from datasets_app.forms import (
     TryAnswerForm,
 )
 from datasets_app.importing import aliases, columns, shapes, starters
+from datasets_app.importing.outputs import AMBIGUOUS_COLUMN
 from datasets_app.importing.shapes import describe
 from datasets_app.importing.spec import counted, limits_for_people
 from datasets_app.models import (
@@ -1251,7 +1253,71 @@ def run_new(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return render(request, "datasets_app/run_new.html", context)
     if form.cleaned_data["name"]:
         runs.run_rename(run=run, name=form.cleaned_data["name"])
+    if plan.mapping_due:
+        question = RunColumnsForm(columns=plan.columns, chosen=_columns_chosen(plan))
+        return render(request, "datasets_app/run_new.html", _columns_context(run, plan, question))
     return redirect(run.get_absolute_url())
+
+
+def _columns_chosen(plan: runs.RunPlan) -> dict[str, str]:
+    """The columns the select shows chosen: the person's (or the reader's) choice, else
+    the likeliest of those asked about."""
+    return {
+        role: plan.mapping.get(role) or next(iter(plan.ask.get(role) or ()), "")
+        for role in ("task", "output")
+    }
+
+
+def _outputs_form(run: Run) -> RunOutputsForm:
+    """The New run form, empty, for another file to grade against the run's version."""
+    return RunOutputsForm(
+        initial={"version": run.version.number},
+        versions=_versions_to_run(run.version.dataset),
+        max_bytes=runs.MAX_OUTPUTS_BYTES,
+    )
+
+
+def _columns_context(run: Run, plan: runs.RunPlan, question: RunColumnsForm) -> dict:
+    asked = [p for p in plan.problems if p.code == AMBIGUOUS_COLUMN.code]
+    return _run_new_context(
+        run.version.dataset,
+        _outputs_form(run),
+        kept=run,
+        plan=plan,
+        columns_form=question,
+        asked=asked,
+    )
+
+
+def _refuse_run_columns(request: HtmxHttpRequest, message: str, pk: int, run_pk: int):
+    return _refuse_run_new(request, message, pk)
+
+
+@require_http_methods(["GET", "POST"])
+@guards.guard_upload(rate=guards.CHECKS, refuse=_refuse_run_columns, check_size=False, kept=False)
+def run_columns(request: HtmxHttpRequest, pk: int, run_pk: int) -> HttpResponse:
+    """Which column of the kept outputs file is the task and which the output: asked when
+    two could be, and offered again from the preview; then the preview, with that choice
+    kept on the run until "Grade N tasks"."""
+    dataset = selectors.dataset_for(request.user, pk)
+    run = selectors.run_of(dataset, run_pk)
+    plan = runs.RunPlan.from_json(run.plan or {})
+    if run.state != RunState.CHECKING or plan is None or not plan.columns:
+        return redirect(run.get_absolute_url())
+    form = RunColumnsForm(request.POST or None, columns=plan.columns, chosen=_columns_chosen(plan))
+    if request.method == "POST" and form.is_valid():
+        mapping = {role: form.cleaned_data[role] for role in ("task", "output")}
+        plan, kept = runs.run_map(run=run, mapping=mapping)
+        if kept is None:
+            groups = selectors.group_problems([p.to_json() for p in plan.problems])
+            context = _run_new_context(
+                dataset, _outputs_form(run), plan=plan, problem_groups=groups
+            )
+            return render(request, "datasets_app/run_new.html", context)
+        if not plan.mapping_due:
+            return redirect(kept.get_absolute_url())
+        form = RunColumnsForm(columns=plan.columns, chosen=_columns_chosen(plan))
+    return render(request, "datasets_app/run_new.html", _columns_context(run, plan, form))
 
 
 def _run_context(dataset: Dataset, run: Run, request: HtmxHttpRequest) -> dict:

@@ -98,6 +98,28 @@ FIELDS: tuple[Field, ...] = (
     Field("weight", "Weight", ("weight", "points")),
 )
 FIELDS_BY_KEY: dict[str, Field] = {field.key: field for field in FIELDS}
+# What an agent's outputs file (a run's, `importing.outputs`) names its columns or keys: the
+# task as a dataset's `id` is named, and the agent's answer so. Not a field of a dataset
+# (it is not in FIELDS, so the import dialog never offers it): `answer` and `completion`
+# mean the *expected* answer in a dataset file, and the agent's in an outputs file, which
+# holds no expected answer. The first spelling of each is the one the file format names.
+RUN_FIELDS: tuple[Field, ...] = (
+    Field("task", "Task", ("task", *(s for s in FIELDS_BY_KEY["id"].spellings if s != "task"))),
+    Field(
+        "output",
+        "Output",
+        (
+            "output",
+            "response",
+            "answer",
+            "completion",
+            "actual_output",
+            "model_output",
+            "prediction",
+            "generation",
+        ),
+    ),
+)
 FIELD_KEYS: tuple[str, ...] = tuple(field.key for field in FIELDS)
 
 _SEPARATORS = re.compile(r"[\s_\-]+")
@@ -130,3 +152,13 @@ def field_for(name: str) -> str | None:
 
 def spellings_of(key: str) -> tuple[str, ...]:
     return FIELDS_BY_KEY[key].spellings
+
+
+_RUN_FIELD_BY_NAME: dict[str, str] = {
+    normalize(spelling): field.key for field in RUN_FIELDS for spelling in field.spellings
+}
+
+
+def run_field_for(name: str) -> str | None:
+    """The outputs file's field (`task`, `output`) a column header or key names, or None."""
+    return _RUN_FIELD_BY_NAME.get(normalize(name))

@@ -1,7 +1,9 @@
 """An agent's outputs file: bytes + file name + the version's task ids in, outputs or problems out.
 
 `.jsonl` lines `{"task": "<task id>", "output": "<text>"}` or `.csv` with a task column and
-an output column (the importer's spellings of an id, and `OUTPUT_SPELLINGS`). A line or row
+an output column; other names for either (`id`, `response`, ...) are read through the
+importer's one alias list (`aliases.RUN_FIELDS`), and when two columns (or keys) could each
+be the output, the reader asks (`OutputsFile.ask`) rather than guess. A line or row
 may also carry what producing the output cost (`latency_ms`, `tokens`, `cost`, `model`,
 `trace`) and a person's verdict per criterion (`labels`; in CSV, `label:<criterion id>`
 columns). Every problem is found, each with its line or row; nothing is graded from a file
@@ -21,19 +23,6 @@ from datasets_app.importing import aliases, csv_format, json_text
 from datasets_app.importing.columns import unneutralize_formula
 from datasets_app.importing.spec import MAX_FILE_BYTES, MAX_TEXT_CHARS, MAX_URL_CHARS, Problem, Rule
 
-# The names people give the column that holds the agent's answer. `answer` and
-# `completion` also mean the *expected* answer in a dataset file (aliases.FIELDS); in an
-# outputs file there is no expected answer, so here they mean the agent's.
-OUTPUT_SPELLINGS: tuple[str, ...] = (
-    "output",
-    "response",
-    "answer",
-    "completion",
-    "actual_output",
-    "model_output",
-    "prediction",
-    "generation",
-)
 COST_KEYS: tuple[str, ...] = ("latency_ms", "tokens", "cost", "model", "trace")
 LABEL_PREFIX = "label:"
 # A run grades at most the tasks of one version; a dataset holds at most 100,000 live tasks
@@ -71,8 +60,14 @@ NO_OUTPUT_COLUMN = Rule(
 )
 AMBIGUOUS_COLUMN = Rule(
     "ambiguous_column",
-    "The columns {columns} could each be the {role}: say which (the {role} column).",
+    "The columns {columns} could each be the {role}: choose which one is.",
 )
+AMBIGUOUS_KEY = Rule(
+    "ambiguous_column",
+    "The keys {columns} could each be the {role}: choose which one is.",
+)
+# An outputs file's columns (or a line's keys) kept for the person to choose from.
+MAX_COLUMNS = 200
 TOO_MANY_LINES = Rule("too_many_outputs", "The file has more than {limit} outputs.")
 NO_OUTPUTS = Rule("no_outputs", "The file holds no outputs.")
 TOO_MANY_PROBLEMS = Rule(
@@ -106,15 +101,28 @@ class AgentOutput:
 
 @dataclass
 class OutputsFile:
-    """What was read: each task's output by id (in file order), and every problem."""
+    """What was read: each task's output by id (in file order), and every problem.
+
+    `mapping` is the column (or key) each of `task` and `output` was read from; `ask` the
+    roles two or more columns could each fill, with those columns (the likeliest first);
+    `columns` the file's columns (the first line's keys) to choose from.
+    """
 
     format: str
     outputs: dict[str, AgentOutput] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    mapping: dict[str, str] = field(default_factory=dict)
+    ask: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    columns: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def mapping_due(self) -> bool:
+        """Whether the only problems are columns to choose (the person's answer is due)."""
+        return bool(self.ask) and all(p.code == AMBIGUOUS_COLUMN.code for p in self.problems)
 
 
 def _number(value: Any, *, whole: bool = False) -> float | int | None:
@@ -243,11 +251,83 @@ def _quoted(task_id: str) -> str:
     return json.dumps(task_id, ensure_ascii=False)
 
 
-def _read_jsonl(data: bytes, reader: _Reader) -> None:
+@dataclass(frozen=True)
+class _Roles:
+    """Which column (or key) holds each of task, output and the cost fields."""
+
+    at: dict[str, int]
+    ask: dict[str, tuple[int, ...]]
+    missing: tuple[str, ...]
+
+
+_COSTS = {aliases.normalize(key): key for key in COST_KEYS}
+_RANK = {
+    (field.key, aliases.normalize(spelling)): rank
+    for field in aliases.RUN_FIELDS
+    for rank, spelling in enumerate(field.spellings)
+}
+
+
+def _column_roles(header: list[str], mapping: Mapping[str, str] | None) -> _Roles:
+    """The roles of `header`'s names: the person's choice first, then the format's own name
+    (`task`, `output`), then the one alias present; two aliases and no choice are asked."""
+    candidates: dict[str, list[int]] = {"task": [], "output": []}
+    at: dict[str, int] = {}
+    for index, name in enumerate(header):
+        role = aliases.run_field_for(name)
+        if role is not None:
+            candidates[role].append(index)
+        elif (cost := _COSTS.get(aliases.normalize(name))) is not None:
+            at.setdefault(cost, index)
+    ask: dict[str, tuple[int, ...]] = {}
+    missing = []
+    for role, found in candidates.items():
+        chosen = (mapping or {}).get(role)
+        own = [i for i in found if aliases.normalize(header[i]) == role]
+        if chosen is not None and chosen in header:
+            at[role] = header.index(chosen)
+        elif len(own) == 1 or len(found) == 1:
+            at[role] = (own or found)[0]
+        elif not found:
+            missing.append(role)
+        else:
+            ranked = sorted(found, key=lambda i: _RANK[(role, aliases.normalize(header[i]))])
+            ask[role] = tuple(ranked)
+    return _Roles(at=at, ask=ask, missing=tuple(missing))
+
+
+def _asked(reader: _Reader, header: list[str], roles: _Roles, rule: Rule, **where: Any) -> None:
+    """Each role two names could fill, as a problem and as the question for the person."""
+    result = reader.result
+    for role, found in roles.ask.items():
+        names = ", ".join(f"'{header[i]}'" for i in sorted(found))
+        reader.problem(rule, **where, columns=names, role=role)
+        result.ask[role] = tuple(header[i] for i in found)
+    _used(reader, header, roles)
+
+
+def _used(reader: _Reader, header: list[str], roles: _Roles) -> None:
+    """What the first line (or the header) was read with, to show and to choose again."""
+    result = reader.result
+    if result.mapping:
+        return
+    for role in ("task", "output"):
+        if role in roles.at:
+            result.mapping[role] = header[roles.at[role]]
+    if not result.columns:
+        result.columns = tuple(header[:MAX_COLUMNS])
+
+
+_NOT_AN_ID = '"task" must be the task\'s id, as text'
+
+
+def _read_jsonl(data: bytes, reader: _Reader, mapping: Mapping[str, str] | None) -> None:
     text, _encoding, problems = json_text.decode(data, reader.name)
     if text is None:
         reader.result.problems.extend(problems)
         return
+    # Lines of one file share their keys: each set of keys is read for its roles once.
+    known: dict[tuple[str, ...], _Roles | None] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
@@ -258,52 +338,36 @@ def _read_jsonl(data: bytes, reader: _Reader) -> None:
         except (ValueError, RecursionError) as exc:  # nesting past the parser's stack
             reader.problem(NOT_A_LINE_OBJECT, line=number, row=None, detail=f"not JSON ({exc})")
             continue
-        if not isinstance(item, dict) or not isinstance(item.get("task"), str | int):
-            detail = '"task" must be the task\'s id, as text'
-            reader.problem(NOT_A_LINE_OBJECT, line=number, row=None, detail=detail)
+        if not isinstance(item, dict):
+            reader.problem(NOT_A_LINE_OBJECT, line=number, row=None, detail=_NOT_AN_ID)
             continue
-        if isinstance(item["task"], bool):
-            detail = '"task" must be the task\'s id, as text'
-            reader.problem(NOT_A_LINE_OBJECT, line=number, row=None, detail=detail)
-            continue
-        labels = item.get("labels") or {}
-        if not isinstance(labels, dict):
-            detail = '"labels" must be an object of criterion ids and verdicts'
-            reader.problem(NOT_A_LINE_OBJECT, line=number, row=None, detail=detail)
-            continue
-        values = {**item, "task": str(item["task"])}
-        reader.add(values, labels, line=number, row=None)
+        keys = tuple(item)
+        if keys not in known:
+            found = _column_roles(list(keys), mapping)
+            if found.ask:
+                _asked(reader, list(keys), found, AMBIGUOUS_KEY, line=number, row=None)
+            known[keys] = None if found.ask else found
+        roles = known[keys]
+        if roles is not None:  # else asked once, on the first line with these keys
+            _read_line(reader, item, keys, roles, number)
 
 
-def _column_roles(
-    header: list[str], mapping: Mapping[str, str] | None
-) -> tuple[dict[str, int], list[tuple[Rule, dict[str, Any]]]]:
-    """Which column holds each of task, output and the cost fields; ambiguities as problems."""
-    normal = [aliases.normalize(name) for name in header]
-    outputs = {aliases.normalize(name) for name in OUTPUT_SPELLINGS}
-    costs = {aliases.normalize(key): key for key in COST_KEYS}
-    candidates: dict[str, list[int]] = {"task": [], "output": []}
-    roles: dict[str, int] = {}
-    for index, name in enumerate(header):
-        if aliases.field_for(name) == "id":
-            candidates["task"].append(index)
-        elif normal[index] in outputs:
-            candidates["output"].append(index)
-        elif normal[index] in costs:
-            roles.setdefault(costs[normal[index]], index)
-    problems: list[tuple[Rule, dict[str, Any]]] = []
-    for role, found in candidates.items():
-        chosen = (mapping or {}).get(role)
-        if chosen is not None and chosen in header:
-            roles[role] = header.index(chosen)
-        elif len(found) == 1:
-            roles[role] = found[0]
-        elif not found:
-            problems.append((NO_TASK_COLUMN if role == "task" else NO_OUTPUT_COLUMN, {}))
-        else:
-            names = ", ".join(f"'{header[i]}'" for i in found)
-            problems.append((AMBIGUOUS_COLUMN, {"columns": names, "role": role}))
-    return roles, problems
+def _read_line(
+    reader: _Reader, item: dict[str, Any], keys: tuple[str, ...], roles: _Roles, number: int
+) -> None:
+    task = item[keys[roles.at["task"]]] if "task" in roles.at else None
+    if isinstance(task, bool) or not isinstance(task, str | int):
+        reader.problem(NOT_A_LINE_OBJECT, line=number, row=None, detail=_NOT_AN_ID)
+        return
+    labels = item.get("labels") or {}
+    if not isinstance(labels, dict):
+        detail = '"labels" must be an object of criterion ids and verdicts'
+        reader.problem(NOT_A_LINE_OBJECT, line=number, row=None, detail=detail)
+        return
+    _used(reader, list(keys), roles)
+    values = {role: item[keys[index]] for role, index in roles.at.items()}
+    values["task"] = str(task)
+    reader.add(values, labels, line=number, row=None)
 
 
 def _read_csv(data: bytes, reader: _Reader, mapping: Mapping[str, str] | None) -> None:
@@ -312,11 +376,14 @@ def _read_csv(data: bytes, reader: _Reader, mapping: Mapping[str, str] | None) -
         reader.result.problems.extend(decoded.problems)
         return
     table = decoded.table
-    roles, problems = _column_roles(table.header, mapping)
-    for rule, params in problems:
-        reader.problem(rule, line=None, row=table.header_row, **params)
-    if problems:
+    roles = _column_roles(table.header, mapping)
+    where = {"line": None, "row": table.header_row}
+    for role in roles.missing:
+        reader.problem(NO_TASK_COLUMN if role == "task" else NO_OUTPUT_COLUMN, **where)
+    _asked(reader, table.header, roles, AMBIGUOUS_COLUMN, **where)
+    if roles.missing or roles.ask:
         return
+    _used(reader, table.header, roles)
     labels = {
         index: name.strip()[len(LABEL_PREFIX) :].strip()
         for index, name in enumerate(table.header)
@@ -329,10 +396,10 @@ def _read_csv(data: bytes, reader: _Reader, mapping: Mapping[str, str] | None) -
         def cell(index: int, cells: Any = cells) -> str:
             return unneutralize_formula(cells[index]) if index < len(cells) else ""
 
-        task_id = cell(roles["task"]).strip()
+        task_id = cell(roles.at["task"]).strip()
         if not task_id:
             continue
-        values: dict[str, Any] = {key: cell(index) for key, index in roles.items()}
+        values: dict[str, Any] = {key: cell(index) for key, index in roles.at.items()}
         values["task"] = task_id
         reader.add(
             values, {name: cell(index) for index, name in labels.items()}, line=None, row=number
@@ -350,7 +417,7 @@ def read_outputs(
     """The outputs in `data` by task id, and every problem, each on its line or row.
 
     `task_ids` are the tasks being graded (an id not among them is a problem); `mapping`
-    names the CSV's `task` and `output` columns when the headers leave it open.
+    names the `task` and `output` columns (or keys) when the names leave it open.
     """
     suffix = PurePath(name).suffix.lower()
     fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(suffix)
@@ -364,5 +431,5 @@ def read_outputs(
     if fmt == "csv":
         _read_csv(data, reader, mapping)
     else:
-        _read_jsonl(data, reader)
+        _read_jsonl(data, reader, mapping)
     return reader.finish()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -39,7 +39,7 @@ from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, task_score
 from context_verifiers.views import OutputView
 from datasets_app import grading, selectors
-from datasets_app.importing.outputs import OutputsFile, read_outputs
+from datasets_app.importing.outputs import AMBIGUOUS_COLUMN, OutputsFile, read_outputs
 from datasets_app.importing.spec import MAX_FILE_BYTES, DatasetSpec, Problem, Rule, TaskSpec
 from datasets_app.models import (
     Dataset,
@@ -110,10 +110,20 @@ class RunPlan:
     python_available: bool
     labels: int
     problems: tuple[Problem, ...] = ()
+    # The column (or key) each of task and output is read from, and, while the person has
+    # yet to say, the roles two columns could each fill (`OutputsFile.ask`) and the columns.
+    mapping: dict[str, str] = field(default_factory=dict)
+    ask: dict[str, Sequence[str]] = field(default_factory=dict)
+    columns: Sequence[str] = ()
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def mapping_due(self) -> bool:
+        """Whether the only problems are columns for the person to choose."""
+        return bool(self.ask) and all(p.code == AMBIGUOUS_COLUMN.code for p in self.problems)
 
     def to_json(self) -> dict[str, Any]:
         data = {k: v for k, v in vars(self).items() if k != "problems"}
@@ -165,6 +175,12 @@ def _budget_problems(
     return problems
 
 
+def _columns_read(read: OutputsFile) -> dict[str, Any]:
+    """What the plan keeps of the columns: read from, asked about, to choose from."""
+    ask = {role: list(found) for role, found in read.ask.items()}
+    return {"mapping": dict(read.mapping), "ask": ask, "columns": list(read.columns)}
+
+
 def run_check(
     *,
     version: Version,
@@ -209,6 +225,7 @@ def run_check(
         python_available=python,
         labels=sum(bool(o.labels) for o in read.outputs.values()),
         problems=tuple(read.problems),
+        **_columns_read(read),
     )
     budget = _budget_problems(plan, budget_judge_calls, budget_tokens)
     if budget:
@@ -227,7 +244,9 @@ def run_prepare(
     budget_tokens: int | None = None,
 ) -> tuple[RunPlan, Run | None]:
     """Check the outputs; if they can be graded, keep the file as a run in `checking`, for
-    the page's "Grade N tasks" to start (`run_begin`). Problems: nothing is written."""
+    the page's "Grade N tasks" to start (`run_begin`). Problems: nothing is written, but
+    for columns the person has to choose (`plan.mapping_due`): the file is kept for
+    `run_map` to read again with their answer."""
     plan, _ = run_check(
         version=version,
         data=data,
@@ -236,7 +255,7 @@ def run_prepare(
         budget_judge_calls=budget_judge_calls,
         budget_tokens=budget_tokens,
     )
-    if not plan.ok:
+    if not plan.ok and not plan.mapping_due:
         return plan, None
     run = Run(
         version=version,
@@ -302,10 +321,12 @@ def run_begin(*, run: Run) -> Run:
         raise RunRefused(NOT_STARTABLE)
     with run.outputs_file.open("rb") as handle:
         data = handle.read(MAX_FILE_BYTES + 1)
+    kept = RunPlan.from_json(run.plan or {})
     plan, read = run_check(
         version=run.version,
         data=data,
         file_name=run.outputs_name,
+        mapping=kept.mapping if kept else None,
         budget_judge_calls=run.budget_judge_calls,
         budget_tokens=run.budget_tokens,
     )
@@ -325,6 +346,40 @@ def run_begin(*, run: Run) -> Run:
         transaction.on_commit(lambda: _enqueue_dispatch(run_id))
     run.refresh_from_db()
     return run
+
+
+def run_map(*, run: Run, mapping: Mapping[str, str]) -> tuple[RunPlan, Run | None]:
+    """Read a kept run's outputs again with the columns the person chose. Still to choose,
+    or ready: the run keeps the file, with the new plan. Other problems: the run and its
+    file are gone, as if the file had been checked with these columns at first."""
+    if run.state != RunState.CHECKING:
+        raise RunRefused(NOT_STARTABLE)
+    with run.outputs_file.open("rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    plan, _ = run_check(
+        version=run.version,
+        data=data,
+        file_name=run.outputs_name,
+        mapping=mapping,
+        budget_judge_calls=run.budget_judge_calls,
+        budget_tokens=run.budget_tokens,
+    )
+    if not plan.ok and not plan.mapping_due:
+        run_discard(run=run)
+        return plan, None
+    Run.objects.filter(pk=run.pk, state=RunState.CHECKING).update(plan=plan.to_json())
+    run.refresh_from_db()
+    return plan, run
+
+
+def run_discard(*, run: Run) -> None:
+    """A run that was never started, gone with its kept file."""
+    if run.state != RunState.CHECKING:
+        raise RunRefused(NOT_STARTABLE)
+    stored = run.outputs_file.name
+    storage = run.outputs_file.storage
+    if Run.objects.filter(pk=run.pk, state=RunState.CHECKING).delete()[0] and stored:
+        transaction.on_commit(lambda: storage.delete(stored))
 
 
 def run_create(
@@ -348,6 +403,9 @@ def run_create(
         budget_judge_calls=budget_judge_calls,
         budget_tokens=budget_tokens,
     )
+    if run is not None and not plan.ok:
+        run_discard(run=run)  # columns to choose: there is nobody to ask
+        run = None
     if run is None:
         raise RunRefused("The outputs have problems.", plan.problems)
     if name:

@@ -111,3 +111,17 @@ def test_stopping_a_run_that_ended_leaves_it_as_it_was(api, user):
     version = saved_version(user, tasks=1)
     run_id = post_outputs(api, version.dataset_id, outputs_jsonl({"t1": "x"})).json()["id"]
     assert api.post(f"/api/v1/runs/{run_id}/stop").json()["state"] == "done"
+
+
+def test_an_ambiguous_csv_is_refused_unless_the_output_column_is_named(api, user):
+    version = saved_version(user, tasks=1)
+    data = b"id,answer,response\nt1,Answer 1,no\n"
+
+    refused = post_outputs(api, version.dataset_id, data, "o.csv")
+
+    assert refused.status_code == 400
+    assert [d["code"] for d in error_of(refused)["details"]] == ["ambiguous_column"]
+    assert not Run.objects.exists()
+    told = post_outputs(api, version.dataset_id, data, "o.csv", output_column="answer")
+    assert told.status_code == 202
+    assert api.get(f"/api/v1/runs/{told.json()['id']}").json()["score"] == 1.0

@@ -100,3 +100,38 @@ def test_files_past_the_limits_or_of_another_kind_are_refused_whole():
     assert [p.code for p in read_outputs(long, "o.jsonl", IDS).problems] == [
         outputs.OUTPUT_TOO_LONG.code
     ]
+
+
+def test_the_format_s_own_names_win_over_their_aliases_without_asking():
+    read = read_outputs(b"task,id,output,response\nt1,9,a,b\n", "o.csv", IDS)
+    assert read.ok and read.outputs["t1"].output == "a"
+    assert read.mapping == {"task": "task", "output": "output"}
+
+
+def test_the_question_offers_the_columns_the_likeliest_first():
+    read = read_outputs(b"id,answer,response,notes\nt1,a,b,c\n", "o.csv", IDS)
+    assert read.mapping_due
+    assert read.ask == {"output": ("response", "answer")}
+    assert read.columns == ("id", "answer", "response", "notes")
+    data = b"id,answer,response\nt1,a,b\n"
+    chosen = read_outputs(data, "o.csv", IDS, mapping={"output": "answer"})
+    assert chosen.mapping == {"task": "id", "output": "answer"}
+    assert not read_outputs(b"task,x\nt1,a\n", "o.csv", IDS).mapping_due
+
+
+def test_jsonl_keys_are_read_through_the_same_aliases_and_asked_once():
+    data = (
+        b'{"id": "t1", "response": "four", "latency_ms": 5}\n{"task_id": "t2", "completion": "x"}\n'
+    )
+    read = read_outputs(data, "o.jsonl", IDS)
+    assert read.ok and read.outputs["t1"].output == "four" and read.outputs["t1"].latency_ms == 5
+    assert read.outputs["t2"].output == "x"
+    line = '{"id": "%s", "answer": "a", "response": "b"}\n'
+    both = (line % "t1" + line % "t2").encode()
+    asked = read_outputs(both, "o.jsonl", IDS)
+    assert [(p.line, p.code) for p in asked.problems] == [(1, outputs.AMBIGUOUS_COLUMN.code)]
+    assert asked.problems[0].message == (
+        "The keys 'answer', 'response' could each be the output: choose which one is."
+    )
+    chosen = read_outputs(both, "o.jsonl", IDS, mapping={"output": "answer"})
+    assert chosen.ok and chosen.outputs["t2"].output == "a"

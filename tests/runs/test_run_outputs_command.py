@@ -62,3 +62,17 @@ def test_problems_are_printed_each_on_its_line_and_nothing_runs(user, tmp_path):
         'o.jsonl, line 1: The dataset has no task "t7".',
     ]
     assert not Run.objects.exists()
+
+
+def test_two_output_columns_are_refused_by_name_unless_one_is_chosen(user, tmp_path):
+    version = saved_version(user, tasks=1)
+    path = tmp_path / "o.csv"
+    path.write_bytes(b"id,answer,response\nt1,Answer 1,no\n")
+    args = (str(path), "--dataset", str(version.dataset_id), "--user", user.username)
+
+    status, out, _err = run_command(*args)
+    assert status == 1
+    assert "could each be the output: choose which one is." in out
+    assert not Run.objects.exists()
+    status, out, _err = run_command(*args, "--output-column", "answer", "--wait")
+    assert status == 0 and Run.objects.get().results.get().output == "Answer 1"

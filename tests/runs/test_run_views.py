@@ -163,3 +163,49 @@ def test_replace_after_a_run_leaves_the_run_page_as_it_was(auth_client, user):
     import_file(auth_client, version.dataset, "new.json", data, mode="replace")
     assert not version.dataset.tasks.live().filter(task_id="t1").exists()
     assert shown() == before and "Answer 2" in before
+
+
+def test_a_csv_with_two_output_columns_asks_which_and_keeps_the_answer_until_grade(
+    auth_client, user
+):
+    version = saved_version(user, tasks=2)
+    data = b"id,answer,response\nt1,Answer 1,wrong\nt2,Answer 2,wrong\n"
+    asked = new_run(auth_client, version, data, name="outputs.csv")
+    text = asked.content.decode()
+    assert asked.status_code == 200 and "Which column is which?" in text
+    assert (
+        "Row 1: The columns &#x27;answer&#x27;, &#x27;response&#x27; could each be the output: "
+        "choose which one is." in text
+    )
+    assert '<select name="output"' in text and '<option value="response" selected>' in text
+    assert '<option value="id" selected>' in text  # the task column, read without asking
+    run = Run.objects.get()
+    assert run.state == RunState.CHECKING and not RunResult.objects.exists()
+    # Its page, meanwhile, asks too and offers no "Grade".
+    waiting = auth_client.get(run.get_absolute_url()).content.decode()
+    assert "Choose which column is which" in waiting and "Grade 2 tasks" not in waiting
+
+    columns = reverse("datasets_app:run_columns", args=[version.dataset_id, run.pk])
+    same = auth_client.post(columns, {"task": "id", "output": "id"}).content.decode()
+    assert "The task and the output are two different columns." in same
+    chosen = auth_client.post(columns, {"task": "id", "output": "answer"})
+    assert chosen.status_code == 302 and chosen.url == run.get_absolute_url()
+    preview = auth_client.get(run.get_absolute_url()).content.decode()
+    assert "Grade 2 tasks" in preview and "the output from <code>answer</code>" in preview
+    auth_client.post(reverse("datasets_app:run_start", args=[version.dataset_id, run.pk]))
+    assert sorted(RunResult.objects.values_list("task_key", "output")) == [
+        ("t1", "Answer 1"),
+        ("t2", "Answer 2"),
+    ]
+    assert "<strong>1.00</strong>" in auth_client.get(run.get_absolute_url()).content.decode()
+
+
+def test_columns_chosen_that_leave_problems_discard_the_kept_file(auth_client, user):
+    version = saved_version(user, tasks=2)
+    new_run(auth_client, version, b"id,answer,response\nt9,a,b\n", name="o.csv")
+    run = Run.objects.get()
+    columns = reverse("datasets_app:run_columns", args=[version.dataset_id, run.pk])
+    page = auth_client.post(columns, {"task": "id", "output": "answer"}).content.decode()
+    assert "1 problem: nothing was graded" in page
+    assert "The dataset has no task &quot;t9&quot;." in page
+    assert not Run.objects.exists()

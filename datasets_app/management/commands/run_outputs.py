@@ -59,6 +59,13 @@ class Command(BaseCommand):
             help="With --wait: exit 2 when the score is below the previous run's.",
         )
         parser.add_argument("--json", action="store_true", help="Print the results as JSON.")
+        for role in ("task", "output"):
+            parser.add_argument(
+                f"--{role}-column",
+                default="",
+                metavar="NAME",
+                help=f"The column (or key) that holds the {role}, when two names could.",
+            )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
@@ -78,8 +85,18 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror or exc}") from exc
         try:
+            mapping = {
+                role: options[f"{role}_column"]
+                for role in ("task", "output")
+                if options[f"{role}_column"]
+            }
             run = runs.run_create(
-                version=version, user=user, data=data, file_name=path.name, name=options["name"]
+                version=version,
+                user=user,
+                data=data,
+                file_name=path.name,
+                name=options["name"],
+                mapping=mapping or None,
             )
         except runs.RunRefused as refused:
             count = len(refused.problems)
