@@ -29,6 +29,7 @@ def _imported(user, dataset, relative: str) -> Upload:
     ("relative", "tasks", "tool"),
     [
         ("bedrock/golden.jsonl", 2, "Amazon Bedrock evaluation prompts"),
+        ("bedrock/kb_ground_truth.jsonl", 15, "Amazon Bedrock knowledge base evaluation"),
         ("llamaindex/ipcc_eval_qr_dataset.json", 20, "LlamaIndex QueryResponseDataset"),
         ("llamaindex/aragog_rag_dataset.excerpt.json", 3, "LlamaIndex LabelledRagDataset"),
     ],

@@ -14,6 +14,7 @@ import pytest
 
 from datasets_app.importing import checker, document, json_format, shapes
 from datasets_app.importing.checker import check_file
+from datasets_app.importing.shapes import base
 from datasets_app.importing.spec import NAME_CHARS, CheckOptions
 
 REAL = Path(__file__).resolve().parents[1] / "files" / "real"
@@ -114,6 +115,11 @@ IMPORTED = [
         "anthropic_cookbook/end_to_end_dataset.excerpt.csv",
         8,
         "promptfoo test cases (__expected)",
+    ),
+    (
+        "bedrock/kb_ground_truth.jsonl",
+        15,
+        "JSON Lines, Amazon Bedrock knowledge base evaluation (conversationTurns)",
     ),
     (
         "bedrock/golden.jsonl",
@@ -978,6 +984,75 @@ def test_a_grader_s_test_set_is_refused_but_imports_as_the_person_maps_it():
     assert [(t.prompt, t.expected_text) for t in mapped.plan.tasks] == [
         ("What color was Cotton?", "white")
     ] * 3
+
+
+def test_a_bedrock_knowledge_base_line_asks_its_turn_and_expects_its_reference():
+    result = check("bedrock/kb_ground_truth.jsonl")
+
+    turns = [line["conversationTurns"][0] for line in _lines("bedrock/kb_ground_truth.jsonl")]
+    assert [(t.prompt, t.expected_text) for t in result.plan.tasks] == [
+        (turn["prompt"]["content"][0]["text"], turn["referenceResponses"][0]["content"][0]["text"])
+        for turn in turns
+    ]
+    assert result.plan.tasks[8].expected_text == "Luka Modrić"
+    assert result.warnings == ()
+
+
+def test_a_bedrock_bring_your_own_inference_turn_names_the_apps_output_as_not_imported():
+    turn = {
+        "prompt": {"content": [{"text": "What is Amazon's SEC file number?"}]},
+        "referenceResponses": [{"content": [{"text": "000-22513."}]}],
+        "output": {"text": "It is 000-22513.", "modelIdentifier": "third-party-model"},
+    }
+    line = json.dumps({"conversationTurns": [turn]}).encode()
+
+    result = check_file(line + b"\n", "byoi.jsonl")
+
+    [task] = result.plan.tasks
+    assert (task.prompt, task.expected_text) == ("What is Amazon's SEC file number?", "000-22513.")
+    assert [w.message for w in result.warnings] == [
+        shapes.IGNORED_KEYS.format(
+            kind="keys",
+            names="conversationTurns.output.text, conversationTurns.output.modelIdentifier",
+        )
+    ]
+
+
+def test_a_mapping_names_a_path_through_lists():
+    result = check(
+        "bedrock/kb_ground_truth.jsonl",
+        mapping={
+            "prompt": "conversationTurns[0].prompt.content[0].text",
+            "expected": "conversationTurns.0.referenceResponses.0.content.0.text",
+        },
+    )
+
+    assert result.mapping.how == "given"
+    assert result.plan.tasks[0].prompt == "Who is main Spain's goalkeeper?"
+    assert result.plan.tasks[2].expected_text == "Gianluigi Buffon"
+
+
+def test_a_mapping_names_a_dotted_path_inside_what_a_recognised_shape_keeps_whole():
+    # The Prometheus shape reads `score_rubric` whole (its criteria and score levels); a
+    # person's mapping names a key inside it all the same, as on any other file.
+    result = check(
+        "biggen_bench/sample_responses.excerpt.json",
+        mapping={"criterion": "score_rubric.criteria"},
+    )
+
+    record = json.loads((REAL / "biggen_bench/sample_responses.excerpt.json").read_text())[
+        "planning_travel_plan_0"
+    ]
+    assert result.problems == ()
+    [criterion] = result.plan.tasks[0].criteria
+    assert criterion.criterion == record["score_rubric"]["criteria"]
+
+
+def test_a_mapping_path_no_record_has_is_named_as_missing():
+    result = check("bedrock/kb_ground_truth.jsonl", mapping={"prompt": "conversationTurns.3.x"})
+
+    assert result.problems[0].code == base.UNKNOWN_SOURCE.code
+    assert "conversationTurns.3.x for the prompt" in result.problems[0].message
 
 
 def test_a_bedrock_prompt_dataset_expects_its_reference_response():

@@ -117,6 +117,8 @@ class Record:
     line: int | None = None
     # Values the tool that wrote the file cut short (the dataset viewer's truncated_cells).
     cut: tuple[str, ...] = ()
+    # The record as the file holds it, for a mapping that names a path into it.
+    raw: dict[str, Any] | None = None
 
 
 @dataclass

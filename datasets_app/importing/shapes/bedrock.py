@@ -6,11 +6,67 @@ Decisions (also in docs/field-names.md):
   report and is named as not imported. A "bring your own inference" line's
   `modelResponses` are one model's answers, never the expected answer, and are named as
   not imported too.
+- A knowledge base's evaluation line (`conversationTurns`, one turn of `prompt` and
+  `referenceResponses`, each text under `content[].text`) asks its turn's prompt and
+  expects its reference responses (several: any of them). Bedrock takes one turn a line;
+  a line of more turns is read as it stands, its turns not joined.
 """
 
 from __future__ import annotations
 
-from datasets_app.importing.shapes.base import _keys_shape
+from typing import Any
+
+from datasets_app.importing.shapes.base import Shape, _keys_shape
+
+TURNS_KEY = "conversationTurns"
+TURN_PROMPT = f"{TURNS_KEY}.prompt"
+TURN_REFERENCES = f"{TURNS_KEY}.referenceResponses"
+
+
+def _content_text(message: Any) -> str | None:
+    """A Bedrock message's text: its `content` parts' `text`, joined by a blank line."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    texts = [part.get("text") if isinstance(part, dict) else None for part in content]
+    if not all(isinstance(text, str) for text in texts):
+        return None
+    return "\n\n".join(str(text) for text in texts)
+
+
+def _one_turn(record: dict[str, Any]) -> dict[str, Any]:
+    """A knowledge base evaluation line's one turn as its prompt's and its reference
+    responses' texts (`conversationTurns.prompt`, `conversationTurns.referenceResponses`);
+    any other line as it is."""
+    turns = record.get(TURNS_KEY)
+    if not (isinstance(turns, list) and len(turns) == 1 and isinstance(turns[0], dict)):
+        return record
+    turn = turns[0]
+    prompt = _content_text(turn.get("prompt"))
+    references = [_content_text(r) for r in turn.get("referenceResponses") or []]
+    if prompt is None or None in references:
+        return record
+    others = {f"{TURNS_KEY}.{key}": value for key, value in turn.items()}
+    others[TURN_PROMPT] = prompt
+    others[TURN_REFERENCES] = references[0] if len(references) == 1 else references or None
+    rest = {key: value for key, value in record.items() if key != TURNS_KEY}
+    return {**rest, **others}
+
+
+BEDROCK_KNOWLEDGE_BASE = Shape(
+    "Amazon Bedrock knowledge base evaluation (conversationTurns)",
+    lambda keys, first: TURN_PROMPT in keys and isinstance(first.get(TURN_PROMPT), str),
+    lambda keys, first: {"prompt": TURN_PROMPT, "expected": TURN_REFERENCES},
+    prepare=_one_turn,
+    help=(
+        "A retrieve-and-generate evaluation line: its one turn's `prompt` is the prompt and "
+        "its `referenceResponses` the expected answer (several: any of them), each the "
+        "text of its `content` parts. Bedrock takes one turn a line; a line of more turns "
+        "is read as it stands, its turns not joined. A bring-your-own-inference turn's "
+        "`output` (the app's answer and passages) is named as not imported."
+    ),
+    taught_by="bedrock/kb_ground_truth.jsonl",
+)
 
 BEDROCK_PROMPTS = _keys_shape(
     "Amazon Bedrock evaluation prompts (prompt + referenceResponse)",

@@ -4,7 +4,9 @@ messages that ask for one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from datasets_app.importing.aliases import FIELD_KEYS
 from datasets_app.importing.shapes.base import (
@@ -13,6 +15,8 @@ from datasets_app.importing.shapes.base import (
     NEEDS_MAPPING,
     NOTHING_TO_GUESS,
     REMEMBERED,
+    SAMPLE_RECORDS,
+    Record,
     _parts,
 )
 from datasets_app.importing.shapes.recognise import Recognised
@@ -53,6 +57,39 @@ def parse_map_options(values: Sequence[str]) -> tuple[dict[str, str], list[str]]
         else:
             mapping[key] = source
     return mapping, errors
+
+
+_INDEX = re.compile(r"\[(\d+)\]")
+_MISSING = object()
+
+
+def _at_path(value: Any, path: str) -> Any:
+    """What a dotted path names in a record as the file holds it: `a.b` a key one level
+    down, `a.0.b` (or `a[0].b`) the first item of a list; `_MISSING` where it leads nowhere."""
+    for step in _INDEX.sub(r".\1", path).split("."):
+        if isinstance(value, dict) and step in value:
+            value = value[step]
+        elif isinstance(value, list) and step.isdigit() and int(step) < len(value):
+            value = value[int(step)]
+        else:
+            return _MISSING
+    return value
+
+
+def add_path_values(records: Sequence[Record], given: Mapping[str, str] | None) -> None:
+    """Give each record the value of every path a person's mapping names that the
+    flattened keys do not hold (`score_rubric.criteria` inside a rubric a shape keeps
+    whole, `conversationTurns.0.prompt.content.0.text` through lists): a mapping reads
+    the file's keys, whichever shape recognised it. A path no record has is left for the
+    mapping's own message."""
+    for source in {part for named in (given or {}).values() for part in _parts(named)}:
+        if any(source in record.values for record in records[:SAMPLE_RECORDS]):
+            continue
+        found = [_at_path(record.raw, source) for record in records]
+        if all(value is _MISSING for value in found):
+            continue
+        for record, value in zip(records, found, strict=True):
+            record.values[source] = None if value is _MISSING else value
 
 
 def _described(fields: Mapping[str, str], what: str) -> str:

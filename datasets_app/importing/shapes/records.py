@@ -23,7 +23,12 @@ from datasets_app.importing.shapes.base import (
     _parts,
 )
 from datasets_app.importing.shapes.build import build_tasks, ignored_sources, sample_of
-from datasets_app.importing.shapes.mapping import _described, _missing_sources, mapping_problems
+from datasets_app.importing.shapes.mapping import (
+    _described,
+    _missing_sources,
+    add_path_values,
+    mapping_problems,
+)
 from datasets_app.importing.shapes.recognise import recognise
 from datasets_app.importing.shapes.refusals import Evidence, refusal_problem
 from datasets_app.importing.shapes.registry import PREPARES
@@ -128,7 +133,7 @@ def records_of(
         found.wrapper = found.wrapper or wrapper
         cut = value.get(TRUNCATED_CELLS) if wrapper else None
         cells = tuple(str(cell) for cell in cut) if isinstance(cut, list) else ()
-        found.records.append(Record(_flatten(record), path=path, line=line, cut=cells))
+        found.records.append(Record(_flatten(record), path=path, line=line, cut=cells, raw=record))
     return found
 
 
@@ -149,7 +154,9 @@ def _squad(document: dict[str, Any]) -> Records | None:
                     continue
                 values = {"context": paragraph.get("context"), **qa}
                 found.records.append(
-                    Record(_flatten(values), path=("data", i, "paragraphs", j, "qas", k))
+                    Record(
+                        _flatten(values), path=("data", i, "paragraphs", j, "qas", k), raw=values
+                    )
                 )
     return found
 
@@ -364,6 +371,7 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
     remembered = options.remembered_mappings if options else None
     max_tasks = options.max_tasks if options else MAX_TASKS
     records = found.records
+    add_path_values(records, given)
     recognised = recognise(records, given=given, remembered=remembered)
     fields = recognised.fields
     shape = recognised.shape or _described(fields, "records")

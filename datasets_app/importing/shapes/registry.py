@@ -13,7 +13,7 @@ from typing import Any
 
 from datasets_app.importing.shapes.azure import AZURE_AI, PROMPT_FLOW_CHAT, PROMPT_FLOW_CHECKLIST
 from datasets_app.importing.shapes.base import Shape
-from datasets_app.importing.shapes.bedrock import BEDROCK_PROMPTS
+from datasets_app.importing.shapes.bedrock import BEDROCK_KNOWLEDGE_BASE, BEDROCK_PROMPTS
 from datasets_app.importing.shapes.benchmarks import ARC, BIG_BENCH, HUMANEVAL, MBPP, TRUTHFULQA
 from datasets_app.importing.shapes.deepeval_ragas import DEEPEVAL, RAGAS, RAGAS_GROUND_TRUTH
 from datasets_app.importing.shapes.llamaindex import LABELLED_RAG, QUERY_RESPONSE
@@ -46,6 +46,7 @@ SHAPES: tuple[Shape, ...] = (
     ARC,
     PROMPT_COMPLETION,
     BEDROCK_PROMPTS,
+    BEDROCK_KNOWLEDGE_BASE,
     LABELLED_RAG,
     QUERY_RESPONSE,
     DEEPEVAL,
