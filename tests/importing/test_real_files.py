@@ -715,19 +715,21 @@ def test_azure_ai_foundry_queries_are_graded_by_their_truth():
     )
 
 
-def test_mt_bench_asks_both_turns_and_expects_each_turns_reference():
+def test_mt_bench_asks_the_first_turn_and_says_the_second_was_left_out():
+    # The second turn ("Rewrite your previous response…") follows the model's own answer
+    # to the first: joined to it in one prompt, it would be asked without that answer.
     result = check("mt_bench/question.excerpt.jsonl")
 
     questions = {q["question_id"]: q for q in _lines("mt_bench/question.excerpt.jsonl")}
     tasks = {t.id: t for t in result.plan.tasks}
     first, second = questions[101]["turns"]
-    # The user's two turns as a conversation: the first as "User:", the second as the question.
-    assert tasks["101"].prompt == f"User: {first}\n\nQuestion: {second}"
+    assert tasks["101"].prompt == first
+    assert second not in tasks["101"].prompt
     assert tasks["101"].name.startswith("Imagine you are participating in a race")
-    # One reference per turn, each labelled with its turn, not "Any of:" alternatives.
-    assert tasks["101"].expected_text == "Turn 1: You are in second place.\n\nTurn 2: Uncertain."
-    # A blank reference for the second turn is left out.
-    assert tasks["103"].expected_text == "Turn 1: Thomas may work at a hospital."
+    # The first turn's reference, not the second's.
+    assert tasks["101"].expected_text == "You are in second place."
+    assert tasks["103"].expected_text == "Thomas may work at a hospital."
+    assert shapes.FOLLOW_UPS_LEFT_OUT.format(count=7) in [w.message for w in result.warnings]
 
 
 def test_an_mt_bench_question_with_no_reference_is_graded_as_mt_benchs_judge_grades_it():
@@ -738,6 +740,7 @@ def test_an_mt_bench_question_with_no_reference_is_graded_as_mt_benchs_judge_gra
     assert [c.criterion for c in writing.criteria] == [shapes.MT_BENCH_JUDGE]
     assert [w.message for w in result.warnings] == [
         shapes.JUDGED_BY_TOOL.format(count=2, criterion=shapes.MT_BENCH_JUDGE),
+        shapes.FOLLOW_UPS_LEFT_OUT.format(count=7),
         shapes.IGNORED_KEYS.format(kind="keys", names="category"),
     ]
 

@@ -34,6 +34,7 @@ from datasets_app.importing.aliases import FIELD_KEYS
 from datasets_app.importing.shapes.base import (
     BEST_GUESS,
     CELLS_CUT,
+    FOLLOW_UPS_LEFT_OUT,
     IGNORED_KEYS,
     JUDGED_BY_TOOL,
     LABELS,
@@ -76,6 +77,7 @@ __all__ = [
     "CELLS_CUT",
     "CHAT_PART_NOT_TEXT",
     "FIELD_KEYS",
+    "FOLLOW_UPS_LEFT_OUT",
     "IGNORED_KEYS",
     "JUDGED_BY_TOOL",
     "LABELS",

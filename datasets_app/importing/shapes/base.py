@@ -39,6 +39,11 @@ UNANSWERABLE_LEFT_OUT = Rule(
     "unanswerable_left_out",
     "{count} questions marked unanswerable have no answer to grade by and were left out.",
 )
+FOLLOW_UPS_LEFT_OUT = Rule(
+    "follow_up_turns_left_out",
+    "{count} tasks ask only their first turn: the turns after it follow the model's own "
+    "answer to the one before, which one prompt cannot hold, and were left out.",
+)
 JUDGED_BY_TOOL = Rule(
     "judged_by_tool",
     "{count} tasks give no reference answer; each is graded instead by the one criterion the "
@@ -169,6 +174,14 @@ class Shape:
     # wording in every record (HelloBench's `raw_text`, the question its instruction wraps).
     # A shape with none is named as every task is (`spec.name_from_prompt`).
     named_by: str = ""
+    # The key its `prepare` puts the turns it leaves out under (MT-Bench's second turns):
+    # the tasks with any are counted in a warning (`FOLLOW_UPS_LEFT_OUT`).
+    follow_ups: str = ""
+
+    @property
+    def keys_read(self) -> set[str]:
+        """Keys the shape reads besides its fields: they are not "not imported"."""
+        return {key for key in (self.named_by, self.follow_ups) if key}
 
 
 # A record's system prompt, which a shape names as the first part of the prompt.

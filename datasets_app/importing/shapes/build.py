@@ -11,6 +11,7 @@ from typing import Any
 from datasets_app.importing.shapes.azure import _history
 from datasets_app.importing.shapes.base import (
     CELLS_CUT,
+    FOLLOW_UPS_LEFT_OUT,
     JUDGED_BY_TOOL,
     NOT_TEXT_VALUE,
     SAMPLE_CHARS,
@@ -184,7 +185,17 @@ def build_tasks(
         built.warnings.append(UNANSWERABLE_LEFT_OUT.at(file_name, count=built.left_out))
     if judged and shape:
         built.warnings.append(JUDGED_BY_TOOL.at(file_name, count=judged, criterion=shape.judged_by))
+    built.warnings.extend(_follow_ups_left_out(built.places, shape, file_name))
     return built
+
+
+def _follow_ups_left_out(
+    places: Sequence[Record], shape: Shape | None, file_name: str
+) -> list[Problem]:
+    """The warning counting the tasks whose later turns the shape left out, if any."""
+    key = shape.follow_ups if shape else ""
+    count = sum(1 for record in places if key and record.values.get(key))
+    return [FOLLOW_UPS_LEFT_OUT.at(file_name, count=count)] if count else []
 
 
 def ignored_sources(

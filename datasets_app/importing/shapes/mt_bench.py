@@ -1,11 +1,10 @@
 """MT-Bench and Arena-Hard questions, Alpaca and AlpacaEval instructions.
 
 Decisions (also in docs/field-names.md):
-- MT-Bench's `turns` (the user's turns, as plain texts) are a chat prompt of user turns,
-  stored as `values` stores one (`User: first turn`, a blank line, `Question: second
-  turn`), and the task is named by its first turn, which sets it. Its `reference` list
-  holds an answer per turn, not alternatives: the expected answer is each turn's non-blank
-  reference as `Turn n: text`, blocks separated by a blank line.
+- MT-Bench's first turn is the prompt and the first of its `reference` answers (one per
+  turn) the expected answer. Its second turn follows the model's own answer to the
+  first, which one prompt cannot hold: it is left out with a warning that counts such
+  tasks (`Shape.follow_ups`), never joined to the first in silence.
 - A question MT-Bench gives no reference grades by its judge's general factors (FastChat's
   `single-v1` prompt); such a task gets that as its one criterion (`Shape.judged_by`), with
   a warning that counts them, rather than being refused with nothing to grade it. Arena-Hard
@@ -28,7 +27,8 @@ from datasets_app.importing.shapes.values import is_chat
 # it gives none).
 USER_TURNS_KEY = "turns"
 TURN_REFERENCES_KEY = "reference"
-TURN_LABEL = "Turn {number}: "
+# Where `_user_turns` keeps the turns after the first, which are left out.
+FOLLOW_UP_TURNS_KEY = "follow_up_turns"
 
 
 def _turn_text(turn: Any) -> str | None:
@@ -40,29 +40,23 @@ def _turn_text(turn: Any) -> str | None:
 
 
 def _user_turns(record: dict[str, Any]) -> dict[str, Any]:
-    """MT-Bench's turns as a conversation of user turns, and its references as one answer:
-    each turn's reference after `Turn n: `, blocks separated by a blank line (a question of
-    one turn: its reference alone). A turn with a blank reference is left out."""
+    """MT-Bench's first turn as the prompt (a user turn) and its reference as the answer;
+    the later turns under `FOLLOW_UP_TURNS_KEY`, left out (`Shape.follow_ups`): each
+    follows the model's own answer to the turn before, which one prompt cannot hold."""
     turns = record.get(USER_TURNS_KEY)
     texts = [_turn_text(turn) for turn in turns] if isinstance(turns, list) else []
     if not texts or not all(isinstance(text, str) for text in texts):
         return record
-    record = {**record, USER_TURNS_KEY: [{"role": "user", "content": t} for t in texts]}
+    record = {**record, USER_TURNS_KEY: [{"role": "user", "content": texts[0]}]}
+    if len(texts) > 1:
+        record[FOLLOW_UP_TURNS_KEY] = texts[1:]
     references = record.get(TURN_REFERENCES_KEY)
     if (
         isinstance(references, list)
         and len(references) == len(texts)
         and all(isinstance(r, str) for r in references)
     ):
-        if len(references) == 1:
-            answer = references[0]
-        else:
-            answer = "\n\n".join(
-                TURN_LABEL.format(number=number) + text
-                for number, text in enumerate(references, start=1)
-                if text.strip()
-            )
-        record[TURN_REFERENCES_KEY] = answer if answer.strip() else None
+        record[TURN_REFERENCES_KEY] = references[0] if references[0].strip() else None
     return record
 
 
@@ -126,15 +120,16 @@ MT_BENCH = Shape(
     ),
     judged_by=MT_BENCH_JUDGE,
     prepare=_user_turns,
+    follow_ups=FOLLOW_UP_TURNS_KEY,
     help=(
-        "FastChat's `question.jsonl`: the `turns` (the user's turns, as texts) are a chat"
-        " prompt of user turns, `User: <first turn>`, a blank line, `Question: <second "
-        "turn>`, and the task is named by its first turn. `reference` holds one answer "
-        "per turn, not alternatives: the expected answer is `Turn 1: <reference>`, a "
-        "blank line, `Turn 2: <reference>`, leaving out a blank one. A question with no "
-        "`reference` gets one criterion, what MT-Bench's judge weighs for such a question"
-        ' ("helpful, relevant, accurate, deep, creative and detailed"), with a warning '
-        "counting them."
+        "FastChat's `question.jsonl`: the first of the `turns` is the prompt, and the "
+        "task is named by it; the first of the `reference` answers (one per turn) is the "
+        'expected answer. The second turn ("Rewrite your previous response…") follows '
+        "the model's own answer to the first, which one prompt cannot hold: it is left "
+        "out, with a warning counting such tasks, never joined to the first. A question "
+        "with no `reference` (or a blank first one) gets one criterion, what MT-Bench's "
+        'judge weighs for such a question ("helpful, relevant, accurate, deep, creative '
+        'and detailed"), with a warning counting them.'
     ),
     taught_by="mt_bench/question.excerpt.jsonl",
 )

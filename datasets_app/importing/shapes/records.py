@@ -425,8 +425,8 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
         handled |= set(HISTORY_KEYS) & set(recognised.sources)
     if "criteria" in recognised.sources and "criterion" not in fields:
         handled.add("criteria")
-    if recognised.matched and recognised.matched.named_by:
-        handled.add(recognised.matched.named_by)  # it names the tasks
+    if recognised.matched:
+        handled |= recognised.matched.keys_read  # it names the tasks, or counts what it left
     if records and is_requirement_tree(records[0].values.get(fields.get("criterion", ""))):
         handled.add("weight")  # the root's, alone at the top of its tree: all of the score
     ignored = ignored_sources(recognised.sources, fields, handled=handled)
