@@ -5,6 +5,7 @@ the envelopes tools wrap them in, and the records into the page's document.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,7 +129,7 @@ def records_of(
     """Records from (object, JSON path, line) triples, unwrapped and flattened; past
     `limit`, only counted."""
     found = Records([], total=len(values))
-    for value, path, line in values[: limit + 1]:
+    for value, path, line in itertools.islice(values, limit + 1):
         record, wrapper = _unwrap(value)
         found.wrapper = found.wrapper or wrapper
         cut = value.get(TRUNCATED_CELLS) if wrapper else None
@@ -259,11 +260,29 @@ def _objects_by_id(document: dict[str, Any]) -> Records | None:
     return found
 
 
+class _ListItems(Sequence[tuple[dict[str, Any], DocPath, None]]):
+    """A list's items as `records_of` takes them, each with its path, made only when read:
+    a list of millions costs its length, not millions of triples (only the first ones past
+    the most a file may hold are read)."""
+
+    def __init__(self, items: list[Any], path: DocPath) -> None:
+        self.items = items
+        self.path = path
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return self.items[index], (*self.path, index), None
+
+
 def find_records(document: Any) -> Records | str:
     """The records a parsed .json holds, or what it holds instead (for the message)."""
     if isinstance(document, list):
         if document and all(isinstance(item, dict) for item in document):
-            return records_of([(item, (index,), None) for index, item in enumerate(document)])
+            return records_of(_ListItems(document, ()))
         return "a list of " + ("values" if document else "nothing")
     if not isinstance(document, dict):
         return _kind(document)
@@ -284,9 +303,7 @@ def find_records(document: Any) -> Records | str:
     if chosen is None and len(lists) == 1:
         chosen = next(iter(lists))
     if chosen is not None:
-        found = records_of(
-            [(item, (chosen, index), None) for index, item in enumerate(lists[chosen])]
-        )
+        found = records_of(_ListItems(lists[chosen], (chosen,)))
         found.container = chosen
         return found
     if keyed:
