@@ -453,6 +453,18 @@ class TaskAdmin(admin.ModelAdmin):
         if change and changes_it and self._keep_saved_copy(obj) and obj.state == TaskState.SAVED:
             obj.state = TaskState.DRAFT
         super().save_model(request, obj, form, change)
+        datasets.dataset_tasks_changed(dataset_id=obj.dataset_id)
+
+    def delete_model(self, request: HttpRequest, obj: Task) -> None:
+        super().delete_model(request, obj)
+        datasets.dataset_tasks_changed(dataset_id=obj.dataset_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
+        touched = set(queryset.values_list("dataset_id", flat=True))
+        with transaction.atomic():
+            super().delete_queryset(request, queryset)
+            for dataset_id in sorted(touched):
+                datasets.dataset_tasks_changed(dataset_id=dataset_id)
 
     def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
         if change and any(formset.has_changed() for formset in formsets):

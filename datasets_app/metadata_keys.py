@@ -6,8 +6,8 @@ One query for the lot: the database unnests each task's metadata (PostgreSQL's
 back only the MAX_KEYS most common keys and, for each, its MAX_VALUES most common values,
 whatever the number of tasks. A scan of 100,000 tasks' metadata still takes a noticeable
 moment, so the answer is cached: for a version forever (its tasks never change), for a
-dataset's live tasks under a stamp of them (their count, newest id and latest change), which
-any import, edit, removal or Replace moves.
+dataset's live tasks under the count of writes of them (`DatasetTasksChange`, one row), which
+every import, edit, removal and Replace moves in its own transaction.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Max, QuerySet
+from django.db.models import QuerySet
 
 from datasets_app.importing import columns
-from datasets_app.models import Dataset, Task, Version
+from datasets_app.models import Dataset, DatasetTasksChange, Task, Version
 
 # Enough keys for any real dataset's filter (a task has at most 50); values per key: the
 # common ones, which is what a person picks from (a key with a value per task, such as a
@@ -134,22 +134,20 @@ def _as_filtered(values: list[tuple[Any, int]]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(shown.items(), key=lambda item: -item[1]))
 
 
-def _stamp(tasks: QuerySet[Task]) -> str:
-    """What changes whenever a task is added, removed, archived or edited."""
-    seen: dict[str, Any] = tasks.order_by().aggregate(
-        count=Count("pk"), newest=Max("pk"), changed=Max("updated_at")
+def _stamp(dataset: Dataset) -> int:
+    """What moves whenever the dataset's tasks are written: one row (`DatasetTasksChange`)."""
+    changes = DatasetTasksChange.objects.filter(dataset_id=dataset.pk).values_list(
+        "changes", flat=True
     )
-    changed = seen["changed"].isoformat() if seen["changed"] else ""
-    return f"{seen['count']}:{seen['newest']}:{changed}"
+    return changes.first() or 0
 
 
 def dataset_metadata_keys(dataset: Dataset) -> list[KeyChoices]:
     """The keys of the dataset's live tasks, most common first, with their common values."""
-    tasks = Task.objects.filter(dataset=dataset).live()
-    key = f"metadata-keys:dataset:{dataset.pk}:{_stamp(tasks)}"
+    key = f"metadata-keys:dataset:{dataset.pk}:{_stamp(dataset)}"
     found: list[KeyChoices] | None = cache.get(key)
     if found is None:
-        found = _read(tasks.exclude(metadata={}))
+        found = _read(Task.objects.filter(dataset=dataset).live().exclude(metadata={}))
         cache.set(key, found, timeout=24 * 3600)
     return found
 

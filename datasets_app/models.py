@@ -132,6 +132,22 @@ class Dataset(models.Model):
         return reverse("datasets_app:dataset_detail", args=[self.pk])
 
 
+class DatasetTasksChange(models.Model):
+    """How many times a dataset's tasks have been written (added, edited, removed, archived):
+    the stamp under which the Metadata filter's choices are cached (`metadata_keys`), one
+    row read instead of every task's. Moved by `services.datasets.dataset_tasks_changed`
+    in the transaction of each write, so a stamp read never runs ahead of the tasks; a row
+    of its own, so that saving a Dataset loaded earlier never writes an older count back."""
+
+    dataset = models.OneToOneField(
+        Dataset, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    changes = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.changes} writes of dataset {self.dataset_id}'s tasks"
+
+
 class TaskState(models.TextChoices):
     DRAFT = "draft", "Draft"
     SAVED = "saved", "Saved"

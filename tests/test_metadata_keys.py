@@ -14,6 +14,9 @@ from django.urls import reverse
 from datasets_app import metadata_keys
 from datasets_app.models import Dataset, Task
 from datasets_app.services import datasets
+from tests.as_rendered import form_data
+from tests.datasets import import_file
+from tests.test_task_metadata import edit
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -102,15 +105,45 @@ def test_the_values_offered_are_bounded(auth_client, user):
     assert f"and {60 - metadata_keys.MAX_VALUES} other values" in page
 
 
+def split_and_category(client, dataset: Dataset) -> list[tuple[str, str]]:
+    url = reverse("datasets_app:dataset_metadata_keys", args=[dataset.pk])
+    return [
+        choice
+        for choice in options(client.get(url, **HX).content.decode())
+        if choice[0].startswith(("split", "category="))
+    ]
+
+
 def test_the_choices_follow_the_tasks_as_they_change(auth_client, quiz, user):
-    url = reverse("datasets_app:dataset_metadata_keys", args=[quiz.pk])
-    assert ("split", "split: 1 task") in options(auth_client.get(url, **HX).content.decode())
+    """Each way the app writes tasks moves the stamp the choices are cached under: the task
+    form, removing, an import (Add, then Replace) and the admin."""
+    before = split_and_category(auth_client, quiz)
+    assert ("split", "split: 1 task") in before
     task = quiz.tasks.get(task_id="t1")
-    task.metadata = {"category": "returns"}
-    task.save()
-    choices = options(auth_client.get(url, **HX).content.decode())
+
+    edit(auth_client, task, '{"category": "returns"}')
+    choices = split_and_category(auth_client, quiz)
     assert "split" not in [value for value, _ in choices]
     assert ("category=returns", "1 task") in choices
+
+    auth_client.post(reverse("datasets_app:task_delete", args=[quiz.pk, task.pk]))
+    assert ("category=returns", "1 task") not in split_and_category(auth_client, quiz)
+
+    import_file(auth_client, quiz, "more.csv", b"prompt,expected_answer,split\nQ,A,dev\n")
+    assert ("split=dev", "1 task") in split_and_category(auth_client, quiz)
+
+    sheet = b"prompt,expected_answer,category\nQ,A,travel\n"
+    import_file(auth_client, quiz, "new.csv", sheet, mode="replace")
+    assert split_and_category(auth_client, quiz) == [("category=travel", "1 task")]
+
+    user.is_staff = user.is_superuser = True
+    user.save()
+    live = quiz.tasks.live().get()
+    admin_url = reverse("admin:datasets_app_task_change", args=[live.pk])
+    data = form_data(auth_client.get(admin_url).content.decode(), having="metadata")
+    data["metadata"] = ['{"category": "admin"}']
+    assert auth_client.post(admin_url, data).status_code == 302
+    assert split_and_category(auth_client, quiz) == [("category=admin", "1 task")]
 
 
 def test_a_version_offers_its_own_tasks_keys(auth_client, quiz, user):

@@ -193,6 +193,19 @@ def task_keep_saved_copy(*, task: Task) -> Task:
     return copy
 
 
+def dataset_tasks_changed(*, dataset_id: int) -> None:
+    """Count a write of the dataset's tasks (`DatasetTasksChange`), in the caller's
+    transaction: one statement, which waits for another write of the same dataset's tasks
+    to commit first, so that the count read afterwards covers both."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO datasets_app_datasettaskschange (dataset_id, changes) VALUES (%s, 1) "
+            "ON CONFLICT (dataset_id) DO UPDATE "
+            "SET changes = datasets_app_datasettaskschange.changes + 1",
+            [dataset_id],
+        )
+
+
 class TaskNotEditable(Exception):
     """An edit that cannot land as it is: the task left the dataset, or its id was taken,
     while the person was editing it. The message says which, for the person."""
@@ -251,6 +264,7 @@ def task_save(
     draft.state = TaskState.DRAFT
     draft.full_clean(validate_constraints=False)
     draft.save()
+    dataset_tasks_changed(dataset_id=dataset.pk)
     Criterion.objects.bulk_create(
         criterion_row(dataset, draft, position=position, spec=criterion)
         for position, criterion in enumerate(spec.criteria)
@@ -285,6 +299,7 @@ def task_remove(*, task: Task) -> None:
     else:
         task.state = TaskState.ARCHIVED
         task.save(update_fields=["state", "updated_at"])
+    dataset_tasks_changed(dataset_id=task.dataset_id)
 
 
 def stored_files_delete_unheld(names: set[str]) -> None:
@@ -402,5 +417,6 @@ def tasks_delete_drafts(*, dataset: Dataset, tasks: QuerySet[Task]) -> int:
         TaskFile.objects.filter(task__in=doomed).exclude(file="").values_list("file", flat=True)
     )
     _total, deleted = doomed.delete()
+    dataset_tasks_changed(dataset_id=dataset.pk)
     stored_files_delete_unheld(names)
     return deleted.get(Task._meta.label, 0)

@@ -500,6 +500,7 @@ def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[
         for index, spec in enumerate(plan.tasks)
     ]
     bulk.insert_rows(Task, tasks)
+    datasets.dataset_tasks_changed(dataset_id=dataset.pk)
     criteria = [
         datasets.criterion_row(dataset, None, position=shared_start + position, spec=spec)
         for position, spec in enumerate(plan.criteria)
