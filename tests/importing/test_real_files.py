@@ -1021,6 +1021,22 @@ def test_a_bedrock_bring_your_own_inference_turn_names_the_apps_output_as_not_im
     ]
 
 
+def test_a_bedrock_line_of_two_turns_asks_the_first_and_says_the_second_was_left_out():
+    def turn(prompt: str, answer: str) -> dict:
+        return {
+            "prompt": {"content": [{"text": prompt}]},
+            "referenceResponses": [{"content": [{"text": answer}]}],
+        }
+
+    line = {"conversationTurns": [turn("Who wrote Emma?", "Jane Austen."), turn("When?", "1815.")]}
+
+    result = check_file(json.dumps(line).encode(), "two_turns.jsonl")
+
+    [task] = result.plan.tasks
+    assert (task.prompt, task.expected_text) == ("Who wrote Emma?", "Jane Austen.")
+    assert [w.message for w in result.warnings] == [shapes.FOLLOW_UPS_LEFT_OUT.format(count=1)]
+
+
 def test_a_mapping_names_a_path_through_lists():
     result = check(
         "bedrock/kb_ground_truth.jsonl",
