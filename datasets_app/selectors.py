@@ -998,9 +998,10 @@ def unsaved_changes(dataset: Dataset) -> bool:
 
 
 def unfinished_upload(*, user: User, dataset: Dataset) -> Upload | None:
-    """What the import dialog comes back to after it was closed: the person's latest file
-    for this dataset that is still being checked or imported, or checked and ready to import.
-    A file with problems is not: it has to be fixed and chosen again anyway."""
+    """What the import dialog comes back to after it was closed or the page reloaded: the
+    person's latest file for this dataset that is still being checked or imported, checked
+    and ready to import, or waiting for its mapping. A file with problems is not: it has to
+    be fixed and chosen again anyway."""
     latest = (
         Upload.objects.filter(owner=user, dataset=dataset, expires_at__gt=timezone.now())
         .order_by("-created_at", "-pk")
@@ -1008,7 +1009,8 @@ def unfinished_upload(*, user: User, dataset: Dataset) -> Upload | None:
     )
     if latest is None or latest.state == Upload.State.IMPORTED:
         return None
-    ready = latest.state == Upload.State.CHECKED and latest.result.get("ok")
+    checked = latest.state == Upload.State.CHECKED
+    ready = checked and (latest.result.get("ok") or mapping_step_due(latest.result))
     in_progress = latest.state in (Upload.State.CHECKING, Upload.State.IMPORTING)
     return latest if ready or in_progress else None
 

@@ -197,6 +197,46 @@ document.addEventListener(
   true,
 );
 
+// A mapping being chosen is kept across a reload of the page too (the dialog comes back to
+// the unfinished upload, `views.import_dialog`): each select's choice is remembered for its
+// upload in the tab's sessionStorage, and put back when that upload's mapping shows again.
+function mappingStore(select) {
+  const scope = select.closest("form") || select.closest("dialog") || document;
+  const upload = scope.querySelector('input[name="upload"]');
+  return upload ? `mapping:${upload.value}` : null;
+}
+
+function readMapping(store) {
+  try {
+    return JSON.parse(sessionStorage.getItem(store) || "{}");
+  } catch {
+    return {};
+  }
+}
+
+document.addEventListener("change", (event) => {
+  const select = event.target.closest?.(".mapping-fields select");
+  const store = select && mappingStore(select);
+  if (!store) {
+    return;
+  }
+  const chosen = readMapping(store);
+  chosen[select.name] = select.value;
+  sessionStorage.setItem(store, JSON.stringify(chosen));
+});
+
+function restoreMapping(root) {
+  root.querySelectorAll?.(".mapping-fields select").forEach((select) => {
+    const store = mappingStore(select);
+    const value = store && readMapping(store)[select.name];
+    if (value !== undefined && [...select.options].some((option) => option.value === value)) {
+      select.value = value;
+    }
+  });
+}
+restoreMapping(document);
+document.addEventListener("htmx:load", (event) => restoreMapping(event.detail.elt));
+
 // "Add another criterion": with this script, a copy of the formset's empty form is added in
 // place (its __prefix__ numbered, the form count raised) and its first field focused, with
 // nothing sent; without it, the button shows the form again with one more.

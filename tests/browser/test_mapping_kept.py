@@ -1,6 +1,6 @@
 """The import dialog's column mapping on a phone-sized screen (issue 27, item 9): its
 selects fit 375 px, and a mapping changed but not used yet is kept when the dialog is
-closed and opened again."""
+closed and opened again, and when the page is reloaded."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 TRIAGE = FILES / "real" / "ragas" / "support_triage.csv"
 
 
-def test_a_mapping_is_kept_across_closing_the_dialog_at_375px(
+def test_a_mapping_is_kept_across_closing_the_dialog_and_a_reload_at_375px(
     logged_in, live_server, django_user_model, screenshot
 ):
     page = logged_in
@@ -46,6 +46,12 @@ def test_a_mapping_is_kept_across_closing_the_dialog_at_375px(
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
     open_import_dialog(page)
+    expect(answer).to_have_value("priority")
+    # And across a reload of the page: the dialog comes back to the file, as it was left.
+    page.reload()
+    dialog = open_import_dialog(page)
+    expect(dialog.get_by_role("heading", name="Which column is which?")).to_be_visible()
+    answer = dialog.get_by_label("Expected answer", exact=True)
     expect(answer).to_have_value("priority")
     dialog.get_by_role("button", name="Use these columns").click()
     button = dialog.get_by_role("button", name="Import 20 tasks")
