@@ -20,6 +20,7 @@ from datasets_app.importing import jsonl_format, shapes
 from datasets_app.importing.document import (
     FORMAT_NAME,
     FORMAT_VERSION,
+    TOO_MANY_TASKS,
     check_parsed,
     in_file_order,
     validate_json_text,
@@ -31,9 +32,11 @@ from datasets_app.importing.json_text import (
     escaped_nul_lines,
     is_json_lines,
     loads,
+    long_list_head,
     no_place,
 )
 from datasets_app.importing.spec import (
+    MAX_TASKS,
     CheckOptions,
     CheckResult,
     CriterionSpec,
@@ -82,6 +85,10 @@ def _is_our_document(document: dict[str, Any]) -> bool:
 
 def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | None = None) -> Parsed:
     detected = f"JSON dataset, {encoding}"
+    max_tasks = options.max_tasks if options else MAX_TASKS
+    counted = long_list_head(text, max_tasks + 1)
+    if counted is not None:
+        return _too_long_list(*counted, text, file_name, encoding, options)
     document, problems = loads(text, file_name)
     if problems:
         if is_json_lines(text):
@@ -97,6 +104,27 @@ def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | Non
     if mapped or not (isinstance(document, dict) and _is_our_document(document)):
         return _shaped(document, text, file_name, encoding, options)
     return Parsed("json", detected, file_name, document, JsonLocator(text), problems=problems)
+
+
+def _too_long_list(
+    head: list[Any],
+    total: int,
+    text: str,
+    file_name: str,
+    encoding: str,
+    options: CheckOptions | None,
+) -> Parsed:
+    """A list of more records than a file may hold, read no further than its first ones:
+    the page's tasks are refused as the validator refuses them, another tool's records
+    go through their shape with the list's length (its refusal or mapping comes first)."""
+    max_tasks = options.max_tasks if options else MAX_TASKS
+    if not (options and options.mapping) and _is_list_of_our_tasks(head):
+        problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
+        problems.append(TOO_MANY_TASKS.at(file_name, line=1, count=total, limit=max_tasks))
+        return Parsed(
+            "json", f"JSON dataset, {encoding}", file_name, None, no_place, problems=problems
+        )
+    return _shaped(head, text, file_name, encoding, options, total=total)
 
 
 def _is_list_of_our_tasks(document: Any) -> bool:
@@ -155,7 +183,13 @@ class _RecordLocator:
 
 
 def _shaped(
-    document: Any, text: str, file_name: str, encoding: str, options: CheckOptions | None
+    document: Any,
+    text: str,
+    file_name: str,
+    encoding: str,
+    options: CheckOptions | None,
+    *,
+    total: int = 0,
 ) -> Parsed:
     """Another tool's records (a list, an object holding one, ...) as the canonical document."""
     refused = None if options and options.mapping else shapes.document_refusal(document, file_name)
@@ -165,6 +199,7 @@ def _shaped(
     if isinstance(found, str):
         problem = shapes.NO_RECORDS.at(file_name, line=1, what=found)
         return Parsed("json", f"JSON, {encoding}", file_name, None, no_place, problems=[problem])
+    found.total = max(found.total, total)
     shaped = shapes.read_records(
         found,
         file_name=file_name,

@@ -155,6 +155,62 @@ def loads(text: str, file_name: str, *, line_offset: int = 0) -> tuple[Any, list
         return None, [problem]
 
 
+# Below this size a list is parsed whole: counting its items first would save little.
+_COUNTED_FROM_CHARS = 1024 * 1024
+# How many items tell the size of the rest, for the guess whether there are too many.
+_SAMPLE_ITEMS = 64
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN and Infinity are no JSON (`loads` refuses them too)
+
+
+# The json module's item scanner (not in typeshed): a JSON value and its end.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(  # type: ignore[attr-defined]
+    parse_constant=_no_constant
+).scan_once
+
+
+def _skip(text: str, at: int) -> int:
+    """Where the JSON white space from `at` ends."""
+    found = _WHITESPACE.match(text, at)
+    return found.end() if found else at
+
+
+def long_list_head(text: str, keep: int) -> tuple[list[Any], int] | None:
+    """The first `keep` items of a top-level JSON list and how many it holds, when it holds
+    more: each later item is parsed and dropped, so a list of millions costs one item's
+    memory past the first ones, not millions of objects. None for any other text (not a
+    list, not that many items, or not valid JSON: `loads` then says what it is)."""
+    if len(text) < _COUNTED_FROM_CHARS:
+        return None
+    at = _skip(text, 0)
+    if text[at : at + 1] != "[":
+        return None
+    head: list[Any] = []
+    total = 0
+    at = _skip(text, at + 1)
+    try:
+        while text[at : at + 1] not in ("]", ""):
+            value, at = _SCAN(text, at)
+            total += 1
+            if total <= keep:
+                head.append(value)
+            if total == _SAMPLE_ITEMS and len(text) * total < keep * at:
+                return None  # items this long: not more than `keep` of them
+            at = _skip(text, at)
+            if text[at : at + 1] == ",":
+                at = _skip(text, at + 1)
+                if text[at : at + 1] == "]":
+                    return None  # a comma before the end: no JSON
+            elif text[at : at + 1] != "]":
+                return None
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    ended = text[at : at + 1] == "]" and _skip(text, at + 1) == len(text)
+    return (head, total) if ended and total > keep else None
+
+
 def is_json_lines(text: str) -> bool:
     """Whether text that is not one JSON value is JSON Lines: its first line is a whole JSON
     object and more text follows, which no JSON document can be."""

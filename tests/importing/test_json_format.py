@@ -6,6 +6,7 @@ import codecs
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from datasets_app.importing import document as doc
@@ -316,3 +317,57 @@ def test_prose_full_of_colons_is_not_mistaken_for_a_file_of_many_keys():
 
     keys = "{" + ",".join(f'"k{n}" : 1' for n in range(300_000)) + "}"
     assert not json_format._few_keys(keys)
+
+
+# -- a list of more records than a file may hold: counted, not built -------------------------
+
+
+def _long_list(record: dict, count: int = 150_000) -> list[dict]:
+    return [{**record, "id": f"t{n}"} if "id" in record else record for n in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("record", "line", "detected"),
+    [
+        ({"id": "t", "prompt": "p", "expected": "x"}, 1, "JSON dataset, UTF-8"),
+        ({"question": "q", "answer": "a"}, None, "question → prompt, answer → expected answer"),
+    ],
+)
+def test_a_list_of_too_many_records_says_how_many_it_holds(record, line, detected):
+    data = json.dumps(_long_list(record)).encode()
+
+    result = check_file(data, "long.json")
+
+    [problem] = result.problems
+    assert problem.message == doc.TOO_MANY_TASKS.format(count=150_000, limit=1_000)
+    assert problem.line == line
+    assert detected in result.detected
+
+
+def test_a_long_list_that_is_no_valid_json_is_named_as_such_where_it_breaks():
+    text = json.dumps(_long_list({"question": "q", "answer": "a"}))
+    broken = text[:-1] + ",\n NaN]"
+
+    result = check_file(broken.encode(), "long.json")
+
+    [problem] = result.problems
+    assert problem.code == "not_json"
+    assert problem.line == 2
+
+
+def test_a_long_list_a_mapping_names_is_refused_for_its_length_not_its_keys():
+    data = json.dumps(_long_list({"q": "question", "a": "answer"})).encode()
+
+    result = check_file(data, "long.json", options=CheckOptions(mapping={"prompt": "q"}))
+
+    [problem] = result.problems
+    assert problem.message == doc.TOO_MANY_TASKS.format(count=150_000, limit=1_000)
+
+
+@pytest.mark.parametrize("end", [",]", "", "]]", ", 1"])
+def test_a_long_list_broken_at_its_end_is_named_as_no_json(end):
+    text = json.dumps(_long_list({"question": "q", "answer": "a"}))[:-1] + end
+
+    result = check_file(text.encode(), "long.json")
+
+    assert [p.code for p in result.problems] == ["not_json"]
