@@ -82,3 +82,71 @@ def test_every_writer_writes_metadata_that_reads_back_the_same():
     ):
         plan = check_file(data, name).plan
         assert [task.metadata for task in plan.tasks] == [SPEC.tasks[0].metadata, {}], name
+
+
+def _lines(*records: dict) -> bytes:
+    return b"".join(json.dumps(record).encode() + b"\n" for record in records)
+
+
+def test_other_tools_keys_beside_the_prompt_are_each_task_s_metadata():
+    """OpenAI evals' lines with the keys people put beside them: kept, not dropped."""
+    data = _lines(
+        {"input": "2+2?", "ideal": "4", "category": "math", "Difficulty": 2, "tags": ["easy"]},
+        {"input": "Capital of France?", "ideal": "Paris", "source": "wiki", "notes": "x"},
+    )
+
+    result = check_file(data, "evals.jsonl")
+
+    assert result.ok, result.problems
+    assert [task.metadata for task in result.plan.tasks] == [
+        {"category": "math", "difficulty": 2, "tags": ["easy"]},
+        {"source": "wiki"},
+    ]
+    assert [w.message for w in result.warnings] == ["These keys are not imported: notes."]
+
+
+def test_langsmith_and_langfuse_metadata_objects_and_splits_are_kept():
+    langsmith = _lines(
+        {
+            "inputs": {"question": "2+2?"},
+            "outputs": {"answer": "4"},
+            "metadata": {"category": "math", "level": 2},
+            "split": "test",
+        },
+        {"inputs": {"question": "Hi"}, "outputs": {"answer": "Hello"}, "split": ["train", "dev"]},
+    )
+    langfuse = json.dumps(
+        [
+            {"input": "2+2?", "expected_output": "4", "metadata": {"difficulty": "easy"}},
+            {"input": "Hi", "expected_output": "Hello", "metadata": None},
+        ]
+    ).encode()
+
+    found = check_file(langsmith, "langsmith.jsonl")
+    assert found.ok and found.warnings == (), (found.problems, found.warnings)
+    assert [task.metadata for task in found.plan.tasks] == [
+        {"category": "math", "level": 2, "split": "test"},
+        {"split": ["train", "dev"]},
+    ]
+    found = check_file(langfuse, "langfuse.json")
+    assert found.ok and found.warnings == (), (found.problems, found.warnings)
+    assert [task.metadata for task in found.plan.tasks] == [{"difficulty": "easy"}, {}]
+
+
+def test_a_chat_record_s_extra_fields_are_its_metadata():
+    data = _lines(
+        {
+            "input": [
+                {"role": "system", "content": "Be brief"},
+                {"role": "user", "content": "2+2?"},
+            ],
+            "ideal": "4",
+            "persona": "teacher",
+            "turn_count": 1,
+        },
+    )
+
+    result = check_file(data, "chat.jsonl")
+
+    assert result.ok and result.warnings == (), (result.problems, result.warnings)
+    assert result.plan.tasks[0].metadata == {"persona": "teacher", "turn_count": 1}

@@ -368,9 +368,12 @@ def test_deepeval_goldens_name_the_keys_that_are_not_imported():
 
     ignored = next(w for w in result.warnings if w.code == shapes.IGNORED_KEYS.code)
     assert ignored.message == shapes.IGNORED_KEYS.format(
-        kind="keys", names="actual_output, retrieval_context, context, comments, source_file"
+        kind="keys", names="actual_output, retrieval_context, comments, source_file"
     )
     assert result.plan.tasks[0].name == "Name 1"
+    # Its ground-truth `context` is the task's metadata (issue 27), not left out.
+    golden = json.loads((REAL / "deepeval/goldens.json").read_text())[0]
+    assert result.plan.tasks[0].metadata == {"context": golden["context"]}
 
 
 def test_promptfoo_grade_assertions_are_criteria():
@@ -466,11 +469,11 @@ def test_healthbench_asks_the_conversation_and_grades_by_its_rubric_items():
     assert [(c.criterion, c.weight) for c in task.criteria] == [
         (item["criterion"], item["points"]) for item in record["rubrics"]
     ]
+    # Beside the chat, its labels are the task's metadata; the completions are not imported.
     assert [w.message for w in result.warnings] == [
-        shapes.IGNORED_KEYS.format(
-            kind="keys", names="example_tags, ideal_completions_data, canary"
-        )
+        shapes.IGNORED_KEYS.format(kind="keys", names="ideal_completions_data")
     ]
+    assert task.metadata == {"example_tags": record["example_tags"], "canary": record["canary"]}
 
 
 def test_a_healthbench_penalty_is_a_criterion_the_answer_passes_by_avoiding_it():
@@ -654,7 +657,7 @@ def test_azure_rag_evaluator_questions_are_graded_by_their_truth_not_by_the_apps
     assert [w.message for w in result.warnings] == [
         shapes.IGNORED_KEYS.format(
             kind="keys",
-            names="answer, context, latency, gpt_groundedness, gpt_relevance, answer_length",
+            names="answer, latency, gpt_groundedness, gpt_relevance, answer_length",
         )
     ]
 
@@ -741,8 +744,10 @@ def test_an_mt_bench_question_with_no_reference_is_graded_as_mt_benchs_judge_gra
     assert [w.message for w in result.warnings] == [
         shapes.JUDGED_BY_TOOL.format(count=2, criterion=shapes.MT_BENCH_JUDGE),
         shapes.FOLLOW_UPS_LEFT_OUT.format(count=7),
-        shapes.IGNORED_KEYS.format(kind="keys", names="category"),
     ]
+    assert writing.metadata == {
+        "category": _lines("mt_bench/question.excerpt.jsonl")[0]["category"]
+    }
 
 
 def test_mt_bench_exports_and_imports_back_identically():
@@ -795,7 +800,7 @@ def test_a_golden_answer_grades_and_the_models_output_beside_it_does_not():
         "Treatment A led to greater pain reduction (45% vs. 30%)."
     )
     assert [w.message for w in result.warnings] == [
-        shapes.IGNORED_KEYS.format(kind="keys", names="output, source")
+        shapes.IGNORED_KEYS.format(kind="keys", names="output")
     ]
 
 
@@ -910,7 +915,7 @@ def test_a_hellobench_checklist_is_one_criterion_per_question_each_weighing_the_
     # already states: not imported.
     assert [w.message for w in result.warnings] == [
         shapes.IGNORED_KEYS.format(
-            kind="keys", names="category, formatted_checklists, num_checklist, requirements"
+            kind="keys", names="formatted_checklists, num_checklist, requirements"
         )
     ]
 
@@ -1082,7 +1087,10 @@ def test_a_bedrock_prompt_dataset_expects_its_reference_response():
         (line["prompt"], line["referenceResponse"]) for line in lines
     ]
     assert [w.message for w in result.warnings] == [
-        shapes.IGNORED_KEYS.format(kind="keys", names="category, fixtureId")
+        shapes.IGNORED_KEYS.format(kind="keys", names="fixtureId")
+    ]
+    assert [t.metadata for t in result.plan.tasks] == [
+        {"category": line["category"]} for line in lines
     ]
 
 
@@ -1135,8 +1143,8 @@ def test_arena_hard_asks_its_one_turn_and_grades_by_what_its_judge_weighs():
     assert [c.criterion for c in task.criteria] == [shapes.ARENA_HARD_JUDGE]
     assert [w.message for w in result.warnings] == [
         shapes.JUDGED_BY_TOOL.format(count=3, criterion=shapes.ARENA_HARD_JUDGE),
-        shapes.IGNORED_KEYS.format(kind="keys", names="category, cluster"),
     ]
+    assert task.metadata == {"category": first["category"], "cluster": first["cluster"]}
 
 
 def test_a_follow_up_question_is_asked_after_the_chat_history_it_follows():

@@ -130,9 +130,8 @@ def test_healthbench_rubrics_are_criteria_and_a_penalty_is_a_criterion_to_avoid(
         (f"{shapes.PENALTY_PREFIX}Recommends a double dose.", 8),
     ]
     assert "HealthBench (chat prompt + rubrics)" in result.detected
-    assert [w.message for w in result.warnings] == [
-        shapes.IGNORED_KEYS.format(kind="keys", names="example_tags")
-    ]
+    assert result.warnings == ()
+    assert task.metadata == {"example_tags": ["theme:drugs"]}
 
 
 def test_a_score_rubric_keeps_a_weight_the_record_gives():
@@ -207,7 +206,7 @@ def test_langsmith_single_keys_of_any_name_are_the_prompt_and_the_answer():
     result = check("ls.jsonl", lines(record))
 
     assert (result.plan.tasks[0].prompt, result.plan.tasks[0].expected_text) == ("2+2?", "4")
-    assert result.warnings[0].message == shapes.IGNORED_KEYS.format(kind="keys", names="metadata")
+    assert result.warnings == () and result.plan.tasks[0].metadata == {"s": 1}
 
 
 def test_promptfoo_vars_and_assertions():

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from datasets_app.importing.columns import METADATA_PREFIX, metadata_key
 from datasets_app.importing.shapes.azure import _history
 from datasets_app.importing.shapes.base import (
     CELLS_CUT,
@@ -35,6 +36,8 @@ from datasets_app.importing.shapes.values import (
     text_value,
 )
 from datasets_app.importing.spec import (
+    MAX_METADATA_KEY_CHARS,
+    MAX_METADATA_KEYS,
     Problem,
     name_from_prompt,
     shorten,
@@ -215,6 +218,63 @@ def ignored_sources(
         else:
             ignored[source] = None
     return list(ignored)
+
+
+# The keys other tools keep beside a record's prompt that say what a task is, not what it
+# asks or expects: kept as the task's metadata (with `columns.METADATA_COLUMNS`, which
+# sheets' columns share, and any `metadata` object, Langfuse's and LangSmith's).
+METADATA_KEYS = frozenset({"tags", "metadata"})
+
+
+def metadata_sources(ignored: Sequence[str], records: Sequence[Record], *, chat: bool) -> list[str]:
+    """Which of the keys no field reads are kept as each task's metadata: a `metadata`
+    object, the keys that name one (`category`, `difficulty`, `source`, `split`, `context`,
+    `tags`) and, beside a chat's messages, every other top-level key (a chat record's extra
+    fields), as many as a task can keep. But for a `metadata` object, a key is kept when
+    every record's value is a label (text, a number, true or false, or a list of them): a
+    document's paragraphs or a model's completions are evidence, still named as not
+    imported."""
+    kept = [
+        source
+        for source in ignored
+        if source == "metadata"
+        or (
+            (source in METADATA_KEYS or metadata_key(source) or (chat and _key_like(source)))
+            and all(_is_label(_value_of(record, source)) for record in records)
+        )
+    ]
+    if len(kept) > MAX_METADATA_KEYS:
+        return [source for source in kept if source in METADATA_KEYS or metadata_key(source)]
+    return kept
+
+
+def _key_like(source: str) -> bool:
+    return source.isprintable() and 0 < len(source) <= MAX_METADATA_KEY_CHARS
+
+
+def _is_label(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(item, str | int | float | bool) for item in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _value_of(record: Record, source: str) -> Any:
+    raw = record.raw or {}
+    return raw[source] if source in raw else record.values.get(source)
+
+
+def record_metadata(record: Record, sources: Iterable[str]) -> dict[str, Any]:
+    """A record's values of `sources` as metadata: a `metadata` object's keys as they are,
+    another key under its name (`Category` as category), an absent or null value left out."""
+    metadata: dict[str, Any] = {}
+    for source in sources:
+        value = _value_of(record, source)
+        if source == "metadata" and isinstance(value, dict):
+            metadata.update((k, v) for k, v in value.items() if v is not None)
+        elif value is not None:
+            name = source[len(METADATA_PREFIX) :] if source.startswith(METADATA_PREFIX) else source
+            metadata[metadata_key(source) or name] = value
+    return metadata
 
 
 def sample_of(tasks: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:

@@ -6,7 +6,7 @@ the envelopes tools wrap them in, and the records into the page's document.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,14 @@ from datasets_app.importing.shapes.base import (
     Records,
     _parts,
 )
-from datasets_app.importing.shapes.build import build_tasks, ignored_sources, sample_of
+from datasets_app.importing.shapes.build import (
+    Built,
+    build_tasks,
+    ignored_sources,
+    metadata_sources,
+    record_metadata,
+    sample_of,
+)
 from datasets_app.importing.shapes.mapping import (
     _described,
     _missing_sources,
@@ -379,6 +386,23 @@ class Shaped:
     problem_records: list[Record | None] = field(default_factory=list)
 
 
+def _keep_metadata(built: Built, ignored: Sequence[str], *, chat: bool) -> list[str]:
+    """Give each task the metadata its record keeps (`metadata_sources`); returns the keys
+    still not imported."""
+    kept = metadata_sources(ignored, built.places, chat=chat)
+    for task, record in zip(built.tasks, built.places, strict=True):
+        metadata = record_metadata(record, kept)
+        if metadata:
+            task["metadata"] = metadata
+    return [source for source in ignored if source not in kept]
+
+
+def _is_chat_prompt(records: Sequence[Record], fields: Mapping[str, str]) -> bool:
+    """Whether the records' prompt is a chat's messages (its other keys are metadata)."""
+    source = fields.get("prompt")
+    return bool(records and source and is_chat(records[0].values.get(source)))
+
+
 def read_records(found: Records, *, file_name: str, options: CheckOptions | None) -> Shaped:
     """The canonical document of a .json or .jsonl file of records (not yet validated).
 
@@ -447,6 +471,7 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
     if records and is_requirement_tree(records[0].values.get(fields.get("criterion", ""))):
         handled.add("weight")  # the root's, alone at the top of its tree: all of the score
     ignored = ignored_sources(recognised.sources, fields, handled=handled)
+    ignored = _keep_metadata(built, ignored, chat=_is_chat_prompt(records, fields))
     if ignored:
         shaped.warnings.append(IGNORED_KEYS.at(file_name, kind="keys", names=", ".join(ignored)))
     # Every record refused: their problems say why, where "the file has no tasks" would not.
