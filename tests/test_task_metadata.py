@@ -112,11 +112,29 @@ def test_the_dataset_page_filters_and_searches_by_metadata(auth_client, dataset,
     assert 'name="metadata"' in page and 'placeholder="key=value"' in page
 
 
-def test_the_preview_says_which_keys_become_metadata(auth_client, user):
+# Another tool's records (OpenAI evals' lines, a LangSmith-style split beside them).
+EVALS_LINES = (
+    b'{"input": "What is 2+2?", "ideal": "4", "category": "math", "split": "test"}\n'
+    b'{"input": "Hi", "ideal": "Hello", "tags": ["greeting"], "notes": "x"}\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "said"),
+    [
+        ("quiz.csv", SHEET, "<code>category</code>, <code>level</code>."),
+        (
+            "evals.jsonl",
+            EVALS_LINES,
+            "<code>category</code>, <code>split</code>, <code>tags</code>.",
+        ),
+    ],
+)
+def test_the_preview_says_which_keys_become_metadata(auth_client, user, name, data, said):
     dataset = Dataset.objects.create(owner=user, name="Quiz")
     auth_client.post(
         reverse("datasets_app:import_check", args=[dataset.pk]),
-        {"file": SimpleUploadedFile("quiz.csv", SHEET)},
+        {"file": SimpleUploadedFile(name, data)},
         HTTP_HX_REQUEST="true",
     )
     upload = Upload.objects.get(dataset=dataset)
@@ -124,7 +142,7 @@ def test_the_preview_says_which_keys_become_metadata(auth_client, user):
 
     page = auth_client.get(url).content.decode()
 
-    assert "Kept as each task’s metadata: <code>category</code>, <code>level</code>." in page
+    assert f"Kept as each task’s metadata: {said}" in page
 
 
 def test_the_api_s_task_has_its_metadata(client, dataset, user):
