@@ -314,22 +314,28 @@ def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
     bulk.insert_rows(RunOutcome, outcomes)
 
 
-def run_begin(*, run: Run) -> Run:
-    """Check the kept outputs again and write the run's rows, all or nothing; then hand it
-    to the workers. A run whose file now has problems is refused, with them."""
+def _check_kept(run: Run, mapping: Mapping[str, str] | None) -> tuple[RunPlan, OutputsFile]:
+    """Check a run's kept outputs file again, read with `mapping`: the run must not have
+    started (a started run's rows are written)."""
     if run.state != RunState.CHECKING:
         raise RunRefused(NOT_STARTABLE)
     with run.outputs_file.open("rb") as handle:
         data = handle.read(MAX_FILE_BYTES + 1)
-    kept = RunPlan.from_json(run.plan or {})
-    plan, read = run_check(
+    return run_check(
         version=run.version,
         data=data,
         file_name=run.outputs_name,
-        mapping=kept.mapping if kept else None,
+        mapping=mapping,
         budget_judge_calls=run.budget_judge_calls,
         budget_tokens=run.budget_tokens,
     )
+
+
+def run_begin(*, run: Run) -> Run:
+    """Check the kept outputs again and write the run's rows, all or nothing; then hand it
+    to the workers. A run whose file now has problems is refused, with them."""
+    kept = RunPlan.from_json(run.plan or {})
+    plan, read = _check_kept(run, kept.mapping if kept else None)
     if not plan.ok:
         raise RunRefused("The outputs have problems.", plan.problems)
     with transaction.atomic():
@@ -352,18 +358,7 @@ def run_map(*, run: Run, mapping: Mapping[str, str]) -> tuple[RunPlan, Run | Non
     """Read a kept run's outputs again with the columns the person chose. Still to choose,
     or ready: the run keeps the file, with the new plan. Other problems: the run and its
     file are gone, as if the file had been checked with these columns at first."""
-    if run.state != RunState.CHECKING:
-        raise RunRefused(NOT_STARTABLE)
-    with run.outputs_file.open("rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
-    plan, _ = run_check(
-        version=run.version,
-        data=data,
-        file_name=run.outputs_name,
-        mapping=mapping,
-        budget_judge_calls=run.budget_judge_calls,
-        budget_tokens=run.budget_tokens,
-    )
+    plan, _ = _check_kept(run, mapping)
     if not plan.ok and not plan.mapping_due:
         run_discard(run=run)
         return plan, None
