@@ -88,6 +88,11 @@ SANDBOX_REASONS: dict[str, Reason] = {
     )
 }
 
+# Every reason above, by its code: what a program (or a test) reads to know them all.
+REASONS: dict[str, Reason] = {
+    value.code: value for value in list(globals().values()) if isinstance(value, Reason)
+}
+
 NO_ANSWER_REASONING = "The agent gave no answer."
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from context_verifiers import outcome as reasons
 from context_verifiers.outcome import Outcome
+from context_verifiers.sandbox import CODES
 from context_verifiers.scoring import Score, dataset_score, task_score
 from context_verifiers.verdict import Verdict
 
@@ -24,7 +25,10 @@ graded = st.one_of(
     st.just(FAILED),
     st.floats(0, 1).map(lambda value: Outcome.of(Verdict.score(value))),
 )
-ungraded = st.sampled_from([ERROR, SKIPPED])
+# Every way a grader can fail to grade, as the library defines them.
+ungraded = st.sampled_from(sorted(reasons.REASONS)).map(
+    lambda code: reasons.REASONS[code].outcome("why")
+)
 weights = st.floats(min_value=0.5, max_value=1000)
 
 
@@ -84,6 +88,50 @@ def test_errors_and_skips_change_coverage_never_the_score(items, broken):
         graded_weight / (graded_weight + math.fsum(w for w, _ in broken))
     )
     assert mixed.coverage < 1.0
+
+
+def test_the_library_names_every_code_the_issue_and_the_sandbox_give():
+    issue = {
+        "judge_unparseable",
+        "judge_unreachable",
+        "code_timeout",
+        "code_memory",
+        "code_crash",
+        "code_bad_return",
+        "python_checks_off",
+        "sandbox_unavailable",
+        "no_judge_configured",
+    }
+    assert issue | set(CODES) <= set(reasons.REASONS)
+    assert {r.status for r in reasons.REASONS.values()} == {"error", "skipped"}
+
+
+@pytest.mark.parametrize("code", sorted(reasons.REASONS))
+@given(
+    items=st.lists(st.tuples(weights, graded), max_size=8),
+    weight=weights,
+    others=st.lists(st.tuples(weights, ungraded), max_size=3),
+)
+def test_an_outcome_of_every_code_is_never_a_zero_and_leaves_the_score_partial(
+    code, items, weight, others
+):
+    reason = reasons.REASONS[code]
+    broken = reason.outcome("what happened")
+    assert (broken.status, broken.code, broken.score) == (reason.status, code, None)
+    assert not broken.graded
+
+    score = task_score([*items, (weight, broken), *others])
+
+    graded_weight = math.fsum(w for w, _ in items)
+    total = graded_weight + weight + math.fsum(w for w, _ in others)
+    assert score.coverage == pytest.approx(graded_weight / total)
+    assert score.coverage < 1.0
+    if items:
+        assert score.value == pytest.approx(task_score(items).value)
+    else:
+        assert score.value is None  # nothing graded: no score, not 0
+    # A dataset of that task keeps the same score and coverage.
+    assert dataset_score([score]) == score
 
 
 @given(st.lists(st.tuples(weights, graded), min_size=1, max_size=10), st.floats(0.1, 100))
