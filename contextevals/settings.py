@@ -363,10 +363,6 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# The judges of llm_judge and agent_judge criteria: JUDGE_BASE_URL, JUDGE_MODEL and the other
-# JUDGE_* variables (README, "Judges"). Unset, judge criteria are skipped as "no judge
-# configured"; a value that cannot be read stops the start, naming its variable.
-JUDGE = JudgeConfig.from_env()
 
 # Checks and imports per person per minute (django-ratelimit, counted in the cache: set
 # CACHE_URL to a shared Redis when several web processes serve the app).
@@ -460,5 +456,8 @@ def judge_config(environ: dict[str, str]) -> JudgeConfig:
     return config
 
 
-# Read once, here: `datasets_app.grading.graders()` makes the site's judge from it.
+# The judges of llm_judge and agent_judge criteria: JUDGE_BASE_URL, JUDGE_MODEL and the other
+# JUDGE_* variables (README, "Judges"). Unset, judge criteria are skipped as "no judge
+# configured"; a value that cannot be read stops the start, naming its variable. Read once,
+# here: `datasets_app.grading.graders()` makes the site's judge from it.
 JUDGE = judge_config(dict(os.environ))

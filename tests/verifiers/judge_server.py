@@ -7,7 +7,8 @@ containing "partly" scores 0.5 (category A), anything else fails (0, category D)
 replies in whichever way the request asks (JSON schema, a forced tool call, JSON in the
 text). Faults are queued with `fail(...)` and used one per request, in order: an HTTP
 status with headers (429 with Retry-After, 500), a slow reply, a body that is not JSON, a
-reply with given content (a score of 7). Every request is kept in `requests`.
+reply with given content (a score of 7). Every request is kept in `requests` (its headers
+in `headers`, names in lower case), and `most_in_flight` counts the most it answered at once.
 
 Run alone (`python tests/verifiers/judge_server.py --latency 0.02`) it prints its base URL
 and serves until killed: the bench runs it so, in its own process.
@@ -89,6 +90,11 @@ class JudgeServer:
         self.latency = latency
         self.requests: list[dict[str, Any]] = []
         self.faults: deque[Fault] = deque()
+        # Each request's HTTP headers (the key arrives as Authorization), and the most
+        # requests it was answering at once.
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.most_in_flight = 0
         self._lock = threading.Lock()
         server = self
 
@@ -105,7 +111,15 @@ class JudgeServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
-                status, headers, reply = server.answer(self.path, raw)
+                with server._lock:
+                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    server.in_flight += 1
+                    server.most_in_flight = max(server.most_in_flight, server.in_flight)
+                try:
+                    status, headers, reply = server.answer(self.path, raw)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
