@@ -16,6 +16,7 @@ import json
 import sys
 import zipfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from context_verifiers.grading import DatasetResult, Graders, TaskResult, grade_tasks
@@ -23,7 +24,7 @@ from context_verifiers.judges import Judge, JudgeConfig, JudgeConfigError
 from context_verifiers.views import MAX_FILE_VIEW_BYTES
 from datasets_app import wording
 from datasets_app.importing.checker import check_file
-from datasets_app.importing.outputs import read_outputs
+from datasets_app.importing.outputs import OutputsFile, read_outputs
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
     CheckOptions,
@@ -110,6 +111,15 @@ def _plan(path: Path, allow_python: bool) -> tuple[DatasetSpec | None, list[Prob
     return checked.plan, list(checked.problems)
 
 
+def _with_costs(result: DatasetResult, read: OutputsFile) -> DatasetResult:
+    """Each task with what its outputs line said the agent's run cost, as a run keeps it."""
+    tasks = []
+    for task in result.tasks:
+        output = read.outputs.get(task.task)
+        tasks.append(replace(task, agent=output.costs) if output else task)
+    return replace(result, tasks=tuple(tasks))
+
+
 def grade(arguments: argparse.Namespace, write: Callable[[str], None]) -> int:
     dataset_path, outputs_path = Path(arguments.dataset), Path(arguments.outputs)
     plan, problems = _plan(dataset_path, arguments.allow_python)
@@ -138,6 +148,7 @@ def grade(arguments: argparse.Namespace, write: Callable[[str], None]) -> int:
     result = grade_tasks(
         plan, [(task, outputs.get(task.id)) for task in plan.tasks], graders=graders
     )
+    result = _with_costs(result, read)
     if arguments.json:
         write(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
     else:

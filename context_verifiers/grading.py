@@ -9,7 +9,7 @@ an `Outcome`; `scoring` makes the task's and the dataset's score of them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -237,17 +237,23 @@ class TaskResult:
     task: str
     score: Score
     criteria: tuple[CriterionResult, ...]
+    # What the agent's run of it cost, as its outputs line said (`latency_ms`, `tokens`,
+    # `cost`, `model`, `trace`): carried beside the verdicts, never graded.
+    agent: Mapping[str, Any] | None = None
 
     @property
     def errors(self) -> int:
         return sum(result.outcome.status == "error" for result in self.criteria)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "task": self.task,
             **self.score.to_json(),
             "criteria": [result.to_json() for result in self.criteria],
         }
+        if self.agent:
+            data["agent"] = dict(self.agent)
+        return data
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from django.utils.text import get_valid_filename
 from datasets_app.importing import csv_format, evalset_format, xlsx_format, zip_format
 from datasets_app.importing.columns import spreadsheet_warnings
 from datasets_app.importing.formats import WRITERS
+from datasets_app.importing.outputs import COST_KEYS
 from datasets_app.importing.spec import DatasetSpec, FileSpec, MappedTasks, TaskSpec, counted
 
 # Exports up to this size stay in memory; a larger .zip spools to a temporary file.
@@ -196,6 +197,9 @@ RUN_RESULT_COLUMNS = [
     "score",
     "code",
     "reasoning",
+    # What the agent's run of the task cost, as its outputs line said (repeated on each of
+    # the task's rows, as its score is).
+    *COST_KEYS,
 ]
 RUN_RESULT_FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 
@@ -223,6 +227,7 @@ def run_results_file(document: dict[str, Any], slug: str) -> bytes:
             _cell(criterion["score"]),
             _cell(criterion["code"]),
             _cell(criterion["reasoning"]),
+            *(_cell((task.get("agent") or {}).get(key)) for key in COST_KEYS),
         ]
         for task in tasks
         for criterion in task["criteria"]

@@ -46,6 +46,7 @@ from context_verifiers.scoring import Score, dataset_score
 from datasets_app import exporting, wording
 from datasets_app.exporting import ExportNotes
 from datasets_app.importing import checker, columns, json_format
+from datasets_app.importing.outputs import COST_KEYS, costs_json
 from datasets_app.importing.spec import (
     DEFAULT_CRITERION_VERIFIER,
     DEFAULT_EXPECTED_ANSWER_VERIFIER,
@@ -1659,8 +1660,12 @@ def task_result_of(result: RunResult, rows: Sequence[RunOutcome]) -> TaskResult:
         )
         for row in rows
     )
+    agent = costs_json({key: getattr(result, key) for key in COST_KEYS})
     return TaskResult(
-        task=result.task_key, score=Score(result.score, result.coverage), criteria=criteria
+        task=result.task_key,
+        score=Score(result.score, result.coverage),
+        criteria=criteria,
+        agent=agent,
     )
 
 
@@ -1733,6 +1738,21 @@ def _histogram(values: Iterable[float]) -> list[int]:
     return bins
 
 
+def _costs(results: Sequence[tuple[Any, ...]]) -> dict[str, Any]:
+    """What the agent's runs cost, summed over the tasks whose lines said (`run_summary`'s
+    rows: latency, tokens, cost and model at 7 to 10); the mean latency is of those."""
+    latencies = [row[7] for row in results if row[7] is not None]
+    tokens = [row[8] for row in results if row[8] is not None]
+    costs = [row[9] for row in results if row[9] is not None]
+    return {
+        "latency_ms": math.fsum(latencies) if latencies else None,
+        "latency_mean_ms": math.fsum(latencies) / len(latencies) if latencies else None,
+        "tokens": sum(tokens) if tokens else None,
+        "cost": math.fsum(costs) if costs else None,
+        "models": sorted({row[10] for row in results if row[10]}),
+    }
+
+
 def run_summary(*, run_id: int) -> RunSummary:
     """The run's figures from its rows: two reads, whatever its size."""
     results = list(
@@ -1768,9 +1788,6 @@ def run_summary(*, run_id: int) -> RunSummary:
         if status in ("passed", "failed", "scored"):
             by_task.setdefault(result_id, []).append(score or 0.0)
     scores = [row[1] for row in results if row[3] and row[1] is not None]
-    latencies = [row[7] for row in results if row[7] is not None]
-    tokens = [row[8] for row in results if row[8] is not None]
-    costs = [row[9] for row in results if row[9] is not None]
     graded = [row for row in results if row[3]]
     calibration, disagreements = _calibration(run_id, results)
     return RunSummary(
@@ -1787,12 +1804,7 @@ def run_summary(*, run_id: int) -> RunSummary:
         outcomes=counts,
         criteria=[rate.to_json() for rate in metrics.criterion_rates(rate_rows)],
         histogram=_histogram(scores),
-        costs={
-            "latency_ms": math.fsum(latencies) if latencies else None,
-            "tokens": sum(tokens) if tokens else None,
-            "cost": math.fsum(costs) if costs else None,
-            "models": sorted({row[10] for row in results if row[10]}),
-        },
+        costs=_costs(results),
         judge_calls=judge_calls,
     )
 

@@ -1332,7 +1332,12 @@ def _run_context(dataset: Dataset, run: Run, request: HtmxHttpRequest) -> dict:
         "form": form,
     }
     if run.state != RunState.CHECKING:
-        context["page"] = selectors.run_task_page(run, form.listing())
+        page = context["page"] = selectors.run_task_page(run, form.listing())
+        # The table's cost columns, when the outputs said what any task on the page cost.
+        context["costs_shown"] = any(
+            row.latency_ms is not None or row.tokens is not None or row.cost is not None
+            for row in page.rows
+        )
     if summary is not None:
         context["score_bars"] = selectors.score_bars(summary)
         context["criterion_bars"] = selectors.criterion_bars(summary)

@@ -47,7 +47,7 @@ from datasets_app.services import checks, datasets, imports, limits, runs
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
-API_VERSION = "1.5.0"
+API_VERSION = "1.6.0"
 
 
 class ContextEvalsAPI(NinjaAPI):
@@ -532,6 +532,11 @@ CHOOSE_OUTPUTS = "Send the outputs file as the multipart field 'outputs'."
 OUTPUTS_HAVE_PROBLEMS = "The outputs have problems; details lists each, with its line or row."
 
 
+def _run_costs(costs: dict[str, Any]) -> dict[str, Any]:
+    keys = ("latency_ms", "latency_mean_ms", "tokens", "cost")
+    return {**{key: costs.get(key) for key in keys}, "models": list(costs.get("models") or [])}
+
+
 def _run_out(run: Run) -> dict[str, Any]:
     summary = selectors.run_summary_of(run)
     return {
@@ -553,6 +558,7 @@ def _run_out(run: Run) -> dict[str, Any]:
         }
         if summary
         else None,
+        "costs": _run_costs(summary.costs) if summary else None,
         "judge_model": run.judge_model or None,
         "outputs": run.outputs_name,
         "error": run.error or None,

@@ -260,6 +260,16 @@ class RunCounts(Schema):
     no_output: int = Field(description="Tasks the outputs gave no answer for (scored 0).")
 
 
+class RunCosts(Schema):
+    latency_ms: float | None = Field(description="The agent's latency over its tasks, summed.")
+    latency_mean_ms: float | None = Field(
+        description="The mean latency of the tasks whose outputs line gave one."
+    )
+    tokens: int | None = Field(description="The agent's tokens, summed.")
+    cost: float | None = Field(description="The agent's cost, summed (as its lines gave it).")
+    models: list[str] = Field(description="The models the outputs lines named.")
+
+
 class RunOut(Schema):
     id: int
     dataset: int
@@ -273,6 +283,9 @@ class RunOut(Schema):
     stderr: float | None = Field(description="The score's standard error, over tasks.")
     coverage: float | None = Field(description="How much of the score's weight was graded.")
     counts: RunCounts | None = Field(description="How its tasks ended, once it ended.")
+    costs: RunCosts | None = Field(
+        description="What the agent's runs cost, as the outputs said, once it ended."
+    )
     judge_model: str | None = Field(description="The judge's model, if a judge grades it.")
     outputs: str = Field(description="The outputs file's name.")
     error: str | None = Field(description="Why it failed, for people.")
@@ -294,11 +307,24 @@ class CriterionResultOut(Schema):
     warnings: list[str]
 
 
+class AgentCostsOut(Schema):
+    """What the agent's run of a task cost, as its outputs line said; only what it said."""
+
+    latency_ms: float | None = None
+    tokens: int | None = None
+    cost: float | None = None
+    model: str | None = None
+    trace: str | None = Field(None, description="A link to the agent's trace (http or https).")
+
+
 class TaskResultOut(Schema):
     task: str = Field(description="The task's id in the version.")
     score: float | None
     coverage: float
     criteria: list[CriterionResultOut]
+    agent: AgentCostsOut | None = Field(
+        None, description="What the agent's run cost; left out when its line said nothing."
+    )
 
 
 class RunResultsOut(Schema):

@@ -99,10 +99,11 @@ FIELDS: tuple[Field, ...] = (
 )
 FIELDS_BY_KEY: dict[str, Field] = {field.key: field for field in FIELDS}
 # What an agent's outputs file (a run's, `importing.outputs`) names its columns or keys: the
-# task as a dataset's `id` is named, and the agent's answer so. Not a field of a dataset
-# (it is not in FIELDS, so the import dialog never offers it): `answer` and `completion`
-# mean the *expected* answer in a dataset file, and the agent's in an outputs file, which
-# holds no expected answer. The first spelling of each is the one the file format names.
+# task as a dataset's `id` is named, the agent's answer so, and what producing it cost. Not
+# a field of a dataset (it is not in FIELDS, so the import dialog never offers it): `answer`
+# and `completion` mean the *expected* answer in a dataset file, and the agent's in an
+# outputs file, which holds no expected answer. The first spelling of each is the one the
+# file format names.
 RUN_FIELDS: tuple[Field, ...] = (
     Field("task", "Task", ("task", *(s for s in FIELDS_BY_KEY["id"].spellings if s != "task"))),
     Field(
@@ -119,6 +120,14 @@ RUN_FIELDS: tuple[Field, ...] = (
             "generation",
         ),
     ),
+    # What producing the output cost, as agent harnesses and tracing tools name it. Only
+    # names that say their unit: a bare `latency` may be seconds, and a wrong guess would
+    # show a run 1,000 times faster than it was.
+    Field("latency_ms", "Latency", ("latency_ms", "duration_ms", "elapsed_ms")),
+    Field("tokens", "Tokens", ("tokens", "total_tokens", "token_count", "num_tokens")),
+    Field("cost", "Cost", ("cost", "cost_usd", "total_cost")),
+    Field("model", "Model", ("model", "model_name", "model_id")),
+    Field("trace", "Trace", ("trace", "trace_url", "trace_link")),
 )
 FIELD_KEYS: tuple[str, ...] = tuple(field.key for field in FIELDS)
 
@@ -160,5 +169,6 @@ _RUN_FIELD_BY_NAME: dict[str, str] = {
 
 
 def run_field_for(name: str) -> str | None:
-    """The outputs file's field (`task`, `output`) a column header or key names, or None."""
+    """The outputs file's field (`task`, `output`, or one of what the output cost:
+    `latency_ms`, `tokens`, `cost`, `model`, `trace`) a column header or key names, or None."""
     return _RUN_FIELD_BY_NAME.get(normalize(name))

@@ -5,9 +5,10 @@ an output column; other names for either (`id`, `response`, ...) are read throug
 importer's one alias list (`aliases.RUN_FIELDS`), and when two columns (or keys) could each
 be the output, the reader asks (`OutputsFile.ask`) rather than guess. A line or row
 may also carry what producing the output cost (`latency_ms`, `tokens`, `cost`, `model`,
-`trace`) and a person's verdict per criterion (`labels`; in CSV, `label:<criterion id>`
-columns). Every problem is found, each with its line or row; nothing is graded from a file
-that has any. Pure Python, like the rest of `importing`.
+`trace`, or their aliases in the same list: `total_tokens`, `cost_usd`, ...) and a
+person's verdict per criterion (`labels`; in CSV, `label:<criterion id>` columns). Every
+problem is found, each with its line or row; nothing is graded from a file that has any.
+Pure Python, like the rest of `importing`.
 """
 
 from __future__ import annotations
@@ -97,6 +98,18 @@ class AgentOutput:
     labels: Mapping[str, bool | float] = field(default_factory=dict)
     line: int | None = None
     row: int | None = None
+
+    @property
+    def costs(self) -> dict[str, Any] | None:
+        """What producing it cost, as results documents carry it (`costs_json`)."""
+        return costs_json({key: getattr(self, key) for key in COST_KEYS})
+
+
+def costs_json(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The cost fields that were given (of `COST_KEYS`), as a task's `agent` in a results
+    document; None when the line gave none (the document then leaves `agent` out)."""
+    given = {key: values.get(key) for key in COST_KEYS if values.get(key) not in (None, "")}
+    return given or None
 
 
 @dataclass
@@ -191,8 +204,15 @@ class _Reader:
             problems.append(replace(problem, task=task))
 
     def add(
-        self, values: dict[str, Any], labels: dict[str, Any], *, line: int | None, row: int | None
+        self,
+        values: dict[str, Any],
+        labels: dict[str, Any],
+        *,
+        names: Mapping[str, str],
+        line: int | None,
+        row: int | None,
     ) -> None:
+        """One line's (or row's) values by role, `names` the file's own name of each."""
         task_id, output = values.get("task"), values.get("output")
         where = {"line": line, "row": row}
         if output is not None and not isinstance(output, str):
@@ -207,7 +227,8 @@ class _Reader:
             try:
                 costs[key] = _cost(key, values.get(key))
             except ValueError as exc:
-                self.problem(BAD_COST, **where, key=key, kind=str(exc), task_id=task_id)
+                name = names.get(key, key)
+                self.problem(BAD_COST, **where, key=name, kind=str(exc), task_id=task_id)
                 return
         checked: dict[str, bool | float] = {}
         for criterion, value in labels.items():
@@ -260,7 +281,6 @@ class _Roles:
     missing: tuple[str, ...]
 
 
-_COSTS = {aliases.normalize(key): key for key in COST_KEYS}
 _RANK = {
     (field.key, aliases.normalize(spelling)): rank
     for field in aliases.RUN_FIELDS
@@ -268,17 +288,26 @@ _RANK = {
 }
 
 
+def _cost_columns(header: list[str], found: Mapping[str, list[int]]) -> dict[str, int]:
+    """The column of each cost field: what a run cost is shown, never graded, so two names
+    for one are not asked about; its own name wins, else the first alias."""
+    at = {}
+    for role, columns in found.items():
+        own = [i for i in columns if aliases.normalize(header[i]) == aliases.normalize(role)]
+        at[role] = (own or columns)[0]
+    return at
+
+
 def _column_roles(header: list[str], mapping: Mapping[str, str] | None) -> _Roles:
     """The roles of `header`'s names: the person's choice first, then the format's own name
     (`task`, `output`), then the one alias present; two aliases and no choice are asked."""
     candidates: dict[str, list[int]] = {"task": [], "output": []}
-    at: dict[str, int] = {}
+    costs: dict[str, list[int]] = {}
     for index, name in enumerate(header):
         role = aliases.run_field_for(name)
         if role is not None:
-            candidates[role].append(index)
-        elif (cost := _COSTS.get(aliases.normalize(name))) is not None:
-            at.setdefault(cost, index)
+            (candidates if role in candidates else costs).setdefault(role, []).append(index)
+    at = _cost_columns(header, costs)
     ask: dict[str, tuple[int, ...]] = {}
     missing = []
     for role, found in candidates.items():
@@ -367,7 +396,8 @@ def _read_line(
     _used(reader, list(keys), roles)
     values = {role: item[keys[index]] for role, index in roles.at.items()}
     values["task"] = str(task)
-    reader.add(values, labels, line=number, row=None)
+    names = {role: keys[index] for role, index in roles.at.items()}
+    reader.add(values, labels, names=names, line=number, row=None)
 
 
 def _read_csv(data: bytes, reader: _Reader, mapping: Mapping[str, str] | None) -> None:
@@ -389,6 +419,7 @@ def _read_csv(data: bytes, reader: _Reader, mapping: Mapping[str, str] | None) -
         for index, name in enumerate(table.header)
         if name.strip().lower().startswith(LABEL_PREFIX)
     }
+    names = {role: table.header[index] for role, index in roles.at.items()}
     for number, cells in table.rows:
         if reader.full(line=None, row=number):
             return
@@ -401,9 +432,8 @@ def _read_csv(data: bytes, reader: _Reader, mapping: Mapping[str, str] | None) -
             continue
         values: dict[str, Any] = {key: cell(index) for key, index in roles.at.items()}
         values["task"] = task_id
-        reader.add(
-            values, {name: cell(index) for index, name in labels.items()}, line=None, row=number
-        )
+        row_labels = {name: cell(index) for index, name in labels.items()}
+        reader.add(values, row_labels, names=names, line=None, row=number)
 
 
 def read_outputs(

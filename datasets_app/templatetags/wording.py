@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from django import template
@@ -72,6 +73,17 @@ def score(value: float | None) -> str:
 def milliseconds(value: float | None) -> str:
     """1,234 ms."""
     return f"{round(value or 0):,} ms"
+
+
+@register.filter
+def dollars(value: float | None) -> str:
+    """$1.23, $1,234.50; a cost under a cent keeps two figures ($0.0042), not $0.00."""
+    if value is None:
+        return ""
+    if value == 0 or value >= 0.01:
+        return f"${value:,.2f}"
+    places = 1 - math.floor(math.log10(value))
+    return f"${value:.{places}f}"
 
 
 @register.filter

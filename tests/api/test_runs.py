@@ -125,3 +125,42 @@ def test_an_ambiguous_csv_is_refused_unless_the_output_column_is_named(api, user
     told = post_outputs(api, version.dataset_id, data, "o.csv", output_column="answer")
     assert told.status_code == 202
     assert api.get(f"/api/v1/runs/{told.json()['id']}").json()["score"] == 1.0
+
+
+def test_what_the_agent_s_runs_cost_is_in_the_run_and_in_each_task_of_its_results(
+    api, user, tmp_path
+):
+    version = saved_version(user, tasks=2)
+    data = outputs_jsonl(
+        {
+            "t1": {"output": "Answer 1", "latency_ms": 300, "tokens": 40, "cost": 0.5},
+            "t2": {"output": "no", "model": "gpt-x", "trace": "https://traces.example/2"},
+        }
+    )
+    run_id = post_outputs(api, version.dataset_id, data).json()["id"]
+
+    run = api.get(f"/api/v1/runs/{run_id}").json()
+    assert run["costs"] == {
+        "latency_ms": 300.0,
+        "latency_mean_ms": 300.0,
+        "tokens": 40,
+        "cost": 0.5,
+        "models": ["gpt-x"],
+    }
+    results = api.get(f"/api/v1/runs/{run_id}/results").json()
+    assert [t.get("agent") for t in results["tasks"]] == [
+        {"latency_ms": 300.0, "tokens": 40, "cost": 0.5},
+        {"model": "gpt-x", "trace": "https://traces.example/2"},
+    ]
+    # The command-line grader carries them the same way.
+    exported = api.get(f"/api/v1/datasets/{version.dataset_id}/versions/1/export?format=json")
+    (tmp_path / "v1.json").write_bytes(b"".join(exported.streaming_content))
+    (tmp_path / "o.jsonl").write_bytes(data)
+    graded = subprocess.run(
+        [sys.executable, "-m", "context_verifiers", "grade", "v1.json", "o.jsonl", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "", "PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert json.loads(graded.stdout) == results

@@ -135,3 +135,33 @@ def test_jsonl_keys_are_read_through_the_same_aliases_and_asked_once():
     )
     chosen = read_outputs(both, "o.jsonl", IDS, mapping={"output": "answer"})
     assert chosen.ok and chosen.outputs["t2"].output == "a"
+
+
+def test_what_a_row_cost_is_read_through_the_aliases_and_a_bad_number_named_by_its_column():
+    data = (
+        b"task,output,duration_ms,total_tokens,cost_usd,model_name,trace_url\n"
+        b't1,four,"1,200",350,0.25,gpt-x,https://traces.example/1\n'
+        b"t2,five,fast,10,,,\n"
+        b"t3,six,,1.5,,,javascript:alert(1)\n"
+    )
+    read = read_outputs(data, "o.csv", IDS)
+    first = read.outputs["t1"]
+    assert (first.latency_ms, first.tokens, first.cost, first.model, first.trace) == (
+        1200.0,
+        350,
+        0.25,
+        "gpt-x",
+        "https://traces.example/1",
+    )
+    assert [(p.row, p.code, p.task) for p in read.problems] == [
+        (3, outputs.BAD_COST.code, "t2"),
+        (4, outputs.BAD_COST.code, "t3"),
+    ]
+    assert read.problems[0].message == "duration_ms must be a number of milliseconds, 0 or more."
+    assert read.problems[1].message == "total_tokens must be a whole number, 0 or more."
+
+
+def test_a_jsonl_key_of_what_it_cost_is_read_by_its_alias_and_its_own_name_wins():
+    data = b'{"task": "t1", "output": "x", "cost": 0.5, "total_cost": 9, "num_tokens": 7}\n'
+    read = read_outputs(data, "o.jsonl", IDS)
+    assert read.ok and (read.outputs["t1"].cost, read.outputs["t1"].tokens) == (0.5, 7)

@@ -209,3 +209,67 @@ def test_columns_chosen_that_leave_problems_discard_the_kept_file(auth_client, u
     assert "1 problem: nothing was graded" in page
     assert "The dataset has no task &quot;t9&quot;." in page
     assert not Run.objects.exists()
+
+
+COSTED = b"""task,output,duration_ms,total_tokens,cost_usd,model,trace_url
+t1,Answer 1,"1,200",350,0.75,gpt-x,"https://traces.example/1?a=1&b=<2>"
+t2,wrong,800,150,0.48,gpt-y,
+t3,Answer 3,,,,,
+"""
+
+
+def test_what_each_task_cost_is_shown_per_task_and_summed_on_the_run_page(auth_client, user):
+    version = saved_version(user, tasks=3)
+    checked = new_run(auth_client, version, COSTED, name="outputs.csv")
+    run = Run.objects.get()
+    auth_client.post(reverse("datasets_app:run_start", args=[version.dataset_id, run.pk]))
+    assert checked.status_code == 302
+
+    page = auth_client.get(run.get_absolute_url()).content.decode()
+    assert "What the agent’s runs cost" in page
+    assert "<dd>2,000 ms in all, 1,000 ms a task on average</dd>" in page
+    assert "<dt>Tokens</dt><dd>500</dd>" in page and "<dt>Cost</dt><dd>$1.23</dd>" in page
+    assert "<dt>Models</dt><dd><code>gpt-x</code>, <code>gpt-y</code></dd>" in page
+    table = page[page.index('<div id="task-list"') :]
+    assert '<th scope="col" class="num">Latency</th>' in table
+    assert '<td data-label="Latency" class="num">1,200 ms</td>' in table
+    assert '<td data-label="Cost" class="num">$0.48</td>' in table
+    assert '<td data-label="Tokens" class="num">—</td>' in table  # t3 said nothing
+
+    first = run.results.get(task_key="t1")
+    task_page = auth_client.get(
+        reverse("datasets_app:run_task", args=[version.dataset_id, run.pk, first.pk])
+    ).content.decode()
+    assert "<dt>Cost</dt><dd>$0.75</dd>" in task_page and "<code>gpt-x</code>" in task_page
+    assert (
+        '<a href="https://traces.example/1?a=1&amp;b=&lt;2&gt;" rel="noopener noreferrer '
+        'nofollow">the agent’s trace</a>'
+    ) in task_page
+
+    base = [version.dataset_id, run.pk]
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                auth_client.get(reverse("datasets_app:run_download", args=[*base, "csv"]))
+                .content.decode()
+                .lstrip("\ufeff")
+            )
+        )
+    )
+    assert [(r["task"], r["latency_ms"], r["tokens"], r["cost"], r["model"]) for r in rows] == [
+        ("t1", "1200.0", "350", "0.75", "gpt-x"),
+        ("t2", "800.0", "150", "0.48", "gpt-y"),
+        ("t3", "", "", "", ""),
+    ]
+    lines = auth_client.get(reverse("datasets_app:run_download", args=[*base, "jsonl"]))
+    tasks = [json.loads(line) for line in lines.content.decode().splitlines()]
+    assert tasks[1]["agent"] == {"latency_ms": 800.0, "tokens": 150, "cost": 0.48, "model": "gpt-y"}
+    assert "agent" not in tasks[2]
+
+
+def test_a_cost_that_is_not_a_number_is_a_problem_of_its_row(auth_client, user):
+    version = saved_version(user, tasks=2)
+    data = b"task,output,cost\nt1,Answer 1,cheap\nt2,Answer 2,0.1\n"
+    page = new_run(auth_client, version, data, name="outputs.csv").content.decode()
+    assert "outputs.csv, row 2" in page and "<li>cost must be a number, 0 or more.</li>" in page
+    assert not Run.objects.exists()
