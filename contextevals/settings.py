@@ -311,6 +311,16 @@ RUN_LEASE_SECONDS = float(
         "RUN_LEASE_SECONDS", str(RUN_CHUNK_TIME_LIMIT_SECONDS + TIME_LIMIT_GRACE_SECONDS + 60)
     )
 )
+# Exports: a dataset or version of more tasks than this is built by a worker into the
+# storage (an `ExportJob`), its page showing the progress and then a download link, instead
+# of within the request: at 10,000 tasks every format builds in about a second or less on a
+# 2-core machine (`make bench`), past it a request would hold a web process for many. The
+# worker's build ends within EXPORT_TIME_LIMIT_SECONDS (100,000 tasks as xlsx, the slowest
+# format, take well under that); a built export is kept EXPORT_KEEP_HOURS, then removed by
+# the hourly `delete_expired_exports`.
+EXPORT_IN_REQUEST_TASKS = int(os.environ.get("EXPORT_IN_REQUEST_TASKS", "10000"))
+EXPORT_TIME_LIMIT_SECONDS = int(os.environ.get("EXPORT_TIME_LIMIT_SECONDS", "900"))
+EXPORT_KEEP_HOURS = int(os.environ.get("EXPORT_KEEP_HOURS", "24"))
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Workers log through LOGGING below (JSON lines with DEBUG=0), like the web process, instead of
@@ -319,6 +329,10 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "delete-expired-uploads": {
         "task": "datasets_app.tasks.delete_expired_uploads",
+        "schedule": 3600.0,
+    },
+    "delete-expired-exports": {
+        "task": "datasets_app.tasks.delete_expired_exports",
         "schedule": 3600.0,
     },
 }

@@ -7,6 +7,7 @@ one, opens stored files for the .zip, and says what a format cannot carry.
 from __future__ import annotations
 
 import json
+import posixpath
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -116,12 +117,23 @@ def export(spec: DatasetSpec, fmt: ExportFormat) -> IO[bytes]:
     worked out again here: that would be one more pass over every task.
     """
     out = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - returned open
+    export_to(spec, fmt, out)
+    out.seek(0)
+    return out
+
+
+def export_to(spec: DatasetSpec, fmt: ExportFormat, out: IO[bytes]) -> None:
+    """Write the export into `out`: the one way an export is built, within a request
+    (`export`) or by a worker into the storage (`services.exports.export_job_build`)."""
     if fmt.slug == "zip":
         zip_format.write(spec, out, open_file=_open_stored)
     else:
         _WRITERS[fmt.slug](links_only(spec) if fmt.slug in FLAT_FORMATS else spec, out)
-    out.seek(0)
-    return out
+
+
+def download_name(stem: str, fmt: ExportFormat) -> str:
+    """The name an export downloads as: `<stem>.<extension>`, made safe."""
+    return f"{get_valid_filename(stem) or 'dataset'}.{fmt.extension}"
 
 
 @dataclass(frozen=True)
@@ -179,7 +191,17 @@ def export_response(spec: DatasetSpec, slug: str, stem: str) -> FileResponse:
     return FileResponse(
         stream,
         as_attachment=True,
-        filename=f"{get_valid_filename(stem) or 'dataset'}.{fmt.extension}",
+        filename=download_name(stem, fmt),
+        content_type=fmt.content_type,
+    )
+
+
+def stored_export_response(name: str, fmt: ExportFormat) -> FileResponse:
+    """An export a worker built into the storage (`ExportJob`), as its download."""
+    return FileResponse(
+        default_storage.open(name, "rb"),
+        as_attachment=True,
+        filename=posixpath.basename(name),
         content_type=fmt.content_type,
     )
 

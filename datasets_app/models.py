@@ -656,3 +656,83 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None and not self.is_expired
+
+
+def export_expiry() -> datetime:
+    return timezone.now() + timedelta(hours=project_settings.EXPORT_KEEP_HOURS)
+
+
+def export_path(job: ExportJob, filename: str) -> str:
+    # The job's random key: a stored export's name never says whose dataset it is.
+    return f"exports/{job.key}/{filename}"
+
+
+class ExportJob(models.Model):
+    """An export too large to build within a request (more than EXPORT_IN_REQUEST_TASKS
+    tasks), built by a worker into the storage and downloaded from its page until it
+    expires. Its address is its random key: `/exports/<key>/`, seen by whoever may see the
+    dataset (`selectors.export_job_for`)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        BUILDING = "building", "Building"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+        EXPIRED = "expired", "Expired"
+
+    key = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="export_jobs")
+    # The saved version exported; empty for the dataset's current tasks (drafts included).
+    version = models.ForeignKey(
+        Version, on_delete=models.CASCADE, related_name="export_jobs", null=True, blank=True
+    )
+    # An `exporting.EXPORT_FORMATS` slug.
+    format = models.CharField(max_length=10)
+    requested_by = models.ForeignKey(
+        project_settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    # Tasks written so far, of how many (counted when the worker starts).
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    file = models.FileField(upload_to=export_path, max_length=500, blank=True)
+    # The built file's size in bytes, once it is stored.
+    size = models.PositiveBigIntegerField(null=True, blank=True)
+    # What a person reads when the export failed: why, and what to do.
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(default=export_expiry)
+
+    class Meta:
+        indexes = [models.Index(fields=["expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.dataset} {self.format} export {self.key}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("datasets_app:export_job", args=[self.key])
+
+    @property
+    def in_progress(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.BUILDING)
+
+    @property
+    def expired(self) -> bool:
+        """Gone, or past its expiry and about to go (the hourly clean-up removes it)."""
+        return self.state == self.State.EXPIRED or (
+            self.state == self.State.READY and timezone.now() >= self.expires_at
+        )
+
+    @property
+    def stored_name(self) -> str:
+        """Where the built file is in the storage; empty until it is built."""
+        return self.file.name or ""
+
+    @property
+    def downloadable(self) -> bool:
+        return self.state == self.State.READY and bool(self.file) and not self.expired

@@ -44,7 +44,7 @@ from context_verifiers.grading import CriterionResult, DatasetResult, TaskResult
 from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, dataset_score
 from datasets_app import exporting, wording
-from datasets_app.exporting import ExportNotes
+from datasets_app.exporting import ExportFormat, ExportNotes
 from datasets_app.importing import checker, columns, json_format
 from datasets_app.importing.outputs import COST_KEYS, costs_json
 from datasets_app.importing.spec import (
@@ -67,6 +67,7 @@ from datasets_app.models import (
     ApiToken,
     Criterion,
     Dataset,
+    ExportJob,
     ImportMode,
     Run,
     RunOutcome,
@@ -1060,6 +1061,33 @@ def worker_stopped(upload: Upload) -> str:
 def upload_of(user: User, key: Any) -> Upload:
     """An upload of this person's (404 for anyone else's)."""
     return get_object_or_404(Upload.objects.select_related("dataset"), key=key, owner=user)
+
+
+def export_job_for(user: User, key: Any) -> ExportJob:
+    """An export job of a dataset the person may see (404 for any other, as the dataset)."""
+    visible = ExportJob.objects.filter(dataset__in=datasets_for(user).values("pk"))
+    return get_object_or_404(visible.select_related("dataset", "version"), pk=key)
+
+
+def export_job_answering(
+    *, dataset: Dataset, version: Version | None, fmt: ExportFormat, user: User
+) -> ExportJob | None:
+    """The job that already answers for this export, if any: asking for it again (a second
+    click, a reload, a script polling the API) finds it rather than building it twice.
+
+    A saved version never changes, so its export is built once and shared until it
+    expires. The current tasks do change: a job of theirs answers only while it is still
+    queued or building, and only for the person who asked.
+    """
+    jobs = ExportJob.objects.filter(
+        dataset=dataset, version=version, format=fmt.slug, expires_at__gt=timezone.now()
+    )
+    waiting = [ExportJob.State.QUEUED, ExportJob.State.BUILDING]
+    if version is None:
+        jobs = jobs.filter(requested_by=user, state__in=waiting)
+    else:
+        jobs = jobs.filter(state__in=[*waiting, ExportJob.State.READY])
+    return jobs.order_by("-created_at").first()
 
 
 def tasks_from_upload(upload: Upload) -> QuerySet[Task]:

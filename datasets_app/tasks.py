@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -22,7 +22,7 @@ from kombu.exceptions import OperationalError
 
 from datasets_app import tries
 from datasets_app.models import Upload
-from datasets_app.services import imports, runs
+from datasets_app.services import exports, imports, runs
 
 logger = logging.getLogger(__name__)
 
@@ -196,6 +196,91 @@ def grade_run_chunk(self: Task, run_id: int, first: int, last: int) -> None:
 def delete_expired_uploads() -> int:
     """Remove uploads older than a day, with their files (hourly, from Celery beat)."""
     return imports.uploads_delete_expired()
+
+
+class ExportTask(Task):
+    """A task on one export job (its key first) that records running out of time on it:
+    past the hard limit the process building it is killed, and the worker calls this."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any):
+        if isinstance(exc, TimeLimitExceeded) and args:
+            logger.error("Export %s ran past its hard time limit", args[0])
+            exports.export_job_fail(key=args[0], error=_export_too_long())
+
+
+def _export_too_long() -> str:
+    return exports.EXPORT_TOO_LONG.format(minutes=settings.EXPORT_TIME_LIMIT_SECONDS // 60)
+
+
+@contextmanager
+def export_progress(task: Task, key: str) -> Iterator[Callable[[int], None]]:
+    """A `progress(done)` for `export_job_build`, noted on the job every
+    UPLOAD_HEARTBEAT_SECONDS from a thread of its own: the build reads the tasks inside one
+    snapshot of the database, whose writes nobody sees before it ends. In the caller's
+    process (eager, or called directly) nothing is noted: the request waiting is the one
+    that would look."""
+    done = [0]
+
+    def told(count: int) -> None:
+        done[0] = count
+
+    if task.request.is_eager or task.request.called_directly:
+        yield told
+        return
+    stop = threading.Event()
+
+    def note() -> None:
+        noted = 0
+        try:
+            while not stop.wait(settings.UPLOAD_HEARTBEAT_SECONDS):
+                if done[0] != noted:
+                    try:
+                        exports.export_job_progress(key=key, done=done[0])
+                        noted = done[0]
+                    except DatabaseError:
+                        logger.warning("Could not note the progress of export %s", key)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=note, name=f"export-{key}", daemon=True)
+    thread.start()
+    try:
+        yield told
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+@shared_task(
+    base=ExportTask,
+    bind=True,
+    acks_late=True,
+    soft_time_limit=settings.EXPORT_TIME_LIMIT_SECONDS,
+    time_limit=settings.EXPORT_TIME_LIMIT_SECONDS + settings.TIME_LIMIT_GRACE_SECONDS,
+)
+def build_export(self: Task, key: str) -> None:
+    """Build an export too large for a request into the storage (`ExportJob`)."""
+    job = exports.export_job_claim(key=key)
+    if job is None:
+        return
+    try:
+        with export_progress(self, key) as progress:
+            exports.export_job_build(job=job, progress=progress)
+    except SoftTimeLimitExceeded:
+        logger.warning("Export %s ran past its time limit", key)
+        exports.export_job_fail(key=key, error=_export_too_long())
+    except exports.ExportNotStored:
+        logger.exception("Export %s could not be stored", key)
+        exports.export_job_fail(key=key, error=exports.EXPORT_NOT_STORED)
+    except Exception:
+        logger.exception("Export %s failed", key)
+        exports.export_job_fail(key=key, error=exports.EXPORT_FAILED)
+
+
+@shared_task
+def delete_expired_exports() -> int:
+    """Remove exports past their expiry, with their files (hourly, from Celery beat)."""
+    return exports.export_jobs_delete_expired()
 
 
 def enqueue(task: Task, *args: object) -> None:

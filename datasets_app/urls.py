@@ -25,6 +25,8 @@ urlpatterns = [
     path("datasets/<int:pk>/sharing/", views.dataset_sharing, name="dataset_sharing"),
     path("datasets/<int:pk>/export/", views.dataset_export, name="dataset_export_page"),
     path("datasets/<int:pk>/export/<slug:fmt>/", views.dataset_export, name="dataset_export"),
+    path("exports/<uuid:key>/", views.export_job, name="export_job"),
+    path("exports/<uuid:key>/download/", views.export_job_download, name="export_job_download"),
     # Add tasks > Import from a file
     path("datasets/<int:pk>/import/", views.import_dialog, name="import_dialog"),
     path("datasets/<int:pk>/import/check/", views.import_check, name="import_check"),

@@ -7,6 +7,8 @@ JavaScript the same URLs answer with whole pages.
 
 from __future__ import annotations
 
+import posixpath
+import uuid
 from typing import Any
 from urllib.parse import urlencode
 
@@ -50,6 +52,7 @@ from datasets_app.importing.shapes import describe
 from datasets_app.importing.spec import counted, limits_for_people
 from datasets_app.models import (
     Dataset,
+    ExportJob,
     ImportMode,
     Run,
     RunState,
@@ -57,8 +60,18 @@ from datasets_app.models import (
     TaskFile,
     TaskState,
     Upload,
+    Version,
 )
-from datasets_app.services import datasets, deletion, imports, limits, runs, sharing, tokens
+from datasets_app.services import (
+    datasets,
+    deletion,
+    exports,
+    imports,
+    limits,
+    runs,
+    sharing,
+    tokens,
+)
 from datasets_app.services import people as people_service
 
 
@@ -968,6 +981,7 @@ def version_detail(request: HtmxHttpRequest, pk: int, number: int) -> HttpRespon
         notes = selectors.version_export_notes(version)
         context["export_notes"] = notes
         context["export_warnings"] = sum(len(n.warnings) for n in notes)
+        context |= _built_where(dataset, version)
         context["changes"] = comparing.version_changes(version)
         context["runs"] = selectors.runs_of_version(version)
     return _task_list_response(request, "datasets_app/version_detail.html", context)
@@ -1026,28 +1040,103 @@ def version_task(request: HtmxHttpRequest, pk: int, number: int, task_id: str) -
     return render(request, "datasets_app/version_task.html", context)
 
 
-@require_GET
+def _built_where(dataset: Dataset, version: Version | None) -> dict[str, Any]:
+    """Whether the export links open a worker's job rather than download (`_export`)."""
+    return {
+        "built_by_worker": not exports.export_in_request(dataset=dataset, version=version),
+        "in_request_tasks": settings.EXPORT_IN_REQUEST_TASKS,
+    }
+
+
+def _export(
+    request: HtmxHttpRequest, dataset: Dataset, version: Version | None, slug: str
+) -> HttpResponseBase:
+    """The export as a download, built here. Past EXPORT_IN_REQUEST_TASKS tasks a worker
+    builds it: a POST starts the job (or finds the one already building it) and opens its
+    page; a GET opens the job that already answers for it, else asks to start one."""
+    fmt = exporting.export_format(slug)
+    if fmt is None:
+        raise Http404
+    if exports.export_in_request(dataset=dataset, version=version):
+        if version is None:
+            return exporting.export_response(
+                selectors.dataset_spec_streamed(dataset), slug, dataset.name
+            )
+        return exporting.export_response(
+            selectors.version_spec_streamed(version), slug, f"{dataset.name}-{version.label}"
+        )
+    found: ExportJob | None
+    if request.method == "POST":
+        found = exports.export_job_start(
+            dataset=dataset, version=version, fmt=fmt, user=request.user
+        )
+    else:
+        found = selectors.export_job_answering(
+            dataset=dataset, version=version, fmt=fmt, user=request.user
+        )
+    if found is not None:
+        return redirect(found.get_absolute_url())
+    context = {
+        "dataset": dataset,
+        "version": version,
+        "format": fmt,
+        "tasks": exports.export_task_count(dataset=dataset, version=version),
+        "in_request_tasks": settings.EXPORT_IN_REQUEST_TASKS,
+    }
+    return render(request, "datasets_app/export_start.html", context)
+
+
+@require_http_methods(["GET", "POST"])
 def version_export(request: HtmxHttpRequest, pk: int, number: int, fmt: str):
     dataset = selectors.dataset_for(request.user, pk)
-    version = selectors.version_for(dataset, number)
-    return exporting.export_response(
-        selectors.version_spec_streamed(version), fmt, f"{dataset.name}-{version.label}"
-    )
+    return _export(request, dataset, selectors.version_for(dataset, number), fmt)
 
 
+@require_http_methods(["GET", "POST"])
 def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResponseBase:
     """The dataset's live tasks (drafts included) as a file, or the page to choose one."""
     dataset = selectors.dataset_for(request.user, pk)
     if fmt:
-        return exporting.export_response(
-            selectors.dataset_spec_streamed(dataset), fmt, dataset.name
-        )
+        return _export(request, dataset, None, fmt)
     spec = selectors.dataset_spec(dataset=dataset)
     context = {
         "dataset": dataset,
         "export_notes": exporting.export_notes(spec),
+        **_built_where(dataset, None),
     }
     return render(request, "datasets_app/dataset_export.html", context)
+
+
+@require_GET
+def export_job(request: HtmxHttpRequest, key: uuid.UUID) -> HttpResponse:
+    """An export a worker builds: its progress (polled with htmx), then its download."""
+    job = selectors.export_job_for(request.user, key)
+    fmt = exporting.export_format(job.format)
+    if job.version is None:
+        again = reverse("datasets_app:dataset_export", args=[job.dataset_id, job.format])
+    else:
+        again = reverse(
+            "datasets_app:version_export", args=[job.dataset_id, job.version.number, job.format]
+        )
+    context = {
+        "job": job,
+        "dataset": job.dataset,
+        "format": fmt,
+        "file_name": posixpath.basename(job.stored_name),
+        "again_url": again,
+    }
+    template = "datasets_app/export_job.html"
+    return render(request, f"{template}#status" if request.htmx else template, context)
+
+
+@require_GET
+def export_job_download(request: HtmxHttpRequest, key: uuid.UUID) -> HttpResponseBase:
+    """The built export; its page while it is not (or no longer) there to download."""
+    job = selectors.export_job_for(request.user, key)
+    fmt = exporting.export_format(job.format)
+    if not job.downloadable or fmt is None:
+        return redirect(job.get_absolute_url())
+    return exporting.stored_export_response(job.stored_name, fmt)
 
 
 def help_files(request: HtmxHttpRequest) -> HttpResponse:

@@ -31,6 +31,7 @@ from datasets_app.api.schemas import (
     DatasetPatch,
     DatasetSummary,
     ErrorOut,
+    ExportOut,
     ImportFields,
     ImportOut,
     RunFields,
@@ -42,12 +43,12 @@ from datasets_app.api.schemas import (
 )
 from datasets_app.importing import checker
 from datasets_app.importing.shapes import parse_map_options
-from datasets_app.models import Dataset, Run, RunState, Task, Upload, Version
-from datasets_app.services import checks, datasets, imports, limits, runs
+from datasets_app.models import Dataset, ExportJob, Run, RunState, Task, Upload, Version
+from datasets_app.services import checks, datasets, exports, imports, limits, runs
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
-API_VERSION = "1.6.0"
+API_VERSION = "1.7.0"
 
 
 class ContextEvalsAPI(NinjaAPI):
@@ -446,7 +447,7 @@ def version_create(request: HttpRequest, dataset_id: int):
 
 @api.get(
     "/datasets/{dataset_id}/versions/{number}/export",
-    response={200: None, **ERRORS},
+    response={200: None, 202: ExportOut, **ERRORS},
     tags=["versions"],
     openapi_extra={
         "responses": {
@@ -462,18 +463,87 @@ def version_create(request: HttpRequest, dataset_id: int):
 )
 def version_export(
     request: HttpRequest,
+    response: HttpResponse,
     dataset_id: int,
     number: int,
     format: ExportSlug = "json",  # type: ignore[valid-type]
 ):
     """Download the version in any export format: json, csv, xlsx, zip (with its files) or
-    evalset (contextgrid's .jsonl)."""
+    evalset (contextgrid's .jsonl). A version of more tasks than an export builds within a
+    request (10,000 by default) answers 202 with the export a worker builds it in, and its
+    address in `Location`: poll it until it is `ready`, then download its `download_url`.
+    Asking again answers with the same export while it is kept."""
     _known_query(request, "format")
     dataset = _dataset(request, dataset_id)
     version = selectors.version_for(dataset, number)
+    if not exports.export_in_request(dataset=dataset, version=version):
+        fmt = exporting.export_format(format)
+        assert fmt is not None  # the schema's enum
+        job = exports.export_job_start(
+            dataset=dataset, version=version, fmt=fmt, user=_person(request)
+        )
+        out = _export_out(request, job)
+        response["Location"] = out["url"]
+        return Status(202, out)
     return exporting.export_response(
         selectors.version_spec_streamed(version), format, f"{dataset.name}-{version.label}"
     )
+
+
+def _export_out(request: HttpRequest, job: ExportJob) -> dict[str, Any]:
+    url = request.build_absolute_uri(f"/api/v1/exports/{job.key}")
+    downloadable = job.downloadable
+    return {
+        "id": job.key,
+        "dataset": job.dataset_id,
+        "version": job.version.number if job.version else None,
+        "format": job.format,
+        "state": ExportJob.State.EXPIRED if job.expired else job.state,
+        "progress": {"done": job.progress_done, "total": job.progress_total},
+        "size": job.size if downloadable else None,
+        "error": job.error or None,
+        "url": url,
+        "download_url": f"{url}/download" if downloadable else None,
+        "created_at": job.created_at,
+        "finished_at": job.finished_at,
+        "expires_at": job.expires_at,
+    }
+
+
+@api.get("/exports/{export_id}", response={200: ExportOut, **ERRORS}, tags=["versions"])
+def export_read(request: HttpRequest, export_id: UUID):
+    """An export a worker builds: its state and progress, then where to download it."""
+    return _export_out(request, selectors.export_job_for(_person(request), export_id))
+
+
+EXPORT_NOT_READY = "export_not_ready"
+
+
+@api.get(
+    "/exports/{export_id}/download",
+    response={200: None, **ERRORS, 409: ErrorOut},
+    tags=["versions"],
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "The built export, as an attachment.",
+                "content": {
+                    f.content_type.split(";")[0]: {"schema": {"type": "string", "format": "binary"}}
+                    for f in exporting.EXPORT_FORMATS
+                },
+            }
+        }
+    },
+)
+def export_download(request: HttpRequest, export_id: UUID):
+    """The built file; 409 (`export_not_ready`) while it is building, or once it failed or
+    expired (the export's `state` and `error` say which)."""
+    job = selectors.export_job_for(_person(request), export_id)
+    fmt = exporting.export_format(job.format)
+    if not job.downloadable or fmt is None:
+        state = "expired" if job.expired else job.state
+        raise ApiError(409, EXPORT_NOT_READY, f"The export is {state}, not ready to download.")
+    return exporting.stored_export_response(job.stored_name, fmt)
 
 
 # --- Tasks ----------------------------------------------------------------------------------

@@ -180,6 +180,25 @@ class ImportOut(Schema):
 # --- Versions and tasks ---------------------------------------------------------------------
 
 
+class ExportOut(Schema):
+    id: UUID
+    dataset: int
+    version: int | None = Field(description="The version's number; null for the current tasks.")
+    format: str
+    state: Literal["queued", "building", "ready", "failed", "expired"] = Field(
+        description="queued, then building, then ready to download until `expires_at`, "
+        "then expired (the file is removed); failed when it could not be built (`error`)."
+    )
+    progress: Progress = Field(description="Tasks written so far, of how many.")
+    size: int | None = Field(description="The file's size in bytes, once ready.")
+    error: str | None = Field(description="Why the export failed, for people.")
+    url: str = Field(description="This export's address in the API, to poll.")
+    download_url: str | None = Field(description="Where to download the file, once ready.")
+    created_at: datetime
+    finished_at: datetime | None
+    expires_at: datetime
+
+
 class VersionOut(Schema):
     number: int
     label: str

@@ -17,6 +17,7 @@ from django.db import transaction
 from datasets_app.importing.spec import counted
 from datasets_app.models import (
     Dataset,
+    ExportJob,
     Run,
     RunOutcome,
     RunResult,
@@ -110,6 +111,12 @@ def dataset_delete(*, dataset: Dataset, user: User) -> DatasetContents:
         for name in Run.objects.filter(version__dataset=dataset).values_list(
             "outputs_file", flat=True
         )
+        if name
+    ]
+    # Its exports built by a worker (`ExportJob`): kept for it alone, under a random key.
+    kept_uploads += [
+        name
+        for name in ExportJob.objects.filter(dataset=dataset).values_list("file", flat=True)
         if name
     ]
     RunOutcome.objects.filter(run__version__dataset=dataset).delete()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from datasets_app.models import Dataset
+from datasets_app.models import Dataset, ExportJob
 from datasets_app.services import tokens
 from tests.conftest import FILES, REPO_ROOT
 from tests.test_worker import _redis_answers, shared_db  # noqa: F401 - a fixture
@@ -166,6 +166,10 @@ def test_the_docs_recipes_check_import_save_and_download_through_real_workers(li
     program.write_text(recipe("python"))
     out = run([sys.executable, str(program), str(second)], live, env, tmp_path)
     assert "Saved and downloaded v2" in out.stdout
+    # Built by the worker (recipe_settings: past 1 task), as the request would build it.
+    items = (tmp_path / "eval-set-v2.jsonl").read_text().splitlines()[1:]
+    assert [json.loads(line)["id"] for line in items] == ["q1", "q2", "q3"]
+    assert ExportJob.objects.filter(dataset=dataset, state="ready").count() == 2
 
     # Read back what was saved, through the API and in the database.
     import httpx

@@ -29,6 +29,9 @@ PATHS = {
     "/api/v1/imports/{import_id}": {"get"},
     "/api/v1/datasets/{dataset_id}/versions": {"get", "post"},
     "/api/v1/datasets/{dataset_id}/versions/{number}/export": {"get"},
+    # Issue 24: a version too large to export within a request is built by a worker.
+    "/api/v1/exports/{export_id}": {"get"},
+    "/api/v1/exports/{export_id}/download": {"get"},
     "/api/v1/datasets/{dataset_id}/tasks": {"get"},
     "/api/v1/tasks/{task_id}": {"get"},
     "/api/v1/datasets/{dataset_id}/runs": {"get", "post"},
