@@ -1,7 +1,10 @@
 """Judges: `llm_judge` and `agent_judge` on any OpenAI-compatible chat completions server.
 
-The official `openai` SDK sends each request (its own retries honour `Retry-After` on 429
-and 5xx, a bounded number of times). The answer under test is untrusted data: the system
+The official `openai` SDK sends each request, never retrying: the retries are ours
+(`Judge._call`), each attempt counted and recorded, so that no request is paid for unseen. A
+408, 409, 429, 5xx, lost connection or timeout is asked again up to JUDGE_MAX_RETRIES times,
+after the server's `Retry-After` (bounded) or a growing pause; any other refusal ends at
+once. The answer under test is untrusted data: the system
 message says so, the answer is fenced, and the verdict is read only from the structured
 reply (JSON schema by default; a forced tool call or JSON in the reply for servers that
 lack it), reasoning first. A reply that is not a verdict is asked again once, then is an
@@ -11,10 +14,12 @@ error. Every call is recorded, and cached by the whole request when it is determ
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import json
 import math
 import os
+import random
 import threading
 import time
 from collections import OrderedDict
@@ -447,13 +452,70 @@ class _Exchange:
 
 
 class JudgeFailed(Exception):
-    """The server could not be asked (unreachable, refused); `reason` says which."""
+    """The server could not be asked (unreachable, refused); `reason` says which. `retry`
+    says whether asking again may help, `retry_after` how long the server asked us to wait."""
 
-    def __init__(self, reason: reasons.Reason, detail: str, status: int | None = None) -> None:
+    def __init__(
+        self,
+        reason: reasons.Reason,
+        detail: str,
+        status: int | None = None,
+        *,
+        retry: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
         self.status = status
+        self.retry = retry
+        self.retry_after = retry_after
+
+
+# What is asked again: a request timeout, a conflict, too many requests and the server's own
+# failures (OpenAI's own list for its SDKs); a 400, 401, 403, 404 or 422 would be refused
+# again just the same, so it ends at once with its reason.
+RETRY_STATUSES = frozenset({408, 409, 429})
+# A server's Retry-After is honoured up to a minute (as the SDK did): a worker waiting longer
+# holds a run's chunk for nothing, so a longer wait ends the call, saying so.
+MAX_RETRY_AFTER_SECONDS = 60.0
+# Without Retry-After: 0.5 s, then 1 s, 2 s ... up to 8 s, each less up to a quarter at
+# random, so that a run's workers do not all ask again at the same instant.
+RETRY_BASE_SECONDS = 0.5
+RETRY_MAX_SECONDS = 8.0
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """How long the server asked us to wait: `retry-after-ms` (OpenAI's), or `Retry-After`
+    in seconds or as an HTTP date; None when it did not say (or said nonsense)."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    try:
+        if "retry-after-ms" in lowered:
+            seconds = float(lowered["retry-after-ms"]) / 1000
+        elif "retry-after" in lowered:
+            raw = lowered["retry-after"].strip()
+            try:
+                seconds = float(raw)
+            except ValueError:
+                when = email.utils.parsedate_to_datetime(raw)
+                seconds = when.timestamp() - time.time()
+        else:
+            return None
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def retry_pause(failed: JudgeFailed, retry: int) -> float:
+    """The pause before retry number `retry` (1, 2, ...): the server's, else backing off."""
+    if failed.retry_after is not None:
+        return failed.retry_after
+    pause = min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2.0 ** (retry - 1))
+    return pause * (1 - 0.25 * random.random())
+
+
+def _attempts(detail: str, attempts: int) -> str:
+    return f"After {attempts} attempts: {detail}" if attempts > 1 else detail
 
 
 # Sent "where the server accepts them": some servers and models (reasoning models, some
@@ -479,12 +541,17 @@ def _failure(exc: openai.APIError) -> JudgeFailed:
     import openai
 
     if isinstance(exc, openai.APIConnectionError):
-        return JudgeFailed(reasons.JUDGE_UNREACHABLE, str(exc) or type(exc).__name__)
+        # A timeout too (APITimeoutError is one): the request may have reached the server.
+        return JudgeFailed(reasons.JUDGE_UNREACHABLE, str(exc) or type(exc).__name__, retry=True)
     if isinstance(exc, openai.APIStatusError):
-        detail = f"HTTP {exc.status_code}: {exc.response.text[:500]}"
-        if exc.status_code == 429 or exc.status_code >= 500:
-            return JudgeFailed(reasons.JUDGE_UNREACHABLE, detail, exc.status_code)
-        return JudgeFailed(reasons.JUDGE_REFUSED, detail, exc.status_code)
+        status = exc.status_code
+        detail = f"HTTP {status}: {exc.response.text[:500]}"
+        if status in RETRY_STATUSES or status >= 500:
+            wait = retry_after_seconds(exc.response.headers)
+            return JudgeFailed(
+                reasons.JUDGE_UNREACHABLE, detail, status, retry=True, retry_after=wait
+            )
+        return JudgeFailed(reasons.JUDGE_REFUSED, detail, status)
     return JudgeFailed(reasons.JUDGE_UNREACHABLE, str(exc))
 
 
@@ -504,7 +571,8 @@ class Judge:
             # Ollama, vLLM and most local servers take any key; the SDK insists on one.
             api_key=config.api_key or "not-needed",
             timeout=config.timeout_seconds,
-            max_retries=config.max_retries,
+            # Never the SDK's own retries: each attempt is ours, counted and recorded.
+            max_retries=0,
         )
 
     def grade(self, verifier: Verifier, task: TaskView, output: OutputView) -> Outcome:
@@ -554,53 +622,98 @@ class Judge:
             return read_verdict(ask, self._call(retry, exchange), self.config.verdict_mode)
 
     def _call(self, body: dict[str, Any], exchange: _Exchange) -> Reply:
+        """The reply to `body`: from the cache when deterministic, else asked of the server,
+        again after a failure worth retrying, at most `max_retries` times more. Every
+        attempt is recorded in `exchange` (each may be paid for); the error of the last
+        says how many there were."""
         key = _cache_key(body, self.config) if self.config.deterministic else None
         cached = self.cache.get(key) if key else None
-        started = time.perf_counter()
-        raw = cached
-        sent = body
+        if cached is not None:
+            return self._read(exchange, body, cached, time.perf_counter(), cached=True)
+        attempts = retries = 0
+        while True:
+            attempts += 1
+            started = time.perf_counter()
+            try:
+                raw = self._send(body)
+            except JudgeFailed as failed:
+                self._record(exchange, body, None, started, error=failed)
+                refused = _refused_parameter(failed, body)
+                if refused is not None:
+                    # Sent again without it: the server said which; not a retry of the same.
+                    body = {name: value for name, value in body.items() if name != refused}
+                    continue
+                self._before_retry(failed, retries, attempts)
+                retries += 1
+                continue
+            reply = self._read(exchange, body, raw, started)  # NotAVerdict: not cached
+            if key:
+                self.cache.set(key, raw)
+            return reply
+
+    def _before_retry(self, failed: JudgeFailed, retries: int, attempts: int) -> None:
+        """Wait before asking again; raise `failed` (saying how many attempts it took)
+        when it is not worth asking again, or no retry is left."""
+        wait = retry_pause(failed, retries + 1)
+        if failed.retry and wait > MAX_RETRY_AFTER_SECONDS:
+            failed.detail = (
+                f"{failed.detail} (the server asked to wait {wait:,.0f} seconds, longer "
+                f"than the {MAX_RETRY_AFTER_SECONDS:,.0f} a judge waits)"
+            )
+            failed.retry = False
+        if not failed.retry or retries >= self.config.max_retries:
+            failed.detail = _attempts(failed.detail, attempts)
+            raise failed
+        time.sleep(wait)
+
+    @classmethod
+    def _read(
+        cls, exchange: _Exchange, sent: dict[str, Any], raw: str, started: float, **kept: Any
+    ) -> Reply:
+        """Read a reply, recording it whether it reads or not (NotAVerdict)."""
         reply: Reply | None = None
-        error: str | None = None
         try:
-            if raw is None:
-                raw, sent = self._send(body)
             reply = Reply.parse(raw)
             return reply
-        except JudgeFailed as failed:
-            error = f"{failed.reason.code}: {failed.detail}"
-            raise
         finally:
-            exchange.calls.append(
-                JudgeCall(
-                    model=body["model"],
-                    prompt_version=PROMPT_VERSION,
-                    request=sent,
-                    reply=raw,
-                    latency_ms=(time.perf_counter() - started) * 1000,
-                    prompt_tokens=reply.prompt_tokens if reply else None,
-                    completion_tokens=reply.completion_tokens if reply else None,
-                    cached=cached is not None,
-                    error=error,
-                )
-            )
-            if key and cached is None and reply is not None and raw is not None:
-                self.cache.set(key, raw)
+            cls._record(exchange, sent, raw, started, reply=reply, **kept)
 
-    def _send(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """Send the request exactly as `request_body` built it (what "Show the prompt"
-        shows), through the SDK's client: its retries, timeouts and errors. The reply is
-        taken as raw text, recorded as it came; with it, the request as it was sent."""
+    @staticmethod
+    def _record(
+        exchange: _Exchange,
+        sent: dict[str, Any],
+        raw: str | None,
+        started: float,
+        *,
+        reply: Reply | None = None,
+        cached: bool = False,
+        error: JudgeFailed | None = None,
+    ) -> None:
+        """Keep one attempt (or the cached reply) as a JudgeCall."""
+        exchange.calls.append(
+            JudgeCall(
+                model=sent["model"],
+                prompt_version=PROMPT_VERSION,
+                request=sent,
+                reply=raw,
+                latency_ms=(time.perf_counter() - started) * 1000,
+                prompt_tokens=reply.prompt_tokens if reply else None,
+                completion_tokens=reply.completion_tokens if reply else None,
+                cached=cached,
+                error=f"{error.reason.code}: {error.detail}" if error else None,
+            )
+        )
+
+    def _send(self, body: dict[str, Any]) -> str:
+        """One request, exactly as `request_body` built it (what "Show the prompt" shows),
+        through the SDK's client with its timeout and no retries of its own. The reply is
+        taken as raw text, recorded as it came."""
         import openai
 
         try:
-            text = self.client.post("/chat/completions", body=body, cast_to=str)
+            return self.client.post("/chat/completions", body=body, cast_to=str)
         except openai.APIError as exc:
-            failed = _failure(exc)
-            refused = _refused_parameter(failed, body)
-            if refused is None:
-                raise failed from exc
-            return self._send({name: value for name, value in body.items() if name != refused})
-        return text, body
+            raise _failure(exc) from exc
 
 
 def _said(raw: str | None) -> str:

@@ -11,7 +11,15 @@ from django.utils import timezone
 from context_verifiers.judges import JudgeConfig
 from datasets_app import selectors
 from datasets_app.importing import outputs
-from datasets_app.models import OutcomeStatus, Run, RunOutcome, RunResult, RunState, Task
+from datasets_app.models import (
+    JudgeCall,
+    OutcomeStatus,
+    Run,
+    RunOutcome,
+    RunResult,
+    RunState,
+    Task,
+)
 from datasets_app.services import runs
 from tests.runs import outputs_jsonl, run_outputs
 from tests.runs.conftest import judge_server, saved_version  # noqa: F401 - a fixture
@@ -200,3 +208,26 @@ def test_a_judge_that_times_out_every_call_ends_the_run_with_errors_not_a_hang(
     assert codes == {"judge_unreachable"}
     summary = selectors.RunSummary.from_json(run.summary)
     assert summary.outcomes == {"passed": 8, "error": 8} and summary.score.value == 1.0
+
+
+def test_every_attempt_of_a_retried_judge_call_is_kept_and_the_error_counts_them(
+    user,
+    settings,
+    judge_server,  # noqa: F811 - the fixture imported above
+):
+    settings.JUDGE = JudgeConfig(
+        base_url=judge_server.base_url, model="local-judge", max_retries=2, concurrency=1
+    )
+    fast = {"retry-after-ms": "10"}
+    # The first task's call fails all three times; the second's fails once, then answers.
+    judge_server.fail(*[Fault(status=503, headers=fast) for _ in range(4)])
+    version = saved_version(user, tasks=2, judged=True)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
+
+    assert run.state == RunState.DONE_WITH_ERRORS
+    judged = {o.result.task_key: o for o in RunOutcome.objects.filter(criterion_key="clear")}
+    assert judged["t1"].code == "judge_unreachable"
+    assert judged["t1"].detail.startswith("After 3 attempts: HTTP 503")
+    assert judged["t2"].status == "failed"
+    assert [len(judged[key].calls) for key in ("t1", "t2")] == [3, 2]
+    assert JudgeCall.objects.count() == len(judge_server.requests) == 5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
 import socket
 import time
@@ -19,6 +20,7 @@ from context_verifiers.judges import (
     JudgeConfig,
     JudgeConfigError,
     render_prompt,
+    retry_after_seconds,
 )
 from context_verifiers.views import CriterionView, FileView, OutputView, TaskView
 from datasets_app.importing.spec import Verifier
@@ -148,6 +150,65 @@ def test_the_fallback_verdict_modes_read_the_same_verdict(judge_config, judge_se
         assert "Reply with only one JSON object" in sent["messages"][1]["content"]
 
 
+# --- Retries: ours, counted; the SDK never retries on its own ---------------------------
+
+FAST_500 = Fault(status=500, headers={"retry-after-ms": "10"})
+
+
+def test_a_judge_that_fails_twice_then_answers_grades_and_every_attempt_is_recorded(
+    judge_config, judge_server
+):
+    judge = Judge(replace(judge_config, max_retries=2))
+    judge_server.fail(FAST_500, Fault(status=503, headers={"retry-after-ms": "10"}))
+
+    result = judge.grade(BOOLEAN, TASK, answer("correct"))
+
+    assert result.status == "passed"
+    assert len(judge_server.requests) == 3
+    assert [call.error.split(":")[0] if call.error else None for call in result.calls] == [
+        "judge_unreachable",
+        "judge_unreachable",
+        None,
+    ]
+
+
+def test_500s_are_retried_judge_max_retries_times_then_an_error_saying_how_many(
+    judge_config, judge_server
+):
+    judge = Judge(replace(judge_config, max_retries=2))
+    judge_server.fail(*[FAST_500 for _ in range(10)])
+
+    result = judge.grade(BOOLEAN, TASK, answer("correct"))
+
+    assert (result.status, result.code, result.score) == ("error", "judge_unreachable", None)
+    assert result.reasoning == reasons.JUDGE_UNREACHABLE.message
+    assert result.detail.startswith("After 3 attempts: HTTP 500")
+    assert len(judge_server.requests) == 3
+    assert len(result.calls) == 3
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 502])
+def test_statuses_worth_asking_again_are_asked_again(judge_config, judge_server, status):
+    judge = Judge(replace(judge_config, max_retries=1))
+    judge_server.fail(Fault(status=status, headers={"retry-after-ms": "10"}))
+
+    result = judge.grade(BOOLEAN, TASK, answer("correct"))
+
+    assert result.status == "passed"
+    assert len(judge_server.requests) == 2
+
+
+def test_no_retries_means_one_request_the_sdk_adds_none(judge_config, judge_server):
+    judge = Judge(replace(judge_config, max_retries=0))
+    judge_server.fail(*[FAST_500 for _ in range(3)])
+
+    result = judge.grade(BOOLEAN, TASK, answer("correct"))
+
+    assert (result.status, result.code) == ("error", "judge_unreachable")
+    assert result.detail.startswith("HTTP 500")
+    assert len(judge_server.requests) == 1
+
+
 def test_a_429_is_retried_after_its_retry_after(judge, judge_server):
     judge_server.fail(Fault(status=429, headers={"Retry-After": "1"}))
     started = time.monotonic()
@@ -159,45 +220,78 @@ def test_a_429_is_retried_after_its_retry_after(judge, judge_server):
     assert len(judge_server.requests) == 2
 
 
-def test_500s_are_retried_a_bounded_number_of_times_then_an_error(judge_config, judge_server):
-    judge = Judge(replace(judge_config, max_retries=2))
-    judge_server.fail(*[Fault(status=500, headers={"retry-after-ms": "10"}) for _ in range(10)])
+def test_a_retry_after_past_the_bound_ends_the_call_at_once_saying_so(judge, judge_server):
+    judge_server.fail(Fault(status=429, headers={"Retry-After": "3600"}))
+    started = time.monotonic()
 
     result = judge.grade(BOOLEAN, TASK, answer("correct"))
 
-    assert (result.status, result.code, result.score) == ("error", "judge_unreachable", None)
-    assert result.detail.startswith("HTTP 500")
-    assert len(judge_server.requests) == 3
+    assert time.monotonic() - started < 5
+    assert (result.status, result.code) == ("error", "judge_unreachable")
+    assert "the server asked to wait 3,600 seconds, longer than the 60" in result.detail
+    assert len(judge_server.requests) == 1
 
 
-def test_a_reply_slower_than_the_timeout_is_an_error(judge_config, judge_server):
-    judge = Judge(replace(judge_config, timeout_seconds=0.3, max_retries=0))
-    judge_server.fail(Fault(delay=1.5))
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_a_refusal_is_never_retried_and_says_why(judge_config, judge_server, status):
+    judge = Judge(replace(judge_config, max_retries=5))
+    judge_server.fail(Fault(status=status, message="not for you"))
 
     result = judge.grade(BOOLEAN, TASK, answer("correct"))
 
+    assert (result.status, result.code) == ("error", "judge_refused")
+    assert result.reasoning == reasons.JUDGE_REFUSED.message
+    assert result.detail == f'HTTP {status}: {{"error": {{"message": "not for you"}}}}'
+    assert len(judge_server.requests) == 1
+
+
+def test_a_judge_hanging_past_the_timeout_is_asked_again_then_an_error(judge_config, judge_server):
+    judge = Judge(replace(judge_config, timeout_seconds=0.3, max_retries=2))
+    judge_server.fail(*[Fault(delay=2.0) for _ in range(3)])
+    started = time.monotonic()
+
+    result = judge.grade(BOOLEAN, TASK, answer("correct"))
+
+    # Three timeouts of 0.3 s and two pauses of at most 0.5 s and 1 s: the timeouts bound it.
+    assert time.monotonic() - started < 3.5
     assert (result.status, result.code) == ("error", reasons.JUDGE_UNREACHABLE.code)
+    assert result.detail.startswith("After 3 attempts: ")
+    assert "timed out" in result.detail
+    assert len(judge_server.requests) == 3
 
 
 def test_a_server_that_is_not_there_is_unreachable():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    judge = Judge(JudgeConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0))
+    judge = Judge(JudgeConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=1))
 
     result = judge.grade(BOOLEAN, TASK, answer("correct"))
 
     assert (result.status, result.code) == ("error", "judge_unreachable")
-    assert result.calls[0].error.startswith("judge_unreachable")
+    assert result.detail.startswith("After 2 attempts: ")
+    assert [call.error.split(":")[0] for call in result.calls] == ["judge_unreachable"] * 2
 
 
-def test_a_bad_key_is_refused_not_retried(judge, judge_server):
-    judge_server.fail(Fault(status=401))
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"Retry-After": "2"}, 2.0),
+        ({"retry-after": "0.5"}, 0.5),
+        ({"retry-after-ms": "250", "Retry-After": "9"}, 0.25),
+        ({"Retry-After": "soon"}, None),
+        ({"Retry-After": "-3"}, 0.0),
+        ({}, None),
+    ],
+)
+def test_retry_after_is_read_in_seconds_milliseconds_or_not_at_all(headers, seconds):
+    assert retry_after_seconds(headers) == seconds
 
-    result = judge.grade(BOOLEAN, TASK, answer("correct"))
 
-    assert (result.status, result.code) == ("error", "judge_refused")
-    assert len(judge_server.requests) == 1
+def test_retry_after_as_an_http_date_is_the_time_until_then():
+    when = email.utils.formatdate(time.time() + 30, usegmt=True)
+
+    assert 28 <= retry_after_seconds({"Retry-After": when}) <= 30
 
 
 def test_a_seed_the_server_refuses_is_left_out_and_the_call_says_so(judge, judge_server):
@@ -208,7 +302,8 @@ def test_a_seed_the_server_refuses_is_left_out_and_the_call_says_so(judge, judge
     assert result.status == "passed"
     first, second = judge_server.requests
     assert first["seed"] == 7 and "seed" not in second
-    assert "seed" not in result.calls[0].request
+    assert result.calls[0].error.startswith("judge_refused: HTTP 400")
+    assert "seed" not in result.calls[1].request and result.calls[1].error is None
 
 
 def test_a_malformed_reply_is_asked_again_once(judge, judge_server):
