@@ -14,6 +14,7 @@ from datasets_app.models import Dataset, Upload
 from datasets_app.services import datasets, tokens
 from tests.as_rendered import form_data
 from tests.datasets import import_file
+from tests.test_export_roundtrip import comparable
 
 pytestmark = pytest.mark.django_db
 
@@ -155,3 +156,48 @@ def test_the_api_s_task_has_its_metadata(client, dataset, user):
     assert body["metadata"] == {"category": "math", "level": 3}
     listing = client.get(f"/api/v1/datasets/{dataset.pk}/tasks", **headers).json()
     assert [t["metadata"] for t in listing] == [{"category": "math", "level": 3}, {}]
+
+
+# Issue 27: a sheet's `tags` column was named as not imported, while a `tags` key beside
+# another tool's prompt was kept: one list of names now says what is metadata in both.
+TAGGED = (
+    b"prompt,expected_answer,Tags,category\n"
+    b'What is 2+2?,4,"[""arithmetic"", ""easy""]",math\n'
+    b"Hi,Hello,greeting,\n"
+)
+TAGGED_METADATA = [
+    {"tags": ["arithmetic", "easy"], "category": "math"},
+    {"tags": "greeting"},
+]
+
+
+def _export(client, dataset, fmt: str) -> bytes:
+    url = reverse("datasets_app:dataset_export", args=[dataset.pk, fmt])
+    return b"".join(client.get(url).streaming_content)
+
+
+def test_a_sheet_s_tags_column_is_kept_as_a_jsonl_tags_key_is(auth_client, user):
+    lines = (
+        b'{"input": "What is 2+2?", "ideal": "4", "tags": ["arithmetic", "easy"],'
+        b' "category": "math"}\n{"input": "Hi", "ideal": "Hello", "Tags": "greeting"}\n'
+    )
+    for name, data in (("tagged.csv", TAGGED), ("tagged.jsonl", lines)):
+        dataset = Dataset.objects.create(owner=user, name=name)
+        upload = import_file(auth_client, dataset, name, data)
+
+        assert [t.metadata for t in dataset.tasks.all()] == TAGGED_METADATA, name
+        assert sorted(upload.result["metadata_keys"]) == ["category", "tags"], name
+        assert not upload.result["warnings"], name
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "json", "zip"])
+def test_a_tags_column_exports_and_imports_back_to_the_same_export(auth_client, user, fmt):
+    dataset = Dataset.objects.create(owner=user, name="Tagged")
+    import_file(auth_client, dataset, "tagged.csv", TAGGED)
+    first = _export(auth_client, dataset, fmt)
+    copy = Dataset.objects.create(owner=user, name="Tagged")
+
+    import_file(auth_client, copy, f"copy.{fmt}", first)
+
+    assert [t.metadata for t in copy.tasks.all()] == TAGGED_METADATA
+    assert comparable(fmt, _export(auth_client, copy, fmt)) == comparable(fmt, first)

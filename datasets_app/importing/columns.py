@@ -173,10 +173,11 @@ _FIELD_BY_SPELLING: dict[str, str] = {
 _COLUMN_KEY = {"id": "task_id"}
 
 
-# A task's metadata in a sheet: a `metadata.<key>` column each, and these plain columns,
-# which other tools' sheets have and the page's format does not (read as metadata keys).
+# A task's metadata in a sheet: a `metadata.<key>` column each, and these plain names,
+# which other tools' sheets and records have and the page's format does not (read as
+# metadata keys). One list for every container: a `tags` column keeps what a `tags` key does.
 METADATA_PREFIX = "metadata."
-METADATA_COLUMNS = ("category", "difficulty", "source", "split", "context")
+METADATA_COLUMNS = ("category", "difficulty", "source", "split", "context", "tags")
 
 
 def metadata_key(name: str) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from datasets_app.importing.columns import METADATA_COLUMNS
 from datasets_app.importing.spec import (
     DEFAULT_EXPECTED_ANSWER_VERIFIER,
     EXPECTED_ANSWER_CRITERION_ID,
@@ -115,7 +116,7 @@ evidence = st.dictionaries(identifiers, json_values, max_size=3)
 _PRINTABLE = st.characters(
     exclude_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"), include_characters=" "
 )
-metadata_keys = st.sampled_from(["category", "difficulty", "source", "split", "context"]) | (
+metadata_keys = st.sampled_from(METADATA_COLUMNS) | (
     st.text(_PRINTABLE, min_size=1, max_size=20).map(str.strip).filter(bool)
 )
 metadata = st.dictionaries(

@@ -1,6 +1,6 @@
 """A task's metadata in every format: a `metadata` object in .json and .jsonl, a
 `metadata.<key>` column each in .csv and .xlsx, and the plain columns other tools' sheets
-have (category, difficulty, source, split, context) read as metadata."""
+have (category, difficulty, source, split, context, tags) read as metadata."""
 
 from __future__ import annotations
 

@@ -221,9 +221,10 @@ def ignored_sources(
 
 
 # The keys other tools keep beside a record's prompt that say what a task is, not what it
-# asks or expects: kept as the task's metadata (with `columns.METADATA_COLUMNS`, which
-# sheets' columns share, and any `metadata` object, Langfuse's and LangSmith's).
-METADATA_KEYS = frozenset({"tags", "metadata"})
+# asks or expects: kept as the task's metadata. The names are `columns.METADATA_COLUMNS`,
+# which sheets' columns share (`metadata_key`), and any `metadata` object, Langfuse's and
+# LangSmith's, is kept key by key.
+METADATA_OBJECT = "metadata"
 
 
 def metadata_sources(ignored: Sequence[str], records: Sequence[Record], *, chat: bool) -> list[str]:
@@ -237,14 +238,14 @@ def metadata_sources(ignored: Sequence[str], records: Sequence[Record], *, chat:
     kept = [
         source
         for source in ignored
-        if source == "metadata"
+        if source == METADATA_OBJECT
         or (
-            (source in METADATA_KEYS or metadata_key(source) or (chat and _key_like(source)))
+            (metadata_key(source) or (chat and _key_like(source)))
             and all(_is_label(_value_of(record, source)) for record in records)
         )
     ]
     if len(kept) > MAX_METADATA_KEYS:
-        return [source for source in kept if source in METADATA_KEYS or metadata_key(source)]
+        return [source for source in kept if source == METADATA_OBJECT or metadata_key(source)]
     return kept
 
 
@@ -269,7 +270,7 @@ def record_metadata(record: Record, sources: Iterable[str]) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     for source in sources:
         value = _value_of(record, source)
-        if source == "metadata" and isinstance(value, dict):
+        if source == METADATA_OBJECT and isinstance(value, dict):
             metadata.update((k, v) for k, v in value.items() if v is not None)
         elif value is not None:
             name = source[len(METADATA_PREFIX) :] if source.startswith(METADATA_PREFIX) else source
