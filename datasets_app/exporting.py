@@ -71,16 +71,6 @@ STORED_FILES_LEFT_OUT = (
 NOTHING_TO_WRITE = "None of the tasks can be written as an eval set."
 
 
-def _stored_files(spec: DatasetSpec) -> list[tuple[str, str]]:
-    """(task id, file name) of every stored file (not a link) the tasks attach."""
-    return [
-        (task.id, attached.name)
-        for task in spec.tasks
-        for attached in (*task.input_files, *task.expected_files)
-        if attached.url is None
-    ]
-
-
 def links_only(spec: DatasetSpec) -> DatasetSpec:
     """The dataset with its stored files left out and its links kept: what a flat file holds,
     so that it imports back without a problem (a path in it names nothing). Worked out a
@@ -148,38 +138,84 @@ class ExportNotes:
     empty: bool = False
 
 
-def notes_for(spec: DatasetSpec, fmt: ExportFormat) -> ExportNotes:
-    """What `fmt` cannot carry of `spec`, worked out from the dataset without building the
-    export (a million criteria must not cost a CSV and a workbook to list three warnings)."""
+# Stored files the flat formats' warning names; the rest are counted.
+STORED_FILES_NAMED = 10
+
+
+@dataclass(frozen=True)
+class ExportFacts:
+    """What the export notes are worked out from, over every task: counted from the tasks
+    in memory (`export_facts`), or by the database's aggregates without loading them
+    (`selectors.export_facts`). The dataset's head (description, settings, criteria for
+    every task) comes with the spec itself."""
+
+    # Tasks with evidence, which a spreadsheet cannot hold.
+    with_evidence: int
+    # The workbook's cells whose characters XML changes (`xlsx_format.cells_xml_changes`).
+    xlsx_cells: tuple[int, int]
+    evalset: evalset_format.ExportTally
+    # (task id, file name) of the first STORED_FILES_NAMED stored files (not links) the tasks
+    # attach, in their order, and how many there are.
+    stored_files: list[tuple[str, str]]
+    stored_count: int
+
+
+def export_facts(spec: DatasetSpec) -> ExportFacts:
+    """`ExportFacts` of the tasks in `spec`, read in memory."""
+    stored = [
+        (task.id, attached.name)
+        for task in spec.tasks
+        for attached in (*task.input_files, *task.expected_files)
+        if attached.url is None
+    ]
+    return ExportFacts(
+        with_evidence=sum(1 for task in spec.tasks if task.evidence),
+        xlsx_cells=xlsx_format.cells_xml_changes(spec),
+        evalset=evalset_format.export_tally(spec.tasks),
+        stored_files=stored[:STORED_FILES_NAMED],
+        stored_count=len(stored),
+    )
+
+
+def notes_for(spec: DatasetSpec, fmt: ExportFormat, facts: ExportFacts) -> ExportNotes:
+    """What `fmt` cannot carry of the dataset (`spec`'s head, `facts` of its tasks), worked
+    out without building the export (a million criteria must not cost a CSV and a workbook
+    to list three warnings)."""
     warnings: list[str] = []
     if fmt.slug == "csv":
-        warnings = spreadsheet_warnings(spec)
+        warnings = spreadsheet_warnings(spec, with_evidence=facts.with_evidence)
     elif fmt.slug == "xlsx":
-        warnings = xlsx_format.export_warnings(spec)
+        warnings = xlsx_format.export_warnings(
+            spec, with_evidence=facts.with_evidence, cells=facts.xlsx_cells
+        )
     elif fmt.slug == "evalset":
-        warnings = evalset_format.export_warnings(spec)
-    stored = _stored_files(spec) if fmt.slug in FLAT_FORMATS else []
+        warnings = evalset_format.export_warnings(spec, facts.evalset)
+    stored = fmt.slug in FLAT_FORMATS and facts.stored_count > 0
     if stored:
-        names = ", ".join(f"{name} (task {task})" for task, name in stored[:10])
-        if len(stored) > 10:
-            names += f" and {len(stored) - 10:,} more"
+        names = ", ".join(f"{name} (task {task})" for task, name in facts.stored_files)
+        if facts.stored_count > len(facts.stored_files):
+            names += f" and {facts.stored_count - len(facts.stored_files):,} more"
         warnings.append(
             STORED_FILES_LEFT_OUT.format(
-                files=counted(len(stored), "file"),
+                files=counted(facts.stored_count, "file"),
                 extension=f".{fmt.extension}",
-                them="it" if len(stored) == 1 else "them",
+                them="it" if facts.stored_count == 1 else "them",
                 names=names,
             )
         )
-    empty = fmt.slug == "evalset" and bool(spec.tasks) and not evalset_format.has_items(spec)
+    empty = fmt.slug == "evalset" and facts.evalset.tasks > 0 and not facts.evalset.has_items
     if empty:
         warnings.insert(0, NOTHING_TO_WRITE)
-    return ExportNotes(format=fmt, warnings=warnings, offer_zip=bool(stored), empty=empty)
+    return ExportNotes(format=fmt, warnings=warnings, offer_zip=stored, empty=empty)
 
 
-def export_notes(spec: DatasetSpec) -> list[ExportNotes]:
-    """Each format with what it cannot carry, for the export and version pages."""
-    return [notes_for(spec, fmt) for fmt in EXPORT_FORMATS]
+def export_notes(spec: DatasetSpec, facts: ExportFacts | None = None) -> list[ExportNotes]:
+    """Each format with what it cannot carry, for the export and version pages: from
+    `facts` when the database counted them (`selectors.export_facts`), else from `spec`'s
+    tasks in memory."""
+    if facts is None:
+        facts = export_facts(spec)
+    return [notes_for(spec, fmt, facts) for fmt in EXPORT_FORMATS]
 
 
 def export_response(spec: DatasetSpec, slug: str, stem: str) -> FileResponse:

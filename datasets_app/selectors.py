@@ -44,8 +44,8 @@ from context_verifiers.grading import CriterionResult, DatasetResult, TaskResult
 from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, dataset_score
 from datasets_app import exporting, wording
-from datasets_app.exporting import ExportFormat, ExportNotes
-from datasets_app.importing import checker, columns, json_format
+from datasets_app.exporting import ExportFacts, ExportFormat, ExportNotes
+from datasets_app.importing import checker, columns, evalset_format, json_format, xlsx_format
 from datasets_app.importing.outputs import COST_KEYS, costs_json
 from datasets_app.importing.spec import (
     DEFAULT_CRITERION_VERIFIER,
@@ -1572,13 +1572,116 @@ def version_shared_criteria(head: VersionHead) -> list[Criterion]:
 
 def version_export_notes(version: Version) -> list[ExportNotes]:
     """What each format cannot carry of the version. A saved version never changes, so they
-    are worked out once (from its whole content) and kept in the cache from then on."""
+    are worked out once (`export_facts`, from its whole content) and kept in the cache."""
     key = f"version-export-notes:{version.pk}:{version.created_at.timestamp()}"
     notes: list[ExportNotes] | None = cache.get(key)
     if notes is None:
-        notes = exporting.export_notes(version_spec(version))
+        head = replace(version_spec_streamed(version), tasks=())
+        notes = exporting.export_notes(head, export_facts(version_tasks(version), head))
         cache.set(key, notes, timeout=None)
     return notes
+
+
+def dataset_export_notes(dataset: Dataset) -> list[ExportNotes]:
+    """What each format cannot carry of the dataset's current tasks (the export page)."""
+    head = dataset_spec(dataset=dataset, tasks=())
+    return exporting.export_notes(head, export_facts(dataset.tasks.live(), head))
+
+
+# A character an .xlsx cannot store as it is (`xlsx_format.cells_xml_changes`: the ones XML
+# refuses, and a carriage return), in a text column; in a JSON column's text also as the
+# escape JSON writes it (\r, \u0001, \ufffe; PostgreSQL's jsonb writes control characters
+# so, SQLite keeps Django's ASCII-only JSON). Either may match more than such a cell (a
+# backslash before an r): the tasks it finds are then read and their cells counted exactly.
+_XML_CHANGES = "[\x01-\x08\x0b\x0c\x0e-\x1f\r\ufffe\uffff]"
+_XML_CHANGES_JSON = _XML_CHANGES + r"|\\(r|b|f|u00[01][0-9a-fA-F]|u[fF]{3}[eEfF])"
+
+
+def _may_change_in_xml(tasks: QuerySet[Task]) -> QuerySet[Task]:
+    """The tasks among `tasks` that may have a cell whose characters XML changes."""
+    text, json_text = _XML_CHANGES, _XML_CHANGES_JSON
+    criteria = Criterion.objects.filter(task=OuterRef("pk")).annotate(
+        verifier_text=_json_text("verifier")
+    )
+    files = TaskFile.objects.filter(task=OuterRef("pk"))
+    return tasks.annotate(
+        metadata_text=_json_text("metadata"), verifier_text=_json_text("expected_verifier")
+    ).filter(
+        Q(task_id__regex=text)
+        | Q(name__regex=text)
+        | Q(prompt__regex=text)
+        | Q(expected_text__regex=text)
+        | Q(metadata_text__regex=json_text)
+        | Q(verifier_text__regex=json_text)
+        | Exists(
+            criteria.filter(
+                Q(criterion_id__regex=text)
+                | Q(text__regex=text)
+                | Q(verifier_text__regex=json_text)
+            )
+        )
+        | Exists(files.filter(Q(name__regex=text) | Q(url__regex=text) | Q(file__regex=text)))
+    )
+
+
+def export_facts(tasks: QuerySet[Task], head: DatasetSpec) -> ExportFacts:
+    """`exporting.ExportFacts` of `tasks` (the dataset's or a version's) by aggregate
+    queries, without loading every task: a handful of queries whatever their number. Read
+    as specs (`TaskStream`) are only the tasks a count needs the content of: those with
+    evidence (whose shape decides what an eval set keeps) and those that may hold a
+    character XML changes; `head` is the dataset's name, settings and criteria for every
+    task."""
+    no_evidence = Q(evidence={})
+    no_answer = Q(expected_text="") | Q(expected_text__isnull=True)
+    graded_by_criteria = Exists(
+        Criterion.objects.filter(task=OuterRef("pk")).exclude(
+            criterion_id=evalset_format.RETRIEVAL_CRITERION_ID
+        )
+    )
+    counts = tasks.order_by().aggregate(
+        plain=Count("pk", filter=no_evidence),
+        plain_left_out=Count("pk", filter=no_evidence & no_answer),
+        plain_answer_only=Count("pk", filter=no_evidence & ~no_answer & Q(graded_by_criteria)),
+        with_files=Count("pk", filter=Q(Exists(TaskFile.objects.filter(task=OuterRef("pk"))))),
+        verifiers=Count("pk", filter=Q(expected_verifier__isnull=False)),
+    )
+    with_evidence = [0]
+
+    def counting(specs: Iterable[TaskSpec]) -> Iterator[TaskSpec]:
+        for spec in specs:
+            with_evidence[0] += bool(spec.evidence)
+            yield spec
+
+    tally = evalset_format.export_tally(counting(TaskStream(tasks.exclude(no_evidence))))
+    tally.tasks += counts["plain"]
+    tally.left_out_count += counts["plain_left_out"]
+    tally.answer_only += counts["plain_answer_only"]
+    tally.with_files, tally.verifiers = counts["with_files"], counts["verifiers"]
+    tally.left_out = _first_left_out(tasks, tally.left_out, tasks.filter(no_evidence & no_answer))
+    stored = TaskFile.objects.filter(task__in=tasks.order_by().values("pk"), url="").order_by(
+        "task__position", "task_id", "role", "position", "pk"
+    )
+    return exporting.ExportFacts(
+        with_evidence=with_evidence[0],
+        xlsx_cells=xlsx_format.cells_xml_changes(
+            replace(head, tasks=TaskStream(_may_change_in_xml(tasks)))
+        ),
+        evalset=tally,
+        stored_files=list(
+            stored.values_list("task__task_id", "name")[: exporting.STORED_FILES_NAMED]
+        ),
+        stored_count=stored.count(),
+    )
+
+
+def _first_left_out(tasks: QuerySet[Task], read: list[str], plain: QuerySet[Task]) -> list[str]:
+    """The first ids an eval set leaves out, in the tasks' order: of those read (with
+    evidence) and those counted (no evidence, no answer), each the first of its own."""
+    named = evalset_format.LEFT_OUT_NAMED
+    rows = list(plain.values_list("position", "pk", "task_id")[:named])
+    if read:
+        rows += tasks.filter(task_id__in=read).values_list("position", "pk", "task_id")
+    return [task_id for _position, _pk, task_id in sorted(rows)[:named]]
 
 
 def tasks_deletable(tasks: QuerySet[Task]) -> QuerySet[Task]:

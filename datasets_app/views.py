@@ -1098,10 +1098,9 @@ def dataset_export(request: HtmxHttpRequest, pk: int, fmt: str = "") -> HttpResp
     dataset = selectors.dataset_for(request.user, pk)
     if fmt:
         return _export(request, dataset, None, fmt)
-    spec = selectors.dataset_spec(dataset=dataset)
     context = {
         "dataset": dataset,
-        "export_notes": exporting.export_notes(spec),
+        "export_notes": selectors.dataset_export_notes(dataset),
         **_built_where(dataset, None),
     }
     return render(request, "datasets_app/dataset_export.html", context)

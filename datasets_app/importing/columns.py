@@ -1046,14 +1046,16 @@ def spreadsheet_records(spec: DatasetSpec) -> Iterator[dict[str, str]]:
             yield {**row, **_criterion_cells(criterion)}
 
 
-def spreadsheet_warnings(spec: DatasetSpec) -> list[str]:
-    """What a .csv or .xlsx cannot carry of the dataset, without writing one."""
+def spreadsheet_warnings(spec: DatasetSpec, *, with_evidence: int | None = None) -> list[str]:
+    """What a .csv or .xlsx cannot carry of the dataset, without writing one; the tasks
+    with evidence counted here unless the caller counted them."""
     warnings = []
     if spec.description:
         warnings.append(MSG_WRITE_DESCRIPTION)
     if spec.settings:
         warnings.append(MSG_WRITE_SETTINGS.format(keys=", ".join(sorted(spec.settings))))
-    with_evidence = sum(1 for task in spec.tasks if task.evidence)
+    if with_evidence is None:
+        with_evidence = sum(1 for task in spec.tasks if task.evidence)
     if with_evidence:
         warnings.append(MSG_WRITE_EVIDENCE.format(tasks=counted(with_evidence, "task")))
     return warnings

@@ -89,8 +89,10 @@ __all__ = [
     "RETRIEVAL_CRITERION_ID",
     "RETRIEVAL_CRITERION_TEXT",
     "BeirMembers",
+    "ExportTally",
     "detect",
     "evidence_of",
+    "export_tally",
     "export_warnings",
     "find_beir_members",
     "metadata_of",
@@ -820,37 +822,74 @@ def has_items(spec: DatasetSpec) -> bool:
     )
 
 
-def export_warnings(spec: DatasetSpec) -> list[str]:
-    """What an eval-set export leaves out, so the export page can say it before download.
+# The ids of the tasks an export leaves out that its warning names; the rest are counted.
+LEFT_OUT_NAMED = 5
 
-    Worked out from the dataset, not by writing the file: only tasks with evidence are
-    tried as items (evidence is the one thing whose shape decides what is written).
-    """
-    warnings: list[str] = []
-    left_out, answer_only = [], 0
-    for task in spec.tasks:
+
+@dataclass
+class ExportTally:
+    """What an eval-set export leaves out of some tasks, counted: `export_warnings` words it.
+    Counted here over tasks in memory (`export_tally`), or by the database over the tasks
+    whose evidence needs no reading (`selectors.export_facts`), then added up."""
+
+    tasks: int = 0
+    # The first LEFT_OUT_NAMED ids of the tasks nothing in an eval set could grade, in the
+    # tasks' order, and how many there are.
+    left_out: list[str] = field(default_factory=list)
+    left_out_count: int = 0
+    # Kept for their answer, though graded by criteria too (which an eval set cannot hold).
+    answer_only: int = 0
+    with_files: int = 0
+    verifiers: int = 0
+    # Said of single tasks as their items are made (evidence it cannot read, metadata clashes).
+    item_warnings: list[str] = field(default_factory=list)
+
+    @property
+    def has_items(self) -> bool:
+        return self.tasks > self.left_out_count
+
+
+def export_tally(tasks: Iterable[TaskSpec]) -> ExportTally:
+    """What an eval-set export leaves out of `tasks`, worked out without writing the file:
+    only tasks with evidence are tried as items (evidence is the one thing whose shape
+    decides what is written)."""
+    tally = ExportTally()
+    for task in tasks:
+        tally.tasks += 1
         graded_by_criteria = any(c.id != RETRIEVAL_CRITERION_ID for c in task.criteria)
         if task.evidence:
-            kept = _spec_item(task, warnings) is not None
+            kept = _spec_item(task, tally.item_warnings) is not None
         else:
             kept = task.expected_text is not None
         if not kept:
-            left_out.append(task.id)
+            tally.left_out_count += 1
+            if len(tally.left_out) < LEFT_OUT_NAMED:
+                tally.left_out.append(task.id)
         elif graded_by_criteria:
-            answer_only += 1
-    if left_out:
-        ids = ", ".join(left_out[:5]) + (
-            f" and {len(left_out) - 5:,} more" if len(left_out) > 5 else ""
+            tally.answer_only += 1
+        tally.with_files += bool(task.input_files or task.expected_files)
+        tally.verifiers += task.expected_verifier is not None
+    return tally
+
+
+def export_warnings(spec: DatasetSpec, tally: ExportTally | None = None) -> list[str]:
+    """What an eval-set export leaves out, so the export page can say it before download:
+    from `tally` when the caller counted it (`export_tally` of the spec's tasks if not)."""
+    if tally is None:
+        tally = export_tally(spec.tasks)
+    warnings = list(tally.item_warnings)
+    if tally.left_out_count:
+        more = tally.left_out_count - len(tally.left_out)
+        ids = ", ".join(tally.left_out) + (f" and {more:,} more" if more > 0 else "")
+        warnings.append(
+            MSG_EXPORT_CRITERIA.format(tasks=counted(tally.left_out_count, "task"), ids=ids)
         )
-        warnings.append(MSG_EXPORT_CRITERIA.format(tasks=counted(len(left_out), "task"), ids=ids))
-    if answer_only:
-        warnings.append(MSG_EXPORT_ANSWER_ONLY.format(tasks=counted(answer_only, "task")))
+    if tally.answer_only:
+        warnings.append(MSG_EXPORT_ANSWER_ONLY.format(tasks=counted(tally.answer_only, "task")))
     if spec.criteria:
         warnings.append(MSG_EXPORT_SHARED)
-    with_files = sum(1 for task in spec.tasks if task.input_files or task.expected_files)
-    if with_files:
-        warnings.append(MSG_EXPORT_FILES.format(tasks=counted(with_files, "task")))
-    verifiers = sum(1 for task in spec.tasks if task.expected_verifier is not None)
-    if verifiers:
-        warnings.append(MSG_EXPORT_VERIFIERS.format(tasks=counted(verifiers, "task")))
+    if tally.with_files:
+        warnings.append(MSG_EXPORT_FILES.format(tasks=counted(tally.with_files, "task")))
+    if tally.verifiers:
+        warnings.append(MSG_EXPORT_VERIFIERS.format(tasks=counted(tally.verifiers, "task")))
     return warnings

@@ -446,15 +446,25 @@ def _cell_text(value: Any) -> str:
     return str(value)
 
 
-def export_warnings(spec: DatasetSpec) -> list[str]:
-    """What an .xlsx cannot carry of the dataset, worked out without writing the workbook:
-    what a spreadsheet cannot hold, and the cells whose characters XML changes."""
-    warnings = spreadsheet_warnings(spec)
+def cells_xml_changes(spec: DatasetSpec) -> tuple[int, int]:
+    """How many of the workbook's cells hold characters XML cannot store (written as
+    U+FFFD), and how many hold carriage returns (written as line feeds)."""
     replaced = carriage_returns = 0
     for record in spreadsheet_records(spec):
         for value in record.values():
             replaced += _NOT_IN_XML.search(value) is not None
             carriage_returns += "\r" in value
+    return replaced, carriage_returns
+
+
+def export_warnings(
+    spec: DatasetSpec, *, with_evidence: int | None = None, cells: tuple[int, int] | None = None
+) -> list[str]:
+    """What an .xlsx cannot carry of the dataset, worked out without writing the workbook:
+    what a spreadsheet cannot hold, and the cells whose characters XML changes
+    (`cells_xml_changes`, unless the caller counted them)."""
+    warnings = spreadsheet_warnings(spec, with_evidence=with_evidence)
+    replaced, carriage_returns = cells_xml_changes(spec) if cells is None else cells
     if replaced:
         warnings.append(MSG_WRITE_CONTROL_CHARACTERS.format(cells=counted(replaced, "cell")))
     if carriage_returns:
