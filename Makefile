@@ -32,7 +32,7 @@ run: install
 	$(PY) manage.py serve $(HOST):$(PORT)
 
 worker: install
-	$(BIN)/celery -A contextevals worker --beat --loglevel=info
+	$(BIN)/celery -A contextevals worker --beat --queues celery,judges --loglevel=info
 
 # Debian's chromium for the browser tests (pip's Playwright browser download does not work
 # on machines without internet), nginx, the web process's front (scripts/web.py), which

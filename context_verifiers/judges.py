@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from context_verifiers import outcome as reasons
 from context_verifiers.outcome import JudgeCall, Outcome
+from context_verifiers.slots import LocalSlots, Slots, SlotsUnavailable
 from context_verifiers.templates import Rendered, fenced, render
 from context_verifiers.verdict import Verdict
 from context_verifiers.views import FileView, OutputView, TaskView
@@ -559,11 +560,18 @@ class Judge:
     """A configured judge: grades criteria by asking the model. Thread-safe; one per
     process is enough (its client keeps its connections)."""
 
-    def __init__(self, config: JudgeConfig, *, cache: ReplyCache | None = None) -> None:
+    def __init__(
+        self, config: JudgeConfig, *, cache: ReplyCache | None = None, slots: Slots | None = None
+    ) -> None:
         if not config.configured:
             raise JudgeConfigError("JUDGE_BASE_URL", "a judge needs JUDGE_BASE_URL and JUDGE_MODEL")
         self.config = config
         self.cache = cache if cache is not None else MemoryCache()
+        # At most JUDGE_CONCURRENCY requests in flight to this server: this process's count
+        # unless the caller keeps a wider one (the app's, in Redis).
+        self.slots = (
+            slots if slots is not None else LocalSlots(config.base_url or "", config.concurrency)
+        )
         import openai
 
         self.client = openai.OpenAI(
@@ -633,11 +641,9 @@ class Judge:
         attempts = retries = 0
         while True:
             attempts += 1
-            started = time.perf_counter()
             try:
-                raw = self._send(body)
+                raw, started = self._send(body, exchange)
             except JudgeFailed as failed:
-                self._record(exchange, body, None, started, error=failed)
                 refused = _refused_parameter(failed, body)
                 if refused is not None:
                     # Sent again without it: the server said which; not a retry of the same.
@@ -704,16 +710,26 @@ class Judge:
             )
         )
 
-    def _send(self, body: dict[str, Any]) -> str:
+    def _send(self, body: dict[str, Any], exchange: _Exchange) -> tuple[str, float]:
         """One request, exactly as `request_body` built it (what "Show the prompt" shows),
-        through the SDK's client with its timeout and no retries of its own. The reply is
-        taken as raw text, recorded as it came."""
+        through the SDK's client with its timeout and no retries of its own, holding one of
+        the endpoint's slots while it is in flight. The reply as raw text, recorded as it
+        came, and when the request left; a failure is recorded (it may have been paid) and
+        raised as JudgeFailed."""
         import openai
 
         try:
-            return self.client.post("/chat/completions", body=body, cast_to=str)
-        except openai.APIError as exc:
-            raise _failure(exc) from exc
+            with self.slots.hold():
+                started = time.perf_counter()
+                try:
+                    return self.client.post("/chat/completions", body=body, cast_to=str), started
+                except openai.APIError as exc:
+                    failed = _failure(exc)
+                    self._record(exchange, body, None, started, error=failed)
+                    raise failed from exc
+        except SlotsUnavailable as exc:
+            # Nothing was sent: asked again as a lost connection would be.
+            raise JudgeFailed(reasons.JUDGE_UNREACHABLE, str(exc), retry=True) from exc
 
 
 def _said(raw: str | None) -> str:

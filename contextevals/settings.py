@@ -475,3 +475,10 @@ def judge_config(environ: dict[str, str]) -> JudgeConfig:
 # configured"; a value that cannot be read stops the start, naming its variable. Read once,
 # here: `datasets_app.grading.graders()` makes the site's judge from it.
 JUDGE = judge_config(dict(os.environ))
+# The judges' concurrency limit, JUDGE_CONCURRENCY requests in flight to the judge's server
+# at once, is counted across every process in the broker's Redis; with no Redis broker
+# (eager, the command line) each process counts its own.
+JUDGE_SLOTS_URL = CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis:", "rediss:")) else ""
+# The Celery queue of run chunks that call a judge (the Procfile's `judges` worker): waiting
+# on a judge's server, they never hold up the imports and exports on the default queue.
+JUDGE_QUEUE = "judges"

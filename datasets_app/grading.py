@@ -18,6 +18,7 @@ from django.core.files.storage import default_storage
 
 from context_verifiers.grading import Graders
 from context_verifiers.judges import Judge, JudgeConfig
+from context_verifiers.slots import Slots
 from context_verifiers.views import MAX_FILE_VIEW_BYTES
 from datasets_app import selectors
 from datasets_app.importing.spec import DatasetSpec, FileSpec
@@ -49,8 +50,26 @@ class CachedReplies:
         cache.set(self.prefix + key, reply, REPLY_CACHE_SECONDS)
 
 
-_judges: dict[JudgeConfig, Judge] = {}
+_judges: dict[tuple[JudgeConfig, str], Judge] = {}
 _judges_lock = threading.Lock()
+
+
+def judge_slots(config: JudgeConfig) -> Slots | None:
+    """The site's limit on requests in flight to its judge: JUDGE_CONCURRENCY across every
+    process when the broker is Redis (JUDGE_SLOTS_URL), else None (the judge counts in its
+    own process). A slot is held at most as long as a request can take, its timeout twice
+    over and a little, before it counts as a dead worker's."""
+    url: str = settings.JUDGE_SLOTS_URL
+    if not url:
+        return None
+    from datasets_app.judge_slots import RedisSlots
+
+    return RedisSlots(
+        url=url,
+        endpoint=config.base_url or "",
+        limit=config.concurrency,
+        hold_seconds=2 * config.timeout_seconds + 10,
+    )
 
 
 def site_judge() -> Judge | None:
@@ -59,10 +78,11 @@ def site_judge() -> Judge | None:
     config: JudgeConfig = settings.JUDGE
     if not config.configured:
         return None
+    key = (config, settings.JUDGE_SLOTS_URL)
     with _judges_lock:
-        judge = _judges.get(config)
+        judge = _judges.get(key)
         if judge is None:
-            judge = _judges[config] = Judge(config, cache=CachedReplies())
+            judge = _judges[key] = Judge(config, cache=CachedReplies(), slots=judge_slots(config))
         return judge
 
 

@@ -162,8 +162,11 @@ def dispatch_run(run_id: int) -> None:
         logger.exception("Starting run %s failed", run_id)
         runs.run_fail(run_id=run_id)
         return
+    # A run that calls a judge is graded on the judges' queue (its own workers, waiting on
+    # the judge's server); the endpoint's limit holds however many of them there are.
+    queue = runs.run_queue(run_id=run_id) if chunks else None
     for first, last in chunks:
-        enqueue(grade_run_chunk, run_id, first, last)
+        enqueue(grade_run_chunk, run_id, first, last, queue=queue)
 
 
 @shared_task(
@@ -283,14 +286,18 @@ def delete_expired_exports() -> int:
     return exports.export_jobs_delete_expired()
 
 
-def enqueue(task: Task, *args: object) -> None:
-    """Hand `task` to the workers; when the broker cannot be reached, run it here and now.
+def enqueue(task: Task, *args: object, queue: str | None = None) -> None:
+    """Hand `task` to the workers (on `queue`, else its own); when the broker cannot be
+    reached, run it here and now.
 
     A person who chose a file should see it checked even while Redis is down: the work is
     the same either way, only where it runs differs. Eager mode (no broker) runs it here too.
     """
     try:
-        task.delay(*args)
+        if queue:
+            task.apply_async(args, queue=queue)
+        else:
+            task.delay(*args)
     except OperationalError:
         logger.warning("The broker did not answer; running %s in this process", task.name)
         task.apply(args=args)

@@ -7,6 +7,8 @@ import os
 from contextevals.settings import *  # noqa: F403
 
 CELERY_TASK_DEFAULT_QUEUE = os.environ["RECIPE_QUEUE"]
+# Runs that call a judge on the same queue, unless the test names a judges' queue of its own.
+JUDGE_QUEUE = os.environ.get("RECIPE_JUDGE_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
 # Every version the recipes save is exported through a worker (a 202, then the export's
 # own address), as a version of more than 10,000 tasks is.
 EXPORT_IN_REQUEST_TASKS = 1

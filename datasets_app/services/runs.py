@@ -676,3 +676,10 @@ def run_fail(*, run_id: int, error: str = RUN_FAILED) -> None:
 
 def new_lease() -> str:
     return uuid.uuid4().hex
+
+
+def run_queue(*, run_id: int) -> str | None:
+    """The Celery queue of the run's chunks: the judges' (JUDGE_QUEUE) when it calls a judge,
+    else the default one."""
+    plan = RunPlan.from_json(Run.objects.only("plan").get(pk=run_id).plan or {})
+    return settings.JUDGE_QUEUE if plan is None or plan.judge_calls else None
