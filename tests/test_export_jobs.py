@@ -112,7 +112,7 @@ def test_a_version_is_built_once_and_every_request_finds_that_job(
     assert ExportJob.objects.count() == 1
     words = text_of(auth_client.get(first.url))
     assert "Export Finance QA v1 as CSV (.csv)" in words
-    assert "The saved version v1" in words
+    assert "Built by a worker from the saved version v1." in words
 
 
 def test_a_job_in_progress_is_polled_until_it_ends(auth_client, make_dataset, user):

@@ -32,7 +32,13 @@ from datasets_app.services import datasets, imports
 from tests.as_rendered import form_data
 from tests.datasets import assert_version_reads_as_exported
 from tests.test_background_imports import dataset_zip
-from tests.test_worker import Worker, broker, shared_db, start_worker  # noqa: F401
+from tests.test_worker import (  # noqa: F401 - fixtures
+    Worker,
+    broker,
+    broker_url,
+    shared_db,
+    start_worker,
+)
 
 pytestmark = [
     pytest.mark.postgres,

@@ -80,7 +80,13 @@ def shared_db(transactional_db, tmp_path) -> Iterator[str]:
 
 
 @pytest.fixture
-def broker(monkeypatch) -> Iterator[str]:
+def broker_url() -> str:
+    """The Redis database the workers take tasks from: a module of tests may name its own."""
+    return BROKER_URL
+
+
+@pytest.fixture
+def broker(monkeypatch, broker_url) -> Iterator[str]:
     """This process sends tasks to Redis instead of running them, on a queue of its own
     (also what the pages hand the workers)."""
     if not _redis_answers():
@@ -88,7 +94,7 @@ def broker(monkeypatch) -> Iterator[str]:
     queue = f"test-{uuid.uuid4().hex[:12]}"
     keys = ("task_always_eager", "broker_url", "task_default_queue")
     saved = {key: app.conf[key] for key in keys}
-    app.conf.update(task_always_eager=False, broker_url=BROKER_URL, task_default_queue=queue)
+    app.conf.update(task_always_eager=False, broker_url=broker_url, task_default_queue=queue)
     # Fresh connection pools, so that nothing another test opened sends elsewhere.
     monkeypatch.setattr(app, "_pool", None)
     monkeypatch.setattr(app.amqp, "_producer_pool", None)
@@ -102,13 +108,19 @@ class Worker:
     """`celery -A contextevals worker` in a process group of its own, always stopped."""
 
     def __init__(
-        self, queue: str, database_url: str, media: Path, log: Path, **extra_env: str
+        self,
+        queue: str,
+        database_url: str,
+        media: Path,
+        log: Path,
+        broker_url: str = BROKER_URL,
+        **extra_env: str,
     ) -> None:
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.worker_settings",
             "DATABASE_URL": database_url,
-            "CELERY_BROKER_URL": BROKER_URL,
+            "CELERY_BROKER_URL": broker_url,
             "MEDIA_ROOT": str(media),
             **extra_env,
         }
@@ -134,12 +146,14 @@ class Worker:
 
 
 @pytest.fixture
-def start_worker(broker, shared_db, settings, tmp_path) -> Iterator[Callable[[], Worker]]:
+def start_worker(
+    broker, broker_url, shared_db, settings, tmp_path
+) -> Iterator[Callable[..., Worker]]:
     workers: list[Worker] = []
 
     def start(**env: str) -> Worker:
         log = tmp_path / "worker.log"
-        workers.append(Worker(broker, shared_db, settings.MEDIA_ROOT, log, **env))
+        workers.append(Worker(broker, shared_db, settings.MEDIA_ROOT, log, broker_url, **env))
         return workers[-1]
 
     try:
@@ -148,7 +162,7 @@ def start_worker(broker, shared_db, settings, tmp_path) -> Iterator[Callable[[],
         for worker in workers:
             worker.kill()
         # The queue of this test goes with it.
-        app.connection_for_write(BROKER_URL).default_channel.queue_delete(broker)
+        app.connection_for_write(broker_url).default_channel.queue_delete(broker)
 
 
 def wait_for(condition: Callable[[], bool], log: Path, seconds: float = 30) -> None:

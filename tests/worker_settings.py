@@ -1,5 +1,6 @@
 """Settings for the Celery worker the worker tests start: the app's own, plus a storage that
-takes 0.2 s per file, so that a test can kill the worker while it is storing files."""
+takes 0.2 s per task file, so that a test can kill the worker while it is storing files (or
+watch an export's progress while it reads them)."""
 
 from contextevals.settings import *  # noqa: F403
 
