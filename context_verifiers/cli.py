@@ -19,10 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from context_verifiers.grading import DatasetResult, Graders, TaskResult, grade_tasks
+from context_verifiers.grading import (
+    DatasetResult,
+    Graders,
+    TaskResult,
+    grade_tasks,
+    zipped_output,
+)
 from context_verifiers.judges import Judge, JudgeConfig, JudgeConfigError
-from context_verifiers.views import MAX_FILE_VIEW_BYTES
+from context_verifiers.views import MAX_FILE_VIEW_BYTES, OutputView
 from datasets_app import wording
+from datasets_app.importing.archive import open_archive
 from datasets_app.importing.checker import check_file
 from datasets_app.importing.outputs import OutputsFile, read_outputs
 from datasets_app.importing.spec import (
@@ -111,6 +118,20 @@ def _plan(path: Path, allow_python: bool) -> tuple[DatasetSpec | None, list[Prob
     return checked.plan, list(checked.problems)
 
 
+def _answers(read: OutputsFile, path: Path) -> dict[str, OutputView | str | None]:
+    """Each task's answer: its text, with the files a zip of outputs gave it."""
+    answers: dict[str, OutputView | str | None] = {}
+    with_files = {task: output for task, output in read.outputs.items() if output.files}
+    for task, output in read.outputs.items():
+        answers[task] = output.output
+    if not with_files:
+        return answers
+    with open_archive(path) as zf:
+        for task, output in with_files.items():
+            answers[task] = zipped_output(output.output or "", output.files, zf)
+    return answers
+
+
 def _with_costs(result: DatasetResult, read: OutputsFile) -> DatasetResult:
     """Each task with what its outputs line said the agent's run cost, as a run keeps it."""
     tasks = []
@@ -133,7 +154,7 @@ def grade(arguments: argparse.Namespace, write: Callable[[str], None]) -> int:
     read = read_outputs(data, outputs_path.name, {task.id for task in plan.tasks})
     if read.problems:
         return _problems(write, read.problems)
-    outputs = {task_id: output.output for task_id, output in read.outputs.items()}
+    outputs = _answers(read, outputs_path)
     try:
         config = JudgeConfig.from_env()
     except JudgeConfigError as exc:

@@ -9,6 +9,7 @@ an `Outcome`; `scoring` makes the task's and the dataset's score of them.
 from __future__ import annotations
 
 import threading
+import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,7 +21,15 @@ from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, dataset_score, task_score
 from context_verifiers.templates import UnknownPlaceholders
 from context_verifiers.verdict import Verdict
-from context_verifiers.views import CriterionView, FileView, OutputView, TaskView
+from context_verifiers.views import (
+    MAX_FILE_VIEW_BYTES,
+    CriterionView,
+    FileView,
+    OutputView,
+    TaskView,
+)
+from datasets_app.importing.outputs import OutputFile
+from datasets_app.importing.outputs_zip import file_starts
 from datasets_app.importing.spec import (
     EXPECTED_ANSWER_CRITERION_ID,
     EXPECTED_ANSWER_CRITERION_TEXT,
@@ -291,6 +300,17 @@ def task_view(task: TaskSpec, check: Check | None, read_file: FileReader = _no_f
         input_files=files(task.input_files),
         expected_files=files(task.expected_files),
     )
+
+
+def zipped_output(text: str, files: Sequence[OutputFile], zf: zipfile.ZipFile) -> OutputView:
+    """An answer whose files an outputs zip holds (`outputs_zip`), each read as far as a
+    verifier is given it: how a run's workers and `grade` on a .zip see it."""
+    starts = file_starts(zf, files, limit=MAX_FILE_VIEW_BYTES)
+    views = tuple(
+        FileView(file.name, data, size=file.size, truncated=file.size > len(data))
+        for file, data in zip(files, starts, strict=True)
+    )
+    return OutputView(text=text, files=views)
 
 
 def as_output(answer: OutputView | str | None) -> OutputView | None:

@@ -280,7 +280,9 @@ def agent_judge_ask(verifier: Verifier, task: TaskView, output: OutputView) -> A
     inputs, budget = _files_section(
         "The task's input files", task.input_files, MAX_JUDGE_FILES_CHARS
     )
-    expected_files, _ = _files_section("The expected files", task.expected_files, budget)
+    expected_files, budget = _files_section("The expected files", task.expected_files, budget)
+    # The files the agent wrote (an outputs zip's files/<task id>/), beside its answer.
+    answer_files, _ = _files_section("The files the agent wrote", output.files, budget)
     scale = "\n".join(f"({letter}) {text}" for letter, (_, text) in FACTUALITY_SCALE.items())
     criterion = ""
     if task.criterion and task.criterion.text:
@@ -293,6 +295,7 @@ def agent_judge_ask(verifier: Verifier, task: TaskView, output: OutputView) -> A
         f"The expected answer:\n{fenced(task.expected or '', 'expected')}\n\n"
         f"{expected_files}"
         f"The answer under test:\n{fenced(_answer(output))}\n\n"
+        f"{answer_files}"
         f"Which one of these is true?\n{scale}\n\n"
         f"Reply with {_REPLY_SHAPES['category']}."
     )

@@ -1008,8 +1008,8 @@ class RunOutputsForm(forms.Form):
     outputs = forms.FileField(
         label="Outputs file",
         help_text='.jsonl with a line per task, {"task": "<task id>", "output": "<text>"}, '
-        "or .csv with task and output columns",
-        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.csv"}),
+        "or .csv with task and output columns; or a .zip of one with the tasks' output files",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.csv,.zip"}),
     )
     version = forms.TypedChoiceField(label="Version", coerce=int)
     name = forms.CharField(label="Name (optional)", required=False, max_length=200)

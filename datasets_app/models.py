@@ -430,6 +430,9 @@ class RunResult(models.Model):
     trace = models.URLField(max_length=MAX_URL_CHARS, blank=True)
     # A person's verdict per criterion id (judge calibration): {"c1": true, "c2": 0.7}.
     labels = models.JSONField(default=dict, blank=True)
+    # The files of the agent's output, from an outputs .zip (read from the run's kept zip
+    # as its criteria are graded): [{"name", "member", "size"}].
+    files = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["position", "pk"]

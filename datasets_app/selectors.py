@@ -1884,6 +1884,11 @@ def _costs(results: Sequence[tuple[Any, ...]]) -> dict[str, Any]:
     }
 
 
+def _no_output(results: Sequence[tuple[Any, ...]]) -> int:
+    """The tasks given nothing to grade: no text and no files (`run_summary`'s rows)."""
+    return sum(1 for row in results if not (row[4] or "").strip() and not row[11])
+
+
 def run_summary(*, run_id: int) -> RunSummary:
     """The run's figures from its rows: two reads, whatever its size."""
     results = list(
@@ -1899,6 +1904,7 @@ def run_summary(*, run_id: int) -> RunSummary:
             "tokens",
             "cost",
             "model",
+            "files",
             "task_key",
             "labels",
         )
@@ -1931,7 +1937,7 @@ def run_summary(*, run_id: int) -> RunSummary:
         graded_tasks=len(graded),
         failed_tasks=sum(1 for row in graded if row[1] is not None and row[1] < 1),
         errored_tasks=sum(1 for row in graded if row[6]),
-        no_output=sum(1 for row in results if not (row[4] or "").strip()),
+        no_output=_no_output(results),
         outcomes=counts,
         criteria=[rate.to_json() for rate in metrics.criterion_rates(rate_rows)],
         histogram=_histogram(scores),
@@ -2081,7 +2087,7 @@ def run_task_page(run: Run, listing: RunTaskListing) -> RunTaskPage:
     elif listing.show == "errored":
         results = results.filter(error_count__gt=0)
     elif listing.show == "no_output":
-        results = results.filter(Q(has_output=False) | Q(output=""))
+        results = results.filter((Q(has_output=False) | Q(output="")) & Q(files=[]))
     elif listing.show == "criterion" and listing.criterion:
         failed = RunOutcome.objects.filter(
             result=OuterRef("pk"), criterion_key=listing.criterion, status="failed"
@@ -2127,6 +2133,7 @@ RUN_ROW_FIELDS = (
     "latency_ms",
     "tokens",
     "cost",
+    "files",
     "task__name",
 )
 

@@ -46,7 +46,7 @@ from datasets_app.forms import (
     TaskListForm,
     TryAnswerForm,
 )
-from datasets_app.importing import aliases, columns, shapes, starters
+from datasets_app.importing import aliases, columns, outputs_zip, shapes, starters
 from datasets_app.importing.outputs import AMBIGUOUS_COLUMN
 from datasets_app.importing.shapes import describe
 from datasets_app.importing.spec import counted, limits_for_people
@@ -1290,7 +1290,8 @@ def people(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _run_new_context(dataset: Dataset, form: RunOutputsForm, **extra) -> dict:
-    return {"dataset": dataset, "form": form, **extra}
+    max_output_files = outputs_zip.MAX_FILES_PER_TASK
+    return {"dataset": dataset, "form": form, "max_output_files": max_output_files, **extra}
 
 
 def _versions_to_run(dataset: Dataset) -> list[int]:

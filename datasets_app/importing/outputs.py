@@ -36,7 +36,8 @@ MAX_MODEL_CHARS = 200
 OUTPUTS_TOO_BIG = Rule("file_too_big", "The outputs file is larger than {limit} MiB.")
 NOT_AN_OUTPUTS_FILE = Rule(
     "not_an_outputs_file",
-    "An outputs file is .jsonl (a line per task) or .csv (a row per task), not {suffix}.",
+    "An outputs file is .jsonl (a line per task) or .csv (a row per task), or a .zip of "
+    "one with the tasks' output files, not {suffix}.",
 )
 NOT_A_LINE_OBJECT = Rule(
     "not_an_output_line",
@@ -85,6 +86,19 @@ _KIND = {
 
 
 @dataclass(frozen=True)
+class OutputFile:
+    """One file of a task's output (from a zip, `outputs_zip`): its name in the task's
+    folder, its path in the zip and its size once unzipped."""
+
+    name: str
+    member: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "member": self.member, "size": self.size}
+
+
+@dataclass(frozen=True)
 class AgentOutput:
     """One task's output as the file gives it, with what it cost and any person's labels."""
 
@@ -98,6 +112,13 @@ class AgentOutput:
     labels: Mapping[str, bool | float] = field(default_factory=dict)
     line: int | None = None
     row: int | None = None
+    files: tuple[OutputFile, ...] = ()
+
+    @property
+    def answered(self) -> bool:
+        """Whether there is anything to grade: text, or files (a task with neither scores
+        0 without a call)."""
+        return bool((self.output or "").strip() or self.files)
 
     @property
     def costs(self) -> dict[str, Any] | None:
@@ -241,12 +262,10 @@ class _Reader:
             checked[criterion] = label
         assert isinstance(task_id, str)
         if task_id not in self.known:
-            self.problem(UNKNOWN_TASK, **where, task=_quoted(task_id), task_id=task_id)
+            self.problem(UNKNOWN_TASK, **where, task=quoted(task_id), task_id=task_id)
         elif task_id in self.places:
             first = self.places[task_id]
-            self.problem(
-                REPEATED_TASK, **where, task=_quoted(task_id), first=first, task_id=task_id
-            )
+            self.problem(REPEATED_TASK, **where, task=quoted(task_id), first=first, task_id=task_id)
         else:
             self.places[task_id] = f"line {line:,}" if line is not None else f"row {row:,}"
             self.result.outputs[task_id] = AgentOutput(
@@ -268,7 +287,8 @@ class _Reader:
         return self.result
 
 
-def _quoted(task_id: str) -> str:
+def quoted(task_id: str) -> str:
+    """A task id as problems quote it."""
     return json.dumps(task_id, ensure_ascii=False)
 
 
@@ -450,13 +470,17 @@ def read_outputs(
     names the `task` and `output` columns (or keys) when the names leave it open.
     """
     suffix = PurePath(name).suffix.lower()
-    fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(suffix)
+    fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".zip": "zip"}.get(suffix)
     if fmt is None:
         return OutputsFile(
             format="", problems=[NOT_AN_OUTPUTS_FILE.at(name, suffix=suffix or "a file")]
         )
     if len(data) > max_bytes:
         return OutputsFile(format=fmt, problems=[OUTPUTS_TOO_BIG.at(name, limit=max_bytes >> 20)])
+    if fmt == "zip":
+        from datasets_app.importing import outputs_zip  # it reads its outputs file with this
+
+        return outputs_zip.read_zip(data, name, task_ids, mapping=mapping)
     reader = _Reader(name, task_ids, fmt)
     if fmt == "csv":
         _read_csv(data, reader, mapping)

@@ -209,14 +209,14 @@ def _check_archive(
     measured: Measured | None = None,
 ) -> CheckResult:
     infos = zf.infolist()
-    problems = _archive_problems(infos, zip_name)
+    problems = archive_problems(infos, zip_name)
     if not problems:
-        problems = _overlap_problems(zf, zip_name)
+        problems = overlap_problems(zf, zip_name)
     if problems:
         # Nothing is inflated from an archive that is hostile or unreadable as a whole.
         return _refused(zip_name, *problems)
 
-    files = [info for info in infos if not info.is_dir() and not _is_junk(info.filename)]
+    files = [info for info in infos if not info.is_dir() and not is_junk(info.filename)]
     folder = _dataset_folder([info.filename for info in files])
     # A BEIR benchmark zipped as published (queries.jsonl beside qrels/test.tsv) has no
     # dataset file: it is a contextgrid eval set (rule in find_beir_members).
@@ -309,7 +309,7 @@ def _check_beir(
     )
 
 
-def _archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Problem]:
+def archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Problem]:
     """Everything wrong with the archive that its directory alone shows."""
     if len(infos) > archive.MAX_MEMBERS:
         # The end record undercounted; the directory's size cap kept this cheap to learn.
@@ -342,7 +342,7 @@ def _archive_problems(infos: list[zipfile.ZipInfo], zip_name: str) -> list[Probl
     return problems
 
 
-def _overlap_problems(zf: zipfile.ZipFile, zip_name: str) -> list[Problem]:
+def overlap_problems(zf: zipfile.ZipFile, zip_name: str) -> list[Problem]:
     """An entry whose bytes overlap another's (see `archive.overlapping_member`), as one
     problem: the zip is refused as a whole, and one such entry is enough to show why."""
     assert zf.fp is not None
@@ -356,7 +356,7 @@ def _overlap_problems(zf: zipfile.ZipFile, zip_name: str) -> list[Problem]:
     return [OVERLAPPING_MEMBERS.at(shown)]
 
 
-def _is_junk(name: str) -> bool:
+def is_junk(name: str) -> bool:
     parts = name.split("/")
     base = parts[-1]
     return (
@@ -939,7 +939,7 @@ def read_dataset_file(
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
     try:
         with zipfile.ZipFile(stream) as zf:
-            files = [i for i in zf.infolist() if not i.is_dir() and not _is_junk(i.filename)]
+            files = [i for i in zf.infolist() if not i.is_dir() and not is_junk(i.filename)]
             folder = _dataset_folder([info.filename for info in files])
             dataset_info, _ = _find_dataset_file(files, folder, "")
             if dataset_info is None:

@@ -34,12 +34,14 @@ from context_verifiers.grading import (
     Check,
     checks_for,
     grade_checks,
+    zipped_output,
 )
 from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, task_score
 from context_verifiers.views import OutputView
 from datasets_app import grading, selectors
-from datasets_app.importing.outputs import AMBIGUOUS_COLUMN, OutputsFile, read_outputs
+from datasets_app.importing import archive
+from datasets_app.importing.outputs import AMBIGUOUS_COLUMN, OutputFile, OutputsFile, read_outputs
 from datasets_app.importing.spec import MAX_FILE_BYTES, DatasetSpec, Problem, Rule, TaskSpec
 from datasets_app.models import (
     Dataset,
@@ -201,7 +203,7 @@ def run_check(
         output = read.outputs.get(task.id)
         checks = checks_for(spec, task)
         outcomes += len(checks)
-        if output is None or not (output.output or "").strip():
+        if output is None or not output.answered:
             continue  # no answer: graded 0 without a call
         for check in checks:
             if check.verifier.kind in JUDGE_KINDS and judge:
@@ -209,7 +211,7 @@ def run_check(
                 judge_tokens += _judge_tokens(check, task, output.output or "")
             elif check.verifier.kind == "code_verifier" and python:
                 python_checks += 1
-    answered = sum(1 for o in read.outputs.values() if (o.output or "").strip())
+    answered = sum(1 for o in read.outputs.values() if o.answered)
     plan = RunPlan(
         version=version.number,
         file_name=file_name,
@@ -295,6 +297,7 @@ def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
                 model=output.model if output else "",
                 trace=output.trace if output else "",
                 labels=dict(output.labels) if output else {},
+                files=[file.to_json() for file in output.files] if output else [],
             )
         )
     bulk.insert_rows(RunResult, results)
@@ -524,7 +527,7 @@ def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkG
         result.pk: result
         for result in RunResult.objects.filter(
             run_id=run_id, position__gte=first, position__lte=last
-        ).only("pk", "task_key", "output", "has_output", "position")
+        ).only("pk", "task_key", "output", "has_output", "position", "files")
     }
     rows = list(
         RunOutcome.objects.filter(result_id__in=results).only(
@@ -543,6 +546,7 @@ def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkG
     tasks = {task.id: task for task in spec.tasks}
     jobs, claimed = [], []
     checks: dict[str, tuple[Check, ...]] = {}
+    answers = _answers(run, [results[row.result_id] for row in rows if row.pk in mine])
     for row in rows:
         if row.pk not in mine:
             continue
@@ -551,13 +555,32 @@ def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkG
         if task.id not in checks:
             checks[task.id] = checks_for(spec, task)
         check = checks[task.id][row.position]
-        output = OutputView(text=result.output) if result.has_output else None
-        jobs.append((check, task, output))
+        jobs.append((check, task, answers.get(result.pk)))
         claimed.append(row)
     outcomes = grade_checks(jobs, grading.graders())
     graded.written = _write(run, rows, results, claimed, outcomes, lease)
     _after_write(run_id)
     return graded
+
+
+def _answers(run: Run, results: Iterable[RunResult]) -> dict[int, OutputView]:
+    """Each result's answer as its verifiers see it: the text, and the output files read
+    from the run's kept zip (each cut at what a verifier is given), the zip opened once."""
+    answers: dict[int, OutputView] = {}
+    with_files: list[RunResult] = []
+    for result in results:
+        if result.pk in answers or not (result.has_output or result.files):
+            continue
+        answers[result.pk] = OutputView(text=result.output)
+        if result.files:
+            with_files.append(result)
+    if not with_files:
+        return answers
+    with run.outputs_file.open("rb") as handle, archive.open_archive(handle) as zf:
+        for result in with_files:
+            files = [OutputFile(**file) for file in result.files]
+            answers[result.pk] = zipped_output(result.output, files, zf)
+    return answers
 
 
 def _write(

@@ -14,10 +14,15 @@ JUDGED = {"kind": "llm_judge", "outputType": "boolean", "instructions": "{{crite
 
 
 def saved_version(
-    user, *, tasks: int = 3, judged: bool = False, name: str = "Arithmetic"
+    user,
+    *,
+    tasks: int = 3,
+    judged: bool = False,
+    name: str = "Arithmetic",
+    verifier: dict | None = None,
 ) -> Version:
-    """A dataset of `tasks` tasks answered `Answer N` (exact match), each with a judged
-    criterion when `judged`, saved as v1."""
+    """A dataset of `tasks` tasks answered `Answer N` (exact match), each with a criterion
+    `clear` when `judged` (judged, or checked by `verifier` when given), saved as v1."""
     dataset = Dataset.objects.create(
         owner=user, name=name, settings={"expectedAnswerVerifier": EXACT}
     )
@@ -30,13 +35,13 @@ def saved_version(
             expected_text=f"Answer {index + 1}",
             position=index,
         )
-        if judged:
+        if judged or verifier:
             Criterion.objects.create(
                 dataset=dataset,
                 task=task,
                 criterion_id="clear",
                 text="Is clear",
-                verifier=JUDGED,
+                verifier=verifier or JUDGED,
                 position=1,
             )
     return datasets.version_save(dataset=dataset, user=user)

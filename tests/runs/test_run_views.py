@@ -273,3 +273,80 @@ def test_a_cost_that_is_not_a_number_is_a_problem_of_its_row(auth_client, user):
     page = new_run(auth_client, version, data, name="outputs.csv").content.decode()
     assert "outputs.csv, row 2" in page and "<li>cost must be a number, 0 or more.</li>" in page
     assert not Run.objects.exists()
+
+
+READS_REPORT = {
+    "kind": "code_verifier",
+    "code": (
+        "from context_verifiers import Verdict\n\n"
+        "def verify(task, output):\n"
+        "    files = {f.name: f.text for f in output.files}\n"
+        "    ok = files.get('report.csv') == 'total\\n42\\n'\n"
+        "    return Verdict.boolean(passed=ok, reasoning=f'files: {sorted(files)}')\n"
+    ),
+}
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_zip_s_output_files_reach_the_python_check_and_show_on_the_task(auth_client, user):
+    from datasets_app.models import SiteSettings
+
+    SiteSettings.objects.update_or_create(pk=1, defaults={"python_checks_enabled": True})
+    version = saved_version(user, tasks=2, verifier=READS_REPORT)
+    dataset = version.dataset
+    data = zipped(
+        {
+            "outputs.jsonl": outputs_jsonl({"t1": "Answer 1", "t2": "Answer 2"}),
+            "files/t1/report.csv": b"total\n42\n",
+            "files/t2/report.csv": b"total\n41\n",
+            "files/t2/notes/extra.txt": b"more",
+        }
+    )
+    checked = new_run(auth_client, version, data, name="outputs.zip")
+    run = Run.objects.get()
+    assert checked.status_code == 302, checked.content.decode()
+    preview = auth_client.get(run.get_absolute_url()).content.decode()
+    assert "Grade 2 tasks" in preview and "<dd>2</dd>" in preview  # two Python checks
+    auth_client.post(reverse("datasets_app:run_start", args=[dataset.pk, run.pk]))
+
+    page = auth_client.get(run.get_absolute_url()).content.decode()
+    assert "<strong>0.75</strong>" in page  # t1 passes both; t2 its answer, not its report
+    assert "and 2 files" in page
+    second = run.results.get(task_key="t2")
+    task_page = auth_client.get(
+        reverse("datasets_app:run_task", args=[dataset.pk, run.pk, second.pk])
+    ).content.decode()
+    assert "The agent’s files" in task_page
+    assert "<code>notes/extra.txt</code>" in task_page and "<code>report.csv</code>" in task_page
+    verdict = second.outcomes.get(criterion_key="clear")
+    assert (
+        verdict.status == "failed"
+        and verdict.reasoning == "files: ['notes/extra.txt', 'report.csv']"
+    )
+
+
+def test_a_zip_with_problems_names_each_by_its_path_and_nothing_is_written(auth_client, user):
+    version = saved_version(user, tasks=2)
+    data = zipped(
+        {
+            "outputs.jsonl": outputs_jsonl({"t1": "Answer 1"}),
+            "files/t9/report.csv": b"x",
+            "readme.txt": b"stray",
+        }
+    )
+    page = new_run(auth_client, version, data, name="outputs.zip")
+    text = page.content.decode()
+    assert page.status_code == 200 and "2 problems: nothing was graded" in text
+    assert '<span class="where">files/t9/report.csv</span>' in text
+    assert "The dataset has no task &quot;t9&quot;." in text
+    assert '<span class="where">readme.txt</span>' in text
+    assert not Run.objects.exists()

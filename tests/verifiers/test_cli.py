@@ -227,3 +227,21 @@ def test_a_zips_attached_files_reach_the_judge(tmp_path, judge_env, judge_server
     assert completed.returncode == 0, completed.stdout + completed.stderr
     user = judge_server.requests[0]["messages"][1]["content"]
     assert "revenue.csv:\n```file\nyear,revenue\n2024,120\n2025,180\n\n```" in user
+
+
+def test_a_zip_of_outputs_gives_the_judge_the_files_the_agent_wrote(
+    tmp_path, judge_env, judge_server
+):
+    document = {"tasks": [{"id": "rev", "prompt": "Sum the revenue.", "expected": "300"}]}
+    dataset = tmp_path / "rev.json"
+    dataset.write_text(json.dumps(document))
+    outputs = tmp_path / "outputs.zip"
+    with zipfile.ZipFile(outputs, "w") as archive:
+        archive.writestr("outputs.jsonl", json.dumps({"task": "rev", "output": "see sum.txt"}))
+        archive.writestr("files/rev/sum.txt", "300\n")
+
+    completed = grade(dataset, outputs, env=judge_env)
+
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    user = judge_server.requests[0]["messages"][1]["content"]
+    assert "The files the agent wrote:\nsum.txt:\n```file\n300\n\n```" in user
