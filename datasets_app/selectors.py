@@ -20,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.paginator import Paginator
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.models import (
     Count,
     Exists,
@@ -81,6 +81,7 @@ from datasets_app.models import (
     Upload,
     Version,
 )
+from datasets_app.prepared import Prepared
 
 
 def checker_options() -> CheckOptions:
@@ -650,32 +651,64 @@ def _task_row(task: Task) -> tuple[Any, ...]:
     return tuple(getattr(task, column) for column in _TASK_COLUMNS)
 
 
+def _task_to_grade_query(
+    sees_every: bool, *, user_id: int, dataset_id: int, task_id: int
+) -> QuerySet[Task]:
+    # The person as `datasets_for` asks about them: a stand-in with their key, and the
+    # permission to see every dataset when they have it (a superuser needs no query).
+    person = User(pk=user_id, is_staff=sees_every, is_superuser=sees_every)
+    tasks = Task.objects.filter(pk=task_id, dataset_id=dataset_id, dataset__in=datasets_for(person))
+    return tasks.values_list(*_TASK_FIELDS, *(f"dataset__{name}" for name in _DATASET_FIELDS))
+
+
+def _criteria_to_grade_query(
+    variant: object, *, dataset_id: int, task_id: int
+) -> QuerySet[Criterion]:
+    return (
+        Criterion.objects.filter(Q(task_id=task_id) | FOR_EVERY_TASK)
+        .filter(dataset_id=dataset_id)
+        .order_by("position", "pk")
+        .values_list("task_id", *_CRITERION_COLUMNS)
+    )
+
+
+def _files_to_grade_query(variant: object, *, task_id: int) -> QuerySet[TaskFile]:
+    return (
+        TaskFile.objects.filter(task_id=task_id)
+        .order_by("role", "position", "pk")
+        .values_list(*_FILE_COLUMNS)
+    )
+
+
+_TASK_FIELDS = tuple(field.attname for field in Task._meta.concrete_fields)
+_DATASET_FIELDS = tuple(field.attname for field in Dataset._meta.concrete_fields)
+# A try is asked for at each pause in typing, and these three reads were most of its cost
+# beside the verifiers, nearly all of it the ORM compiling them: compiled once (`prepared`).
+_TASK_TO_GRADE = Prepared(_task_to_grade_query, ("user_id", "dataset_id", "task_id"))
+_CRITERIA_TO_GRADE = Prepared(_criteria_to_grade_query, ("dataset_id", "task_id"))
+_FILES_TO_GRADE = Prepared(_files_to_grade_query, ("task_id",))
+
+
 def task_to_grade(user: User, pk: int, task_pk: int) -> tuple[Task, DatasetSpec, TaskSpec]:
     """The person's task `task_pk` of dataset `pk` (with `task.dataset`), what grades every
     task of the dataset and the task itself, as a try grades it: in three queries, the
     task with its dataset (404 when either is missing or not the person's to see), both
-    kinds of criteria at once and its files, those two as plain values. A try is asked
-    for at each keystroke's pause; this read is most of its cost beside the verifiers."""
-    tasks = Task.objects.select_related("dataset").filter(
-        dataset_id=pk, dataset__in=datasets_for(user)
+    kinds of criteria at once and its files, each compiled once (`prepared`)."""
+    found = _TASK_TO_GRADE.rows(
+        variant=manages_every_dataset(user), user_id=user.pk, dataset_id=pk, task_id=task_pk
     )
-    task = get_object_or_404(tasks, pk=task_pk)
+    if not found:
+        raise Http404("No Task matches the given query.")
+    values = found[0]
+    dataset = Dataset.from_db(DEFAULT_DB_ALIAS, _DATASET_FIELDS, values[len(_TASK_FIELDS) :])
+    task = Task.from_db(DEFAULT_DB_ALIAS, _TASK_FIELDS, values[: len(_TASK_FIELDS)])
+    task.dataset = dataset
     own: list[CriterionSpec] = []
     shared: list[CriterionSpec] = []
-    for task_key, *values in (
-        Criterion.objects.filter(Q(task_id=task.pk) | FOR_EVERY_TASK)
-        .filter(dataset_id=pk)
-        .order_by("position", "pk")
-        .values_list("task_id", *_CRITERION_COLUMNS)
-    ):
-        (own if task_key else shared).append(_criterion_spec_of(*values))
-    files = [
-        (role, _file_spec_of(*values))
-        for role, *values in TaskFile.objects.filter(task_id=task.pk)
-        .order_by("role", "position", "pk")
-        .values_list(*_FILE_COLUMNS)
-    ]
-    dataset_head = _dataset_spec_of(task.dataset, criteria=shared, tasks=())
+    for task_key, *criterion in _CRITERIA_TO_GRADE.rows(dataset_id=pk, task_id=task.pk):
+        (own if task_key else shared).append(_criterion_spec_of(*criterion))
+    files = [(role, _file_spec_of(*file)) for role, *file in _FILES_TO_GRADE.rows(task_id=task.pk)]
+    dataset_head = _dataset_spec_of(dataset, criteria=shared, tasks=())
     return task, dataset_head, _task_spec_of(_task_row(task), own, files)
 
 
