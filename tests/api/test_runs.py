@@ -164,3 +164,32 @@ def test_what_the_agent_s_runs_cost_is_in_the_run_and_in_each_task_of_its_result
         env={"PATH": "", "PYTHONPATH": str(REPO_ROOT)},
     )
     assert json.loads(graded.stdout) == results
+
+
+def test_a_zip_of_outputs_with_files_is_graded_and_a_bad_one_refused_by_its_paths(api, user):
+    import io
+    import zipfile
+
+    version = saved_version(user, tasks=2)
+
+    def zipped(members: dict[str, bytes]) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as zf:
+            for name, data in members.items():
+                zf.writestr(name, data)
+        return buffer.getvalue()
+
+    good = zipped({"outputs.jsonl": outputs_jsonl({"t1": "Answer 1"}), "files/t2/a.txt": b"a"})
+    started = post_outputs(api, version.dataset_id, good, "outputs.zip")
+    assert started.status_code == 202
+    run = api.get(f"/api/v1/runs/{started.json()['id']}").json()
+    # t2 answered with a file alone: graded (its exact match fails), not "no output".
+    assert run["counts"]["no_output"] == 0 and run["score"] == 0.5
+
+    bad = zipped({"outputs.jsonl": outputs_jsonl({"t1": "x"}), "files/nope/a.txt": b"a"})
+    refused = post_outputs(api, version.dataset_id, bad, "outputs.zip")
+    body = error_of(refused)
+    assert refused.status_code == 400 and body["code"] == "invalid_outputs"
+    assert [(d["file"], d["code"]) for d in body["details"]] == [
+        ("files/nope/a.txt", outputs.UNKNOWN_TASK.code)
+    ]
