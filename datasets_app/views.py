@@ -1290,8 +1290,14 @@ def people(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _run_new_context(dataset: Dataset, form: RunOutputsForm, **extra) -> dict:
-    max_output_files = outputs_zip.MAX_FILES_PER_TASK
-    return {"dataset": dataset, "form": form, "max_output_files": max_output_files, **extra}
+    return {
+        "dataset": dataset,
+        "form": form,
+        "max_output_files": outputs_zip.MAX_FILES_PER_TASK,
+        # The names an outputs file's columns are read by, from the one alias list.
+        "run_fields": aliases.RUN_FIELDS,
+        **extra,
+    }
 
 
 def _versions_to_run(dataset: Dataset) -> list[int]:

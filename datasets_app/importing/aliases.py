@@ -123,11 +123,11 @@ RUN_FIELDS: tuple[Field, ...] = (
     # What producing the output cost, as agent harnesses and tracing tools name it. Only
     # names that say their unit: a bare `latency` may be seconds, and a wrong guess would
     # show a run 1,000 times faster than it was.
-    Field("latency_ms", "Latency", ("latency_ms", "duration_ms", "elapsed_ms")),
+    Field("latency_ms", "Latency (milliseconds)", ("latency_ms", "duration_ms", "elapsed_ms")),
     Field("tokens", "Tokens", ("tokens", "total_tokens", "token_count", "num_tokens")),
-    Field("cost", "Cost", ("cost", "cost_usd", "total_cost")),
+    Field("cost", "Cost (dollars)", ("cost", "cost_usd", "total_cost")),
     Field("model", "Model", ("model", "model_name", "model_id")),
-    Field("trace", "Trace", ("trace", "trace_url", "trace_link")),
+    Field("trace", "Trace (a link)", ("trace", "trace_url", "trace_link")),
 )
 FIELD_KEYS: tuple[str, ...] = tuple(field.key for field in FIELDS)
 

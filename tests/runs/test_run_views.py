@@ -350,3 +350,14 @@ def test_a_zip_with_problems_names_each_by_its_path_and_nothing_is_written(auth_
     assert "The dataset has no task &quot;t9&quot;." in text
     assert '<span class="where">readme.txt</span>' in text
     assert not Run.objects.exists()
+
+
+def test_new_run_lists_every_name_an_outputs_file_is_read_by(auth_client, user):
+    from datasets_app.importing import aliases
+
+    version = saved_version(user, tasks=1)
+    page = auth_client.get(reverse("datasets_app:run_new", args=[version.dataset_id]))
+    table = page.content.decode().split('class="list stack run-fields"')[1].split("</table>")[0]
+    for field in aliases.RUN_FIELDS:
+        assert f'<td data-label="What">{field.label}</td>' in table
+        assert all(f"<code>{spelling}</code>" in table for spelling in field.spellings)
