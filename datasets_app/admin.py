@@ -25,6 +25,7 @@ from datasets_app.models import (
     ApiToken,
     Criterion,
     Dataset,
+    ExportJob,
     JudgeCall,
     Run,
     RunResult,
@@ -656,6 +657,15 @@ class UploadAdmin(ReadOnlyAdmin):
     list_display = ("original_name", "owner", "dataset", "state", "created_at", "expires_at")
     Media = AdminStyles
     list_filter = ("state",)
+
+
+@admin.register(ExportJob)
+class ExportJobAdmin(ReadOnlyAdmin):
+    list_display = ("dataset", "version", "format", "state", "requested_by", "created_at")
+    list_select_related = ("dataset", "version", "requested_by")
+    raw_id_fields = ("dataset", "version")
+    Media = AdminStyles
+    list_filter = ("state", "format")
 
 
 class SiteSettingsForm(forms.ModelForm):

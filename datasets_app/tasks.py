@@ -208,11 +208,7 @@ class ExportTask(Task):
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any):
         if isinstance(exc, TimeLimitExceeded) and args:
             logger.error("Export %s ran past its hard time limit", args[0])
-            exports.export_job_fail(key=args[0], error=_export_too_long())
-
-
-def _export_too_long() -> str:
-    return exports.EXPORT_TOO_LONG.format(minutes=settings.EXPORT_TIME_LIMIT_SECONDS // 60)
+            exports.export_job_fail(key=args[0], error=exports.export_too_long())
 
 
 @contextmanager
@@ -271,7 +267,7 @@ def build_export(self: Task, key: str) -> None:
             exports.export_job_build(job=job, progress=progress)
     except SoftTimeLimitExceeded:
         logger.warning("Export %s ran past its time limit", key)
-        exports.export_job_fail(key=key, error=_export_too_long())
+        exports.export_job_fail(key=key, error=exports.export_too_long())
     except exports.ExportNotStored:
         logger.exception("Export %s could not be stored", key)
         exports.export_job_fail(key=key, error=exports.EXPORT_NOT_STORED)

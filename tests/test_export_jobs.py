@@ -205,7 +205,7 @@ def test_an_export_past_its_time_limit_fails_with_the_reason(make_dataset, user,
     tasks.ExportTask().on_failure(tasks.TimeLimitExceeded(930), "id", [str(job.key)], {}, None)
     job.refresh_from_db()
     assert job.state == "failed"
-    assert job.error == exports.EXPORT_TOO_LONG.format(minutes=15)
+    assert job.error == exports.EXPORT_TOO_LONG.format(limit="15 minutes")
 
 
 def test_an_expired_export_is_removed_and_its_page_offers_to_build_it_again(
@@ -244,3 +244,16 @@ def test_deleting_a_dataset_removes_its_built_exports(auth_client, make_dataset)
     assert response.status_code in (200, 302)
     assert not ExportJob.objects.exists()
     assert not default_storage.exists(name)
+
+
+def test_the_version_page_of_a_large_version_starts_jobs_with_buttons(
+    auth_client, make_dataset, user
+):
+    dataset = make_dataset(tasks=4)
+    version = datasets.version_save(dataset=dataset, user=user)
+    page = auth_client.get(version.get_absolute_url())
+    html = page.content.decode()
+    action = export_url(dataset, "xlsx", version)
+    assert f'<form method="post" class="inline" action="{action}">' in html
+    assert "More than 3 tasks: a worker builds each export" in text_of(page)
+    assert auth_client.post(action).url == ExportJob.objects.get().get_absolute_url()

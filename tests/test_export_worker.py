@@ -1,7 +1,7 @@
 """Exports past EXPORT_IN_REQUEST_TASKS built by a real Celery worker on the Redis at
 127.0.0.1:6379, through the pages: the job's page shows the worker's progress, then the
-download. Redis database 7 and a queue per test. Skipped, with the reason shown, when no
-Redis answers."""
+download; past its time limit the export fails with the reason and keeps nothing. Redis
+database 7 and a queue per test. Skipped, with the reason shown, when no Redis answers."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
+from datasets_app import tasks
 from datasets_app.models import ExportJob, Task, TaskFile
+from datasets_app.services import exports
 from tests.test_worker import (  # noqa: F401 - fixtures
     broker,
     shared_db,
@@ -24,6 +26,8 @@ from tests.test_worker import (  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
+# Tasks of one stored file each: the worker's storage takes 0.2 s to open each
+# (tests.worker_storage), so a .zip export of them takes 2.4 s.
 FILES = 12
 
 
@@ -41,16 +45,7 @@ def job_state(job: ExportJob) -> ExportJob:
     return job
 
 
-def test_a_worker_builds_a_large_zip_export_and_its_page_follows_it(
-    start_worker,  # noqa: F811 - the fixture
-    make_dataset,
-    client,
-    user,
-    settings,
-):
-    settings.EXPORT_IN_REQUEST_TASKS = 3
-    # Progress noted every 0.1 s; the worker's storage takes 0.2 s to open each task file.
-    worker = start_worker(UPLOAD_HEARTBEAT_SECONDS="0.1")
+def dataset_of_stored_files(make_dataset):
     dataset = make_dataset()
     for number in range(FILES):
         task = Task.objects.create(
@@ -60,6 +55,20 @@ def test_a_worker_builds_a_large_zip_export_and_its_page_follows_it(
         TaskFile.objects.create(
             task=task, role="input", name=f"{number}.txt", file=name, size=number
         )
+    return dataset
+
+
+def test_a_worker_builds_a_large_zip_export_and_its_page_follows_it(
+    start_worker,  # noqa: F811 - the fixture
+    make_dataset,
+    client,
+    user,
+    settings,
+):
+    settings.EXPORT_IN_REQUEST_TASKS = 3
+    # The worker notes its progress every 0.1 s.
+    worker = start_worker(UPLOAD_HEARTBEAT_SECONDS="0.1")
+    dataset = dataset_of_stored_files(make_dataset)
     client.force_login(user)
 
     started = client.post(reverse("datasets_app:dataset_export", args=[dataset.pk, "zip"]))
@@ -77,3 +86,23 @@ def test_a_worker_builds_a_large_zip_export_and_its_page_follows_it(
     with zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content))) as archive:
         stored = sorted(n for n in archive.namelist() if not n.endswith(".json"))
     assert len(stored) == FILES
+
+
+def test_an_export_past_its_time_limit_on_a_real_worker_fails_and_keeps_nothing(
+    start_worker,  # noqa: F811 - the fixture
+    make_dataset,
+    client,
+    user,
+):
+    # A limit of 1 s, as the worker words it and as the message runs it.
+    worker = start_worker(EXPORT_TIME_LIMIT_SECONDS="1")
+    dataset = dataset_of_stored_files(make_dataset)
+    job = ExportJob.objects.create(dataset=dataset, format="zip", requested_by=user)
+    tasks.build_export.apply_async(args=[str(job.key)], soft_time_limit=1, time_limit=31)
+    wait_for(lambda: job_state(job).state == ExportJob.State.FAILED, worker.log)
+    assert job.error == exports.EXPORT_TOO_LONG.format(limit="1 second")
+    assert not default_storage.exists(f"exports/{job.key}")
+    client.force_login(user)
+    page = text_of(client.get(job.get_absolute_url()))
+    assert "The export took longer than 1 second and was stopped." in page
+    assert "Try again" in page

@@ -17,13 +17,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from datasets_app import exporting, selectors
-from datasets_app.importing.spec import DatasetSpec, MappedTasks, TaskSpec
+from datasets_app.importing.spec import DatasetSpec, MappedTasks, TaskSpec, counted
 from datasets_app.models import Dataset, ExportJob, Version, export_path
 
 # Why an export failed, as its page and the API say it.
 EXPORT_TOO_LONG = (
-    "The export took longer than {minutes} minutes and was stopped. Try a smaller format "
-    "(.json or .csv build fastest), or tell us."
+    "The export took longer than {limit} and was stopped. Try another format (.json and .csv "
+    "build fastest), or tell us."
 )
 EXPORT_FAILED = "The export could not be built. Try again, or tell us."
 EXPORT_NOT_STORED = "The export was built but could not be stored. Try again, or tell us."
@@ -31,6 +31,13 @@ EXPORT_NOT_STORED = "The export was built but could not be stored. Try again, or
 
 class ExportNotStored(Exception):
     """The export was built, and the storage did not take it."""
+
+
+def export_too_long() -> str:
+    """Why an export past EXPORT_TIME_LIMIT_SECONDS failed, its limit in words."""
+    seconds = project_settings.EXPORT_TIME_LIMIT_SECONDS
+    limit = counted(seconds // 60, "minute") if seconds % 60 == 0 else counted(seconds, "second")
+    return EXPORT_TOO_LONG.format(limit=limit)
 
 
 def export_task_count(*, dataset: Dataset, version: Version | None) -> int:
@@ -122,7 +129,7 @@ def export_job_build(*, job: ExportJob, progress: Callable[[int], None] | None =
         except Exception as exc:
             raise ExportNotStored from exc
     now = timezone.now()
-    ExportJob.objects.filter(pk=job.pk).update(
+    ready = ExportJob.objects.filter(pk=job.pk, state=ExportJob.State.BUILDING).update(
         state=ExportJob.State.READY,
         file=name,
         size=size,
@@ -130,6 +137,9 @@ def export_job_build(*, job: ExportJob, progress: Callable[[int], None] | None =
         finished_at=now,
         expires_at=now + timedelta(hours=project_settings.EXPORT_KEEP_HOURS),
     )
+    if not ready:
+        # The job went meanwhile (its dataset was deleted): so does what it built.
+        default_storage.delete(name)
 
 
 def export_job_progress(*, key: str, done: int) -> None:
