@@ -76,3 +76,27 @@ def test_two_output_columns_are_refused_by_name_unless_one_is_chosen(user, tmp_p
     assert not Run.objects.exists()
     status, out, _err = run_command(*args, "--output-column", "answer", "--wait")
     assert status == 0 and Run.objects.get().results.get().output == "Answer 1"
+
+
+def test_a_zip_of_outputs_with_files_is_graded_and_its_problems_named_by_path(user, tmp_path):
+    import zipfile
+
+    version = saved_version(user, tasks=2)
+    path = tmp_path / "outputs.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("outputs.jsonl", outputs_jsonl({"t1": "Answer 1"}))
+        zf.writestr("files/t2/answer.txt", "Answer 2")
+        zf.writestr("files/t3/answer.txt", "no such task")
+    args = ("--dataset", str(version.dataset_id), "--user", user.username)
+    status, out, _err = run_command(str(path), *args)
+    assert status == 1
+    assert out.splitlines()[1] == 'files/t3/answer.txt: The dataset has no task "t3".'
+
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("outputs.jsonl", outputs_jsonl({"t1": "Answer 1"}))
+        zf.writestr("files/t2/answer.txt", "Answer 2")
+    status, _out, err = run_command(str(path), *args, "--wait")
+    assert status == 0 and "2 tasks (1 below 1, 0 with errors, 0 with no output)" in err
+    assert Run.objects.get().results.get(task_key="t2").files == [
+        {"name": "answer.txt", "member": "files/t2/answer.txt", "size": 8}
+    ]

@@ -37,14 +37,21 @@ def _score(value: float | None) -> str:
 
 
 class Command(BaseCommand):
-    help = "Grade an agent's outputs (.jsonl or .csv) against a saved version of a dataset."
+    help = (
+        "Grade an agent's outputs (.jsonl, .csv, or a .zip of one with the tasks' files) "
+        "against a saved version of a dataset."
+    )
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         # `--version N` is the dataset's version here, not Django's: ours replaces it.
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("path", help='The outputs: .jsonl {"task", "output"} lines, or .csv.')
+        parser.add_argument(
+            "path",
+            help='The outputs: .jsonl {"task", "output"} lines, or .csv; or a .zip of one, '
+            "each task's files under files/<task id>/.",
+        )
         parser.add_argument("--dataset", required=True, help="The dataset's id or name.")
         parser.add_argument("--version", type=int, help="The version; default: the latest.")
         parser.add_argument("--name", default="", help="A name for the run.")
