@@ -31,7 +31,8 @@ from context_verifiers.views import MAX_FILE_VIEW_BYTES, OutputView
 from datasets_app import wording
 from datasets_app.importing.archive import open_archive
 from datasets_app.importing.checker import check_file
-from datasets_app.importing.outputs import OutputsFile, read_outputs
+from datasets_app.importing.outputs import OutputsFile
+from datasets_app.importing.outputs_zip import read_outputs_file
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
     CheckOptions,
@@ -151,7 +152,7 @@ def grade(arguments: argparse.Namespace, write: Callable[[str], None]) -> int:
             data = source.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         return _problems(write, [UNREADABLE.at(outputs_path.name, detail=exc.strerror or exc)])
-    read = read_outputs(data, outputs_path.name, {task.id for task in plan.tasks})
+    read = read_outputs_file(data, outputs_path.name, {task.id for task in plan.tasks})
     if read.problems:
         return _problems(write, read.problems)
     outputs = _answers(read, outputs_path)

@@ -464,23 +464,20 @@ def read_outputs(
     mapping: Mapping[str, str] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
 ) -> OutputsFile:
-    """The outputs in `data` by task id, and every problem, each on its line or row.
+    """The outputs in a `.jsonl` or `.csv` by task id, and every problem, each on its line
+    or row (`outputs_zip.read_outputs_file` reads any outputs file, a `.zip` too).
 
     `task_ids` are the tasks being graded (an id not among them is a problem); `mapping`
     names the `task` and `output` columns (or keys) when the names leave it open.
     """
     suffix = PurePath(name).suffix.lower()
-    fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".zip": "zip"}.get(suffix)
+    fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(suffix)
     if fmt is None:
         return OutputsFile(
             format="", problems=[NOT_AN_OUTPUTS_FILE.at(name, suffix=suffix or "a file")]
         )
     if len(data) > max_bytes:
         return OutputsFile(format=fmt, problems=[OUTPUTS_TOO_BIG.at(name, limit=max_bytes >> 20)])
-    if fmt == "zip":
-        from datasets_app.importing import outputs_zip  # it reads its outputs file with this
-
-        return outputs_zip.read_zip(data, name, task_ids, mapping=mapping)
     reader = _Reader(name, task_ids, fmt)
     if fmt == "csv":
         _read_csv(data, reader, mapping)

@@ -15,6 +15,7 @@ import posixpath
 import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
+from pathlib import PurePath
 from typing import IO, Any
 
 from datasets_app.importing import archive, outputs, zip_format
@@ -186,6 +187,25 @@ def _with_files(read: outputs.OutputsFile, found: _Files) -> None:
     if found.by_task:  # files are outputs: the outputs file alone need not hold any
         read.problems = [p for p in read.problems if p.code != outputs.NO_OUTPUTS.code]
     read.problems.extend(found.problems)
+
+
+def read_outputs_file(
+    data: bytes,
+    name: str,
+    task_ids: Collection[str],
+    *,
+    mapping: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> outputs.OutputsFile:
+    """Any outputs file: a `.zip` read here (its outputs file with `outputs.read_outputs`),
+    a `.jsonl` or `.csv` by `outputs.read_outputs` itself. Every reader of outputs (a run,
+    the command-line grader) comes through this one door."""
+    if PurePath(name).suffix.lower() != ".zip":
+        return outputs.read_outputs(data, name, task_ids, mapping=mapping, max_bytes=max_bytes)
+    if len(data) > max_bytes:
+        too_big = outputs.OUTPUTS_TOO_BIG.at(name, limit=max_bytes >> 20)
+        return outputs.OutputsFile(format="zip", problems=[too_big])
+    return read_zip(data, name, task_ids, mapping=mapping)
 
 
 def read_zip(

@@ -41,7 +41,8 @@ from context_verifiers.scoring import Score, task_score
 from context_verifiers.views import OutputView
 from datasets_app import grading, selectors
 from datasets_app.importing import archive
-from datasets_app.importing.outputs import AMBIGUOUS_COLUMN, OutputFile, OutputsFile, read_outputs
+from datasets_app.importing.outputs import AMBIGUOUS_COLUMN, OutputFile, OutputsFile
+from datasets_app.importing.outputs_zip import read_outputs_file
 from datasets_app.importing.spec import MAX_FILE_BYTES, DatasetSpec, Problem, Rule, TaskSpec
 from datasets_app.models import (
     Dataset,
@@ -194,7 +195,7 @@ def run_check(
 ) -> tuple[RunPlan, OutputsFile]:
     """Read `data` against `version`'s tasks: the preview, with every problem. Writes nothing."""
     spec = frozen_spec(version)
-    read = read_outputs(data, file_name, {task.id for task in spec.tasks}, mapping=mapping)
+    read = read_outputs_file(data, file_name, {task.id for task in spec.tasks}, mapping=mapping)
     graders = grading.graders()
     judge = graders.judge is not None
     python = graders.allow_python and graders.sandbox()[0]

@@ -8,7 +8,7 @@ import stat
 import zipfile
 
 from datasets_app.importing import outputs, outputs_zip, zip_format
-from datasets_app.importing.outputs import read_outputs
+from datasets_app.importing.outputs_zip import read_outputs_file as read_outputs
 
 IDS = {"t1", "t2", "t3"}
 
