@@ -260,22 +260,39 @@ def run_prepare(
     )
     if not plan.ok and not plan.mapping_due:
         return plan, None
+    budget = {"budget_judge_calls": budget_judge_calls, "budget_tokens": budget_tokens}
+    run = _run_new(version=version, user=user, plan=plan, data=data, budget=budget)
+    return plan, run
+
+
+def _run_new(
+    *,
+    version: Version,
+    user: User,
+    plan: RunPlan,
+    data: bytes,
+    budget: Mapping[str, int | None],
+    state: str = RunState.CHECKING,
+    name: str = "",
+) -> Run:
+    """A run of `plan` (checked within `budget`), its outputs file kept."""
     run = Run(
         version=version,
-        state=RunState.CHECKING,
-        outputs_name=file_name[:255],
+        name=name[:200],
+        state=state,
+        **budget,
+        outputs_name=plan.file_name[:255],
         plan=plan.to_json(),
         task_count=plan.tasks,
         outcome_count=plan.outcomes,
         judge_model=plan.judge_model,
-        budget_judge_calls=budget_judge_calls,
-        budget_tokens=budget_tokens,
         created_by=user,
     )
-    run.outputs_file.save(get_valid_filename(file_name) or "outputs", ContentFile(data), save=False)
+    stored = get_valid_filename(plan.file_name) or "outputs"
+    run.outputs_file.save(stored, ContentFile(data), save=False)
     run.full_clean(exclude=["version", "created_by"])
     run.save()
-    return plan, run
+    return run
 
 
 def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
@@ -392,24 +409,35 @@ def run_create(
     budget_judge_calls: int | None = None,
     budget_tokens: int | None = None,
 ) -> Run:
-    """Check the outputs and start grading them (the API's and the command's one step)."""
-    plan, run = run_prepare(
+    """Check the outputs and start grading them (the API's and the command's one step):
+    checked once, and nothing stored unless they can be graded (columns to choose are a
+    problem here: there is nobody to ask)."""
+    plan, read = run_check(
         version=version,
-        user=user,
         data=data,
         file_name=file_name,
         mapping=mapping,
         budget_judge_calls=budget_judge_calls,
         budget_tokens=budget_tokens,
     )
-    if run is not None and not plan.ok:
-        run_discard(run=run)  # columns to choose: there is nobody to ask
-        run = None
-    if run is None:
+    if not plan.ok:
         raise RunRefused("The outputs have problems.", plan.problems)
-    if name:
-        run_rename(run=run, name=name)
-    return run_begin(run=run)
+    budget = {"budget_judge_calls": budget_judge_calls, "budget_tokens": budget_tokens}
+    with transaction.atomic():
+        run = _run_new(
+            version=version,
+            user=user,
+            plan=plan,
+            data=data,
+            budget=budget,
+            state=RunState.QUEUED,
+            name=name,
+        )
+        _rows(run, frozen_spec(version), read)
+        run_id = run.pk
+        transaction.on_commit(lambda: _enqueue_dispatch(run_id))
+    run.refresh_from_db()
+    return run
 
 
 def run_create_for_latest(*, dataset: Dataset, user: User, data: bytes, file_name: str) -> Run:
@@ -479,6 +507,9 @@ class ChunkGraded:
 RESULT_FIGURES = ["score", "coverage", "graded", "failed_count", "error_count"]
 
 
+OUTCOME_FIELDS = ["status", "score", "reasoning", "code", "detail", "warnings", "calls"]
+
+
 def _outcome_fields(outcome: Outcome) -> dict[str, Any]:
     return {
         "status": outcome.status,
@@ -491,75 +522,96 @@ def _outcome_fields(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def _claim(run: Run, pks: list[int], lease: str) -> list[int]:
+OPEN = (OutcomeStatus.PENDING, OutcomeStatus.CLAIMED)
+
+
+@dataclass(frozen=True)
+class _Claimed:
+    """An outcome this worker holds, with what grading it needs."""
+
+    pk: int
+    result_id: int
+    position: int
+
+
+def _claim(run: Run, first: int, last: int, lease: str) -> tuple[list[_Claimed], int]:
+    """Claim the open outcomes of the tasks at positions first..last (pending, already ours,
+    or held past the lease by a worker that died) in one update; then those this worker
+    holds, and how many another holds."""
     now = timezone.now()
+    chunk = RunOutcome.objects.filter(run_id=run.pk, result__position__range=(first, last))
     free = Q(status=OutcomeStatus.PENDING) | Q(status=OutcomeStatus.CLAIMED, lease=lease)
     expired = Q(
         status=OutcomeStatus.CLAIMED, claimed_at__lt=now - timedelta(seconds=lease_seconds())
     )
-    RunOutcome.objects.filter(Q(pk__in=pks) & (free | expired)).update(
-        status=OutcomeStatus.CLAIMED, lease=lease, claimed_at=now
-    )
-    return list(
-        RunOutcome.objects.filter(
-            pk__in=pks, status=OutcomeStatus.CLAIMED, lease=lease
-        ).values_list("pk", flat=True)
-    )
+    chunk.filter(free | expired).update(status=OutcomeStatus.CLAIMED, lease=lease, claimed_at=now)
+    mine, held = [], 0
+    for pk, result_id, position, holder in chunk.filter(status=OutcomeStatus.CLAIMED).values_list(
+        "pk", "result_id", "position", "lease"
+    ):
+        if holder == lease:
+            mine.append(_Claimed(pk, result_id, position))
+        else:
+            held += 1
+    return mine, held
 
 
-def _task_figures(rows: Iterable[RunOutcome]) -> tuple[Score, int, int]:
-    items = list(rows)
-    score = task_score(
-        (row.weight, Outcome(status=row.status, score=row.score))  # type: ignore[arg-type]
-        for row in items
-    )
-    failed = sum(row.status == OutcomeStatus.FAILED for row in items)
-    errors = sum(row.status == OutcomeStatus.ERROR for row in items)
+def _task_figures(weighted: Sequence[tuple[float, Outcome]]) -> tuple[Score, int, int]:
+    score = task_score(weighted)
+    failed = sum(outcome.status == OutcomeStatus.FAILED for _, outcome in weighted)
+    errors = sum(outcome.status == OutcomeStatus.ERROR for _, outcome in weighted)
     return score, failed, errors
 
 
+def _scored(pk: int, weighted: Sequence[tuple[float, Outcome]]) -> RunResult:
+    """A task's result row with its figures, to write (`RESULT_FIGURES`)."""
+    score, failed, errors = _task_figures(weighted)
+    return RunResult(
+        pk=pk,
+        score=score.value,
+        coverage=score.coverage,
+        graded=True,
+        failed_count=failed,
+        error_count=errors,
+    )
+
+
 def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkGraded:
-    """Grade the tasks at positions first..last: claim their pending outcomes, grade them
-    (the library's `grade_checks`), write them once, then the tasks' scores."""
-    run = Run.objects.select_related("version__dataset", "created_by").get(pk=run_id)
+    """Grade the tasks at positions first..last: claim their open outcomes, grade them
+    (the library's `grade_checks`), write them once, then the tasks' scores. A fixed number
+    of queries a chunk, whatever its size; the version's content is read through
+    `frozen_spec`, once a process."""
+    run = (
+        Run.objects.select_related("version__dataset", "created_by")
+        .only("state", "version__created_at", "version__dataset", "created_by")
+        .get(pk=run_id)
+    )
     if run.state != RunState.GRADING:
         return ChunkGraded(ended=True)
-    results = {
-        result.pk: result
-        for result in RunResult.objects.filter(
-            run_id=run_id, position__gte=first, position__lte=last
-        ).only("pk", "task_key", "output", "has_output", "position", "files")
-    }
-    rows = list(
-        RunOutcome.objects.filter(result_id__in=results).only(
-            "pk", "result_id", "position", "status", "weight", "score", "lease", "claimed_at"
-        )
-    )
-    open_pks = [row.pk for row in rows if row.status in (OutcomeStatus.PENDING, "claimed")]
-    mine = set(_claim(run, open_pks, lease)) if open_pks else set()
-    held = len(open_pks) - len(mine)
-    graded: ChunkGraded = ChunkGraded(held_elsewhere=held)
-    if held:
-        graded.wait = lease_seconds()
+    mine, held = _claim(run, first, last, lease)
+    graded = ChunkGraded(held_elsewhere=held, wait=lease_seconds() if held else 0.0)
     if not mine:
         return graded
+    results = {
+        result.pk: result
+        for result in RunResult.objects.filter(pk__in={c.result_id for c in mine}).only(
+            "pk", "task_key", "output", "has_output", "files"
+        )
+    }
     spec = frozen_spec(run.version)
     tasks = {task.id: task for task in spec.tasks}
-    jobs, claimed = [], []
-    checks: dict[str, tuple[Check, ...]] = {}
-    answers = _answers(run, [results[row.result_id] for row in rows if row.pk in mine])
-    for row in rows:
-        if row.pk not in mine:
-            continue
-        result = results[row.result_id]
-        task = tasks[result.task_key]
-        if task.id not in checks:
-            checks[task.id] = checks_for(spec, task)
-        check = checks[task.id][row.position]
-        jobs.append((check, task, answers.get(result.pk)))
-        claimed.append(row)
+    checks = {pk: checks_for(spec, tasks[result.task_key]) for pk, result in results.items()}
+    answers = _answers(run, results.values())
+    jobs = [
+        (
+            checks[c.result_id][c.position],
+            tasks[results[c.result_id].task_key],
+            answers.get(c.result_id),
+        )
+        for c in mine
+    ]
     outcomes = grade_checks(jobs, grading.graders())
-    graded.written = _write(run, rows, results, claimed, outcomes, lease)
+    graded.written = _write(run, mine, outcomes, checks, lease)
     _after_write(run_id)
     return graded
 
@@ -586,43 +638,36 @@ def _answers(run: Run, results: Iterable[RunResult]) -> dict[int, OutputView]:
 
 def _write(
     run: Run,
-    rows: list[RunOutcome],
-    results: dict[int, RunResult],
-    claimed: list[RunOutcome],
+    claimed: list[_Claimed],
     outcomes: list[Outcome],
+    checks: Mapping[int, Sequence[Check]],
     lease: str,
 ) -> int:
+    """Write the outcomes still ours, once; then the scores of the tasks whose every
+    outcome is now written (`checks`: each result's, by its pk)."""
     now = timezone.now()
     with transaction.atomic():
         # Still ours (nobody took an expired claim over meanwhile): written once.
         writable = set(
             RunOutcome.objects.select_for_update()
-            .filter(pk__in=[row.pk for row in claimed], status=OutcomeStatus.CLAIMED, lease=lease)
+            .filter(pk__in=[c.pk for c in claimed], status=OutcomeStatus.CLAIMED, lease=lease)
             .values_list("pk", flat=True)
         )
         changed = []
-        for row, outcome in zip(claimed, outcomes, strict=True):
-            if row.pk not in writable:
+        by_result: dict[int, list[tuple[float, Outcome]]] = {}
+        for mine, outcome in zip(claimed, outcomes, strict=True):
+            if mine.pk not in writable:
                 continue
-            for name, value in _outcome_fields(outcome).items():
-                setattr(row, name, value)
-            row.written_at = now
+            row = RunOutcome(pk=mine.pk, written_at=now, **_outcome_fields(outcome))
             changed.append(row)
-        bulk.update_rows(RunOutcome, changed, [*_outcome_fields(outcomes[0]), "written_at"])
-        by_result: dict[int, list[RunOutcome]] = {}
-        for row in rows:
-            by_result.setdefault(row.result_id, []).append(row)
-        done = []
-        for result_pk, outcome_rows in by_result.items():
-            if any(
-                r.status in (OutcomeStatus.PENDING, OutcomeStatus.CLAIMED) for r in outcome_rows
-            ):
-                continue
-            result = results[result_pk]
-            score, result.failed_count, result.error_count = _task_figures(outcome_rows)
-            result.score, result.coverage, result.graded = score.value, score.coverage, True
-            done.append(result)
-        bulk.update_rows(RunResult, done, RESULT_FIGURES)
+            weight = checks[mine.result_id][mine.position].weight
+            by_result.setdefault(mine.result_id, []).append((weight, outcome))
+        bulk.update_rows(RunOutcome, changed, [*OUTCOME_FIELDS, "written_at"])
+        whole = {pk: got for pk, got in by_result.items() if len(got) == len(checks[pk])}
+        bulk.update_rows(RunResult, [_scored(pk, got) for pk, got in whole.items()], RESULT_FIGURES)
+        # Tasks of which other workers wrote the rest (after one took a dead worker's
+        # claims over): scored from their rows, when those are all written.
+        _score_left_tasks(run.pk, [pk for pk in by_result if pk not in whole])
         calls = [call for outcome in outcomes for call in outcome.calls]
         if calls:
             judge_calls_record(calls=calls, dataset=run.version.dataset, user=run.created_by)
@@ -641,25 +686,27 @@ def _after_write(run_id: int) -> None:
         Run.objects.filter(pk=run_id).update(summary=selectors.run_summary(run_id=run_id).to_json())
 
 
-def _score_left_tasks(run_id: int) -> None:
-    """Score the tasks whose criteria were written by different workers (after one took a
-    dead worker's claims over), which neither could score alone."""
-    left = {r.pk: r for r in RunResult.objects.filter(run_id=run_id, graded=False).only("pk")}
-    if not left:
+def _score_left_tasks(run_id: int, result_ids: Sequence[int] | None = None) -> None:
+    """Score the tasks not scored yet (of `result_ids`, else of the whole run) whose
+    criteria are all written: those written by different workers, which neither could
+    score alone."""
+    if result_ids is not None and not result_ids:
         return
-    by_result: dict[int, list[RunOutcome]] = {}
-    for row in RunOutcome.objects.filter(result_id__in=left).only(
+    left = RunResult.objects.filter(run_id=run_id, graded=False)
+    if result_ids is not None:
+        left = left.filter(pk__in=result_ids)
+    by_result: dict[int, list[tuple[float, Outcome]]] = {}
+    for result_id, status, weight, score in RunOutcome.objects.filter(result__in=left).values_list(
         "result_id", "status", "weight", "score"
     ):
-        by_result.setdefault(row.result_id, []).append(row)
-    done = []
-    for pk, rows in by_result.items():
-        if any(r.status in (OutcomeStatus.PENDING, OutcomeStatus.CLAIMED) for r in rows):
-            continue
-        result = left[pk]
-        score, result.failed_count, result.error_count = _task_figures(rows)
-        result.score, result.coverage, result.graded = score.value, score.coverage, True
-        done.append(result)
+        by_result.setdefault(result_id, []).append(
+            (weight, Outcome(status=status, score=score))  # type: ignore[arg-type]
+        )
+    done = [
+        _scored(pk, got)
+        for pk, got in by_result.items()
+        if not any(outcome.status in OPEN for _, outcome in got)
+    ]
     bulk.update_rows(RunResult, done, RESULT_FIGURES)
 
 
