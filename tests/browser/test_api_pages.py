@@ -4,6 +4,7 @@ CSP) and the person's API tokens page."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.helpers import axe_violations
 
@@ -47,5 +48,5 @@ def test_a_token_is_made_shown_once_and_revoked_on_the_tokens_page(
     assert secret not in page.content()
     page.get_by_role("button", name="Revoke nightly CI").click()
     page.get_by_text("It no longer opens the API.").wait_for()
-    assert page.get_by_role("cell", name="Revoked").is_visible()
+    expect(page.get_by_role("cell", name="Revoked")).to_be_visible()
     screenshot(page, "api-tokens-revoked")
