@@ -302,15 +302,11 @@ WORKER_STOPPED_AFTER_SECONDS = float(os.environ.get("WORKER_STOPPED_AFTER_SECOND
 # queries each (`make bench`: at most 25 queries per 100 tasks), small enough that a worker
 # killed mid-chunk loses little and a stop takes effect within a chunk. A chunk ends within
 # this, judges' timeouts and retries included (a judge that never answers makes errors, not a
-# hang). A worker's claim on a chunk's criteria holds past the chunk's hard limit, so that only
-# a dead worker's claims are ever taken over by another.
+# hang). A worker renews its claims on a chunk's criteria every quarter of the lease while it
+# grades, so a claim not renewed for the lease is a dead worker's, and another takes it over.
 RUN_CHUNK_TASKS = int(os.environ.get("RUN_CHUNK_TASKS", "100"))
 RUN_CHUNK_TIME_LIMIT_SECONDS = int(os.environ.get("RUN_CHUNK_TIME_LIMIT_SECONDS", "900"))
-RUN_LEASE_SECONDS = float(
-    os.environ.get(
-        "RUN_LEASE_SECONDS", str(RUN_CHUNK_TIME_LIMIT_SECONDS + TIME_LIMIT_GRACE_SECONDS + 60)
-    )
-)
+RUN_LEASE_SECONDS = float(os.environ.get("RUN_LEASE_SECONDS", "60"))
 # Exports: a dataset or version of more tasks than this is built by a worker into the
 # storage (an `ExportJob`), its page showing the progress and then a download link, instead
 # of within the request: the issue measured 0.6 to 3.7 s per format at 10,000 tasks on a

@@ -177,12 +177,19 @@ def dispatch_run(run_id: int) -> None:
     time_limit=settings.RUN_CHUNK_TIME_LIMIT_SECONDS + settings.TIME_LIMIT_GRACE_SECONDS,
 )
 def grade_run_chunk(self: Task, run_id: int, first: int, last: int) -> None:
-    """Grade a chunk of a run's tasks. The claim's lease is this task's id: when a worker
-    dies and the broker hands the same message to another, that one takes the chunk's
-    claims over at once; any other worker waits for them to expire."""
-    lease = self.request.id or runs.new_lease()
+    """Grade a chunk of a run's tasks. Each attempt claims with a lease of its own and
+    renews it while it grades (`beating`): a chunk the broker hands to a second worker
+    while the first still grades it (Redis redelivers an unacknowledged message after its
+    visibility timeout, alive or not) finds the claims held and waits; a dead worker's
+    claims are no longer renewed, and another takes them over once the lease has run out."""
+    lease = runs.new_lease()
+
+    def renew() -> None:
+        runs.run_claims_renew(run_id=run_id, lease=lease)
+
     try:
-        graded = runs.run_grade_chunk(run_id=run_id, first=first, last=last, lease=lease)
+        with beating(self, runs.lease_seconds() / 4, renew, f"run-{run_id}-{first}"):
+            graded = runs.run_grade_chunk(run_id=run_id, first=first, last=last, lease=lease)
     except SoftTimeLimitExceeded:
         logger.warning("Run %s, tasks %s to %s, ran past its time limit", run_id, first, last)
         runs.run_fail(run_id=run_id, error=runs.RUN_TOO_LONG)
@@ -212,42 +219,51 @@ class ExportTask(Task):
 
 
 @contextmanager
+def beating(task: Task, seconds: float, beat: Callable[[], None], name: str) -> Iterator[None]:
+    """Call `beat` every `seconds` from a thread of its own while the body runs, on a worker:
+    the body's own writes are in a transaction or a snapshot nobody else sees before it ends.
+    In the caller's process (eager, or called directly) it never beats: nobody else looks."""
+    if task.request.is_eager or task.request.called_directly:
+        yield
+        return
+    stop = threading.Event()
+
+    def beats() -> None:
+        try:
+            while not stop.wait(seconds):
+                try:
+                    beat()
+                except DatabaseError:
+                    logger.warning("The heartbeat of %s could not be written", name)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beats, name=name, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+@contextmanager
 def export_progress(task: Task, key: str) -> Iterator[Callable[[int], None]]:
     """A `progress(done)` for `export_job_build`, noted on the job every
-    UPLOAD_HEARTBEAT_SECONDS from a thread of its own: the build reads the tasks inside one
-    snapshot of the database, whose writes nobody sees before it ends. In the caller's
-    process (eager, or called directly) nothing is noted: the request waiting is the one
-    that would look."""
-    done = [0]
+    UPLOAD_HEARTBEAT_SECONDS (`beating`): the build reads the tasks inside one snapshot of
+    the database, whose writes nobody sees before it ends."""
+    done, noted = [0], [0]
 
     def told(count: int) -> None:
         done[0] = count
 
-    if task.request.is_eager or task.request.called_directly:
-        yield told
-        return
-    stop = threading.Event()
-
     def note() -> None:
-        noted = 0
-        try:
-            while not stop.wait(settings.UPLOAD_HEARTBEAT_SECONDS):
-                if done[0] != noted:
-                    try:
-                        exports.export_job_progress(key=key, done=done[0])
-                        noted = done[0]
-                    except DatabaseError:
-                        logger.warning("Could not note the progress of export %s", key)
-        finally:
-            connection.close()  # this thread's own connection
+        if done[0] != noted[0]:
+            exports.export_job_progress(key=key, done=done[0])
+            noted[0] = done[0]
 
-    thread = threading.Thread(target=note, name=f"export-{key}", daemon=True)
-    thread.start()
-    try:
+    with beating(task, settings.UPLOAD_HEARTBEAT_SECONDS, note, f"export-{key}"):
         yield told
-    finally:
-        stop.set()
-        thread.join(timeout=10)
 
 
 @shared_task(

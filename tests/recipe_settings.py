@@ -12,3 +12,10 @@ JUDGE_QUEUE = os.environ.get("RECIPE_JUDGE_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
 # Every version the recipes save is exported through a worker (a 202, then the export's
 # own address), as a version of more than 10,000 tasks is.
 EXPORT_IN_REQUEST_TASKS = 1
+# Redis hands an unacknowledged task out again past the visibility timeout, at kombu's next
+# sweep: every 100 s by default, every second here, so a test waiting on it waits seconds.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    **CELERY_BROKER_TRANSPORT_OPTIONS,  # noqa: F405
+    "unacked_restore_interval": 1,
+    "unacked_restore_throttle": 1,
+}

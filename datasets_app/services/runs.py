@@ -488,9 +488,18 @@ def run_dispatch(*, run_id: int) -> list[tuple[int, int]]:
 
 
 def lease_seconds() -> float:
-    """How long a claim holds before another worker may take it over: past any chunk's
-    hard time limit, so a chunk still being graded is never taken from a live worker."""
+    """How long a claim holds without a word from the worker holding it: the worker renews
+    its claims every quarter of this while it grades (`run_claims_renew`), so only a dead
+    worker's claims ever go this long, and another then takes them over."""
     return float(settings.RUN_LEASE_SECONDS)
+
+
+def run_claims_renew(*, run_id: int, lease: str) -> int:
+    """Say that the worker holding `lease` is alive: its open claims on the run are as new
+    as now. How many it holds."""
+    return RunOutcome.objects.filter(
+        run_id=run_id, status=OutcomeStatus.CLAIMED, lease=lease
+    ).update(claimed_at=timezone.now())
 
 
 @dataclass

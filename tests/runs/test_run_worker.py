@@ -46,7 +46,7 @@ class Workers:
     def start(self, name: str) -> subprocess.Popen:
         command = [sys.executable, "-m", "celery", "-A", "contextevals", "worker", "-c", "1"]
         command += ["-Q", self.env["RECIPE_QUEUE"], "-n", f"{name}-{uuid.uuid4().hex[:6]}@%h"]
-        command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+        command += ["--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "info"]
         with self.log.open("ab") as out:
             process = subprocess.Popen(
                 command,
@@ -99,9 +99,11 @@ def workers(shared_db, settings, judge, tmp_path, monkeypatch) -> Iterator[Worke
         "JUDGE_SEED": "7",
         "JUDGE_CONCURRENCY": "4",
         "RUN_CHUNK_TASKS": "10",
-        # A dead worker's chunk goes back on the queue after this (not the production 20
-        # minutes): the other worker then takes the chunk's claims over, by its task id.
+        # A chunk not acknowledged goes back on the queue after this (not the production 20
+        # minutes), whether its worker died or still grades it; a claim not renewed for the
+        # lease (renewed every second here) is taken over by the other worker.
         "CELERY_VISIBILITY_TIMEOUT": "6",
+        "RUN_LEASE_SECONDS": "4",
     }
     settings.JUDGE = JudgeConfig(base_url=judge.base_url, model="local-judge", seed=7)
     settings.RUN_CHUNK_TASKS = 10
@@ -127,10 +129,10 @@ def wait_until(condition, seconds: float, log: Path) -> None:
     raise AssertionError(f"timed out; the workers' log ends:\n{log.read_text()[-4000:]}")
 
 
-def start_run(user, judged: bool = True) -> Run:
-    version = saved_version(user, tasks=TASKS, judged=judged)
+def start_run(user, judged: bool = True, tasks: int = TASKS) -> Run:
+    version = saved_version(user, tasks=tasks, judged=judged)
     outputs = {
-        f"t{n}": f"Answer {n}, correct" if n % 3 else f"wrong {n}" for n in range(1, TASKS + 1)
+        f"t{n}": f"Answer {n}, correct" if n % 3 else f"wrong {n}" for n in range(1, tasks + 1)
     }
     return runs.run_create(
         version=version, user=user, data=outputs_jsonl(outputs), file_name="o.jsonl"
@@ -165,6 +167,27 @@ def test_a_worker_killed_mid_run_leaves_nothing_half_written(workers, user, judg
     summary = selectors.RunSummary.from_json(run.summary)
     assert summary.tasks == TASKS and summary.coverage == 1.0
     assert second.poll() is None
+
+
+def test_a_chunk_handed_to_a_second_worker_while_the_first_grades_it_is_paid_once(
+    workers, user, judge
+):
+    # One chunk of 10 judged tasks that takes about 24 s (8 s a reply, 4 at a time): past
+    # the visibility timeout Redis hands it to the other worker too, while the first still
+    # grades it and renews its claims. The second waits on them; nothing is asked twice.
+    judge.latency = 8.0
+    workers.start("first")
+    workers.start("second")
+    run = start_run(user, tasks=10)
+    wait_until(lambda: Run.objects.get(pk=run.pk).ended, 240, workers.log)
+    run.refresh_from_db()
+    log = workers.log.read_text()
+    assert run.state == RunState.DONE and run.outcomes_done == 20, log[-3000:]
+    chunk = RunOutcome.objects.filter(run=run).values_list("status", flat=True)
+    assert sorted(set(chunk)) == ["failed", "passed"]
+    received = [line for line in log.splitlines() if line.rstrip().endswith("received")]
+    assert len([r for r in received if "grade_run_chunk" in r]) >= 2, "handed over twice"
+    assert len(judge.requests) == 10, "each judged criterion asked once"
 
 
 def test_a_stopped_run_grades_nothing_more_and_keeps_what_it_graded(workers, user):
