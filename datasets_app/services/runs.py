@@ -572,17 +572,17 @@ def _task_figures(weighted: Sequence[tuple[float, Outcome]]) -> tuple[Score, int
     return score, failed, errors
 
 
-def _scored(pk: int, weighted: Sequence[tuple[float, Outcome]]) -> RunResult:
-    """A task's result row with its figures, to write (`RESULT_FIGURES`)."""
+def _scored(pk: int, weighted: Sequence[tuple[float, Outcome]]) -> dict[str, Any]:
+    """A task's result row's figures, to write (`RESULT_FIGURES`)."""
     score, failed, errors = _task_figures(weighted)
-    return RunResult(
-        pk=pk,
-        score=score.value,
-        coverage=score.coverage,
-        graded=True,
-        failed_count=failed,
-        error_count=errors,
-    )
+    return {
+        "pk": pk,
+        "score": score.value,
+        "coverage": score.coverage,
+        "graded": True,
+        "failed_count": failed,
+        "error_count": errors,
+    }
 
 
 def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkGraded:
@@ -667,8 +667,7 @@ def _write(
         for mine, outcome in zip(claimed, outcomes, strict=True):
             if mine.pk not in writable:
                 continue
-            row = RunOutcome(pk=mine.pk, written_at=now, **_outcome_fields(outcome))
-            changed.append(row)
+            changed.append({"pk": mine.pk, "written_at": now, **_outcome_fields(outcome)})
             weight = checks[mine.result_id][mine.position].weight
             by_result.setdefault(mine.result_id, []).append((weight, outcome))
         bulk.update_rows(RunOutcome, changed, [*OUTCOME_FIELDS, "written_at"])
