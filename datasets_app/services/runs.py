@@ -303,7 +303,7 @@ def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
         output = read.outputs.get(task.id)
         results.append(
             RunResult(
-                run=run,
+                run_id=run.pk,
                 task_id=task_pks[task.id],
                 task_key=task.id,
                 position=position,
@@ -321,8 +321,8 @@ def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
     bulk.insert_rows(RunResult, results)
     outcomes = [
         RunOutcome(
-            run=run,
-            result=result,
+            run_id=run.pk,
+            result_id=result.pk,
             position=index,
             criterion_key=check.id,
             text=check.text,
