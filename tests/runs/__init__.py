@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,3 +33,25 @@ def run_outputs(version: Version, user, outputs: Mapping[str, Any], **options: A
     )
     run.refresh_from_db()
     return run
+
+
+# A Python check that passes when the task's output files hold report.csv saying 42.
+READS_REPORT = {
+    "kind": "code_verifier",
+    "code": (
+        "from context_verifiers import Verdict\n\n"
+        "def verify(task, output):\n"
+        "    files = {f.name: f.text for f in output.files}\n"
+        "    ok = files.get('report.csv') == 'total\\n42\\n'\n"
+        "    return Verdict.boolean(passed=ok, reasoning=f'files: {sorted(files)}')\n"
+    ),
+}
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    """A zip of outputs holding `members`, each name's bytes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()

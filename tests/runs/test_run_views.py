@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from datasets_app.models import Run, RunOutcome, RunResult, RunState
-from tests.runs import outputs_jsonl, run_outputs
+from tests.runs import READS_REPORT, outputs_jsonl, run_outputs, zipped
 from tests.runs.conftest import saved_version
 
 pytestmark = pytest.mark.django_db
@@ -273,28 +273,6 @@ def test_a_cost_that_is_not_a_number_is_a_problem_of_its_row(auth_client, user):
     page = new_run(auth_client, version, data, name="outputs.csv").content.decode()
     assert "outputs.csv, row 2" in page and "<li>cost must be a number, 0 or more.</li>" in page
     assert not Run.objects.exists()
-
-
-READS_REPORT = {
-    "kind": "code_verifier",
-    "code": (
-        "from context_verifiers import Verdict\n\n"
-        "def verify(task, output):\n"
-        "    files = {f.name: f.text for f in output.files}\n"
-        "    ok = files.get('report.csv') == 'total\\n42\\n'\n"
-        "    return Verdict.boolean(passed=ok, reasoning=f'files: {sorted(files)}')\n"
-    ),
-}
-
-
-def zipped(members: dict[str, bytes]) -> bytes:
-    import zipfile
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return buffer.getvalue()
 
 
 def test_a_zip_s_output_files_reach_the_python_check_and_show_on_the_task(auth_client, user):

@@ -22,10 +22,10 @@ import pytest
 from context_verifiers.judges import JudgeConfig
 from contextevals.celery import app
 from datasets_app import selectors
-from datasets_app.models import Run, RunOutcome, RunState
+from datasets_app.models import Run, RunOutcome, RunState, SiteSettings
 from datasets_app.services import runs
 from tests.conftest import REPO_ROOT
-from tests.runs import outputs_jsonl
+from tests.runs import READS_REPORT, outputs_jsonl, zipped
 from tests.runs.conftest import saved_version
 from tests.test_worker import _redis_answers, shared_db  # noqa: F401 - a fixture
 from tests.verifiers.judge_server import JudgeServer
@@ -188,6 +188,32 @@ def test_a_chunk_handed_to_a_second_worker_while_the_first_grades_it_is_paid_onc
     received = [line for line in log.splitlines() if line.rstrip().endswith("received")]
     assert len([r for r in received if "grade_run_chunk" in r]) >= 2, "handed over twice"
     assert len(judge.requests) == 10, "each judged criterion asked once"
+
+
+def test_a_zip_of_outputs_is_read_by_the_worker_and_its_files_reach_the_checks(workers, user):
+    # The kept zip is read from the storage by the worker's own process, and each task's
+    # files reach its Python check in the worker's sandbox.
+    SiteSettings.objects.update_or_create(pk=1, defaults={"python_checks_enabled": True})
+    workers.start("only")
+    version = saved_version(user, tasks=2, verifier=READS_REPORT)
+    data = zipped(
+        {
+            "outputs.jsonl": outputs_jsonl({"t1": "Answer 1", "t2": "Answer 2"}),
+            "files/t1/report.csv": b"total\n42\n",
+            "files/t2/report.csv": b"total\n41\n",
+        }
+    )
+    run = runs.run_create(version=version, user=user, data=data, file_name="outputs.zip")
+    wait_until(lambda: Run.objects.get(pk=run.pk).ended, 120, workers.log)
+    run.refresh_from_db()
+    assert run.state == RunState.DONE, workers.log.read_text()[-3000:]
+    checked = dict(
+        RunOutcome.objects.filter(run=run, criterion_key="clear").values_list(
+            "result__task_key", "status"
+        )
+    )
+    assert checked == {"t1": "passed", "t2": "failed"}  # t2's report says 41, not 42
+    assert selectors.RunSummary.from_json(run.summary).score.value == 0.75
 
 
 def test_a_stopped_run_grades_nothing_more_and_keeps_what_it_graded(workers, user):
