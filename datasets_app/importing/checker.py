@@ -185,7 +185,8 @@ def _check_unzipped(
     # own reader sees it.
     evalset_kind = evalset_format.detect(data, fmt)
     if evalset_kind is not None:
-        return check_parsed(evalset_format.read(data, file_name, evalset_kind), options=options)
+        parsed = evalset_format.read(data, file_name, evalset_kind, options.encoding)
+        return check_parsed(parsed, options=options)
     whole = WHOLE_CHECKS.get(fmt)
     if whole is not None:
         return whole(data, file_name, options=options)

@@ -16,13 +16,13 @@ import codecs
 import csv
 import io
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import PurePath
 from typing import IO
 
 from contextgrid import textfile
-from datasets_app.importing import shapes
+from datasets_app.importing import encodings, shapes
 from datasets_app.importing.columns import (
     NumberedRows,
     Row,
@@ -53,6 +53,22 @@ NOT_TEXT = Rule(
     "This file is not UTF-8 text, and byte {byte} on line {line_number} is not Windows-1252 "
     "either. Save it as “CSV UTF-8”.",
 )
+NOT_IN_ENCODING = Rule(
+    "csv_not_in_encoding",
+    "This file is not {encoding} text: byte {byte} on line {line_number} is not. Choose "
+    "another encoding under Read options, or save the file as “CSV UTF-8”.",
+)
+ENCODING_DETECTED = Rule(
+    "csv_encoding_detected",
+    "This file is not UTF-8, so it was read as {encoding}, the encoding its text fits best: "
+    "“{sample}”. If that text looks wrong, choose the file's encoding under Read options.",
+)
+ENCODING_UNSURE = Rule(
+    "csv_encoding_unsure",
+    "This file is not UTF-8, and its text reads equally well in {count} encodings: {readings}. "
+    "Choose the one whose text reads right under Read options, or save the file as "
+    "“CSV UTF-8”.",
+)
 NUL_BYTE = Rule(
     "csv_nul_byte",
     "This file contains a NUL byte (line {line_number}): it is binary, or text saved in an "
@@ -82,11 +98,13 @@ class DecodedCsv:
     problems: list[Problem]
     # Every record, blank ones too, so that index + 1 is the row a spreadsheet shows.
     records: list[tuple[str, ...]]
+    # What the person should know about how it was read (the code page it was read in).
+    warnings: list[Problem] = field(default_factory=list)
 
 
 def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
     """Read a .csv dataset file into the canonical document (see `columns.py` for columns)."""
-    decoded = decode(data, file_name)
+    decoded = decode(data, file_name, encoding=options.encoding if options else None)
     parsed = Parsed(
         format="csv",
         detected=decoded.detected,
@@ -94,6 +112,7 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
         document=None,
         locate=nowhere,
         problems=list(decoded.problems),
+        warnings=list(decoded.warnings),
     )
     if decoded.table is None or decoded.problems:
         return parsed
@@ -121,36 +140,32 @@ def looks_like_utf16(data: bytes) -> bool:
     return head.count(b"\x00") * 4 >= len(head)
 
 
-def decode(data: bytes, file_name: str) -> DecodedCsv:
-    """Bytes → records and the header table; problems instead of exceptions."""
+def decode(data: bytes, file_name: str, *, encoding: str | None = None) -> DecodedCsv:
+    """Bytes → records and the header table; problems instead of exceptions. `encoding`:
+    the person's choice (a codec of `encodings.CHOICES`), else the file's byte order mark,
+    UTF-8, or the legacy code page its text fits best (`encodings.read_legacy`)."""
 
     def failed(problem: Problem, detected: str = "CSV") -> DecodedCsv:
         return DecodedCsv(None, detected, [problem], [])
 
     if data.startswith(_ZIP_MAGIC):
         return failed(LOOKS_LIKE_XLSX.at(file_name))
-    # Not UTF-8: most likely Excel's "CSV (Comma delimited)" on Windows, which writes the
-    # ANSI code page, Windows-1252 for Western European text.
-    decoded = textfile.decode(data, windows_1252=True)
-    text = decoded.text
+    text, label, warnings, problem = decode_text(data, file_name, encoding)
     if text is None:
-        assert decoded.bad_offset is not None
-        line = data.count(b"\n", 0, decoded.bad_offset) + 1
-        byte = f"0x{data[decoded.bad_offset]:02X}"
-        return failed(NOT_TEXT.at(file_name, line=line, line_number=line, byte=byte))
-    encoding = decoded.label
+        assert problem is not None
+        return failed(problem)
     nul = text.find("\x00")
     if nul != -1 and looks_like_utf16(data):
         # UTF-16 saved without its byte-order mark: every other byte is NUL.
         line = text.count("\n", 0, nul) + 1
-        return failed(NUL_BYTE.at(file_name, line=line, line_number=line), f"CSV, {encoding}")
+        return failed(NUL_BYTE.at(file_name, line=line, line_number=line), f"CSV, {label}")
 
     delimiter = textfile.pick_delimiter(text)
     detected = ", ".join(
         part
         for part in (
             "CSV",
-            encoding,
+            label,
             "tab-delimited" if delimiter == "\t" else f"'{delimiter}'-delimited",
             _line_ending(text),
         )
@@ -183,7 +198,45 @@ def decode(data: bytes, file_name: str) -> DecodedCsv:
             return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
         (header_row, header), rows = numbered[0], numbered[1:]
     table = Table(header=list(header), header_row=header_row, rows=rows, has_nul=nul != -1)
-    return DecodedCsv(table, detected, [], records)
+    return DecodedCsv(table, detected, [], records, warnings)
+
+
+def decode_text(
+    data: bytes, file_name: str, chosen: str | None
+) -> tuple[str | None, str, list[Problem], Problem | None]:
+    """A text table's text, the encoding it was read in and the warnings that go with it;
+    or the problem that it cannot be read. `chosen`: as `decode`'s `encoding`."""
+    decoded = textfile.decode(data)
+    # A byte order mark says what the file is, whatever was chosen.
+    if decoded.bom or (chosen is None and decoded.text is not None):
+        if decoded.text is None:
+            assert decoded.bad_offset is not None
+            return None, "", [], _bad_byte(NOT_TEXT, data, decoded.bad_offset, file_name)
+        return decoded.text, decoded.label, [], None
+    # Not UTF-8 (or read as the person says): most likely Excel's "CSV" on Windows, which
+    # writes the machine's code page.
+    reading = encodings.read_chosen(data, chosen) if chosen else encodings.read_legacy(data)
+    if not reading.sure:
+        readings = "; ".join(
+            f"as {candidate.label}, “{candidate.sample}”" for candidate in reading.candidates
+        )
+        count = len(reading.candidates)
+        return None, "", [], ENCODING_UNSURE.at(file_name, count=count, readings=readings)
+    if reading.text is None:
+        assert reading.bad_offset is not None
+        rule = NOT_IN_ENCODING if chosen else NOT_TEXT
+        return None, "", [], _bad_byte(rule, data, reading.bad_offset, file_name, reading.label)
+    warnings = []
+    if not chosen:
+        shown = reading.sample
+        warnings.append(ENCODING_DETECTED.at(file_name, encoding=reading.label, sample=shown))
+    return reading.text, reading.name, warnings, None
+
+
+def _bad_byte(rule: Rule, data: bytes, offset: int, file_name: str, encoding: str = "") -> Problem:
+    line = data.count(b"\n", 0, offset) + 1
+    byte = f"0x{data[offset]:02X}"
+    return rule.at(file_name, line=line, line_number=line, byte=byte, encoding=encoding)
 
 
 def write(spec: DatasetSpec) -> tuple[bytes, list[str]]:

@@ -65,6 +65,7 @@ from contextgrid.evalset.io import (
     jsonl_header_line,
     jsonl_item_line,
 )
+from datasets_app.importing import csv_format
 from datasets_app.importing.columns import field_for_header
 from datasets_app.importing.json_text import (
     NUL_CHARACTER,
@@ -251,14 +252,16 @@ def detect(data: bytes, fmt: str) -> str | None:
 # --- Reading -----------------------------------------------------------------------------
 
 
-def _decoded(data: bytes, file_name: str, fmt: str) -> tuple[str | None, str, list[Problem]]:
-    """The file's text as the other readers decode it; a CSV may also be Windows-1252."""
-    text, encoding, problems = decode(data, file_name)
-    if text is None and fmt == "csv" and not textfile.has_bom(data):
-        decoded = textfile.decode(data, windows_1252=True)
-        if decoded.text is not None:
-            return decoded.text, decoded.encoding, []
-    return text, encoding, problems
+def _decoded(
+    data: bytes, file_name: str, fmt: str, encoding: str | None
+) -> tuple[str | None, str, list[Problem], list[Problem]]:
+    """The file's text as the dataset readers decode it (a CSV as `csv_format` does, in a
+    legacy code page too): text, encoding, problems and warnings."""
+    if fmt == "csv":
+        text, label, warnings, problem = csv_format.decode_text(data, file_name, encoding)
+        return text, label, [problem] if problem else [], warnings
+    text, label, problems = decode(data, file_name)
+    return text, label, problems, []
 
 
 def error_problem(
@@ -509,12 +512,13 @@ def _csv_rows(text: str, count: int) -> list[tuple[int | None, int | None]]:
     return rows if len(rows) == count else []
 
 
-def read(data: bytes, file_name: str, kind: str) -> Parsed:
-    """Read an eval set (`kind` from `detect`: "jsonl", "csv" or "legalbench") for checking."""
+def read(data: bytes, file_name: str, kind: str, encoding: str | None = None) -> Parsed:
+    """Read an eval set (`kind` from `detect`: "jsonl", "csv" or "legalbench") for checking;
+    `encoding`, a CSV's as the person chose it (`CheckOptions.encoding`)."""
     fmt = {"jsonl": "jsonl", "csv": "csv", "legalbench": "json"}[kind]
-    text, encoding, problems = _decoded(data, file_name, fmt)
+    text, label, problems, warnings = _decoded(data, file_name, fmt, encoding)
     if text is None:
-        detected = f"contextgrid eval set, {encoding}"
+        detected = f"contextgrid eval set, {label}"
         return Parsed(fmt, detected, file_name, None, _nowhere, problems=problems)
     try:
         if kind == "jsonl":
@@ -558,6 +562,7 @@ def read(data: bytes, file_name: str, kind: str) -> Parsed:
         parsed.problems.extend(
             NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)
         )
+    parsed.warnings[:0] = warnings
     return parsed
 
 

@@ -526,6 +526,9 @@ class CheckOptions:
     # dataset's next, so that a second file without ids adds after the first's tasks
     # instead of clashing with them (`selectors.first_task_number`).
     first_task_number: int = 1
+    # The encoding a person chose for a text table (a codec of `encodings.CHOICES`), from the
+    # dialog's Read options or `--encoding`; None to read it as `csv_format.decode` says.
+    encoding: str | None = None
 
 
 # Maps a path inside the canonical document, e.g. ("tasks", 3, "criteria", 0, "weight"),

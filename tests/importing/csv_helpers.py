@@ -28,8 +28,8 @@ def checked(parsed: Parsed) -> tuple[DatasetSpec | None, list[Problem], list[Pro
     return (None if problems else plan), problems, warnings
 
 
-def check_csv(data: bytes, file_name: str = "tasks.csv"):
-    return checked(csv_format.read(data, file_name))
+def check_csv(data: bytes, file_name: str = "tasks.csv", options: CheckOptions | None = None):
+    return checked(csv_format.read(data, file_name, options))
 
 
 def check_xlsx(data: bytes, file_name: str = "tasks.xlsx"):

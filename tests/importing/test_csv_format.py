@@ -9,7 +9,7 @@ import pytest
 
 from datasets_app.importing import columns, csv_format, document, shapes
 from datasets_app.importing.columns import field_for_header
-from datasets_app.importing.spec import MAX_TEXT_CHARS
+from datasets_app.importing.spec import MAX_TEXT_CHARS, CheckOptions
 from tests.importing.csv_helpers import FILES, check_csv
 
 
@@ -382,11 +382,59 @@ def test_nul_byte_is_a_problem_not_an_exception():
     assert problems[0].line == 1
 
 
-def test_bytes_neither_utf8_nor_windows_1252_are_a_problem():
-    _, problems, _ = check_csv(b"prompt,answer\nQ,\x81\x81\n")
+def test_bytes_no_code_page_reads_are_a_problem_naming_the_byte():
+    _, problems, _ = check_csv(b"prompt,answer\nQ,A\n\x81\x8d\x8f\x90\x9d\x00\n" * 3)
 
     assert codes(problems) == [csv_format.NOT_TEXT.code]
-    assert "0x81" in problems[0].message
+    assert "0x81 on line 3" in problems[0].message
+
+
+def test_bytes_that_read_as_several_code_pages_are_the_persons_to_choose():
+    # An English file saved as GBK: its curly quotes and dashes are two bytes each, which
+    # Big5, EUC-KR and Windows-1256 read too, as other characters. Nothing is guessed.
+    text = (
+        "id,prompt,expected\n1,Maxwell’s equations — what’s “curl”?,Ampere’s law\n"
+        "2,It’s “quoted” here,the answer’s fine\n"
+    )
+    _, problems, _ = check_csv(text.encode("gbk"))
+
+    assert codes(problems) == [csv_format.ENCODING_UNSURE.code]
+    message = problems[0].message
+    assert "as GBK (Simplified Chinese), “1,Maxwell’s equations — what’s “curl”?" in message
+    assert "as Big5 (Traditional Chinese), “1,Maxwell＊s" in message
+
+    chosen = CheckOptions(encoding="gb18030")
+    plan, problems, warnings = check_csv(text.encode("gbk"), options=chosen)
+    assert problems == [] and warnings == []
+    assert plan.tasks[0].prompt == "Maxwell’s equations — what’s “curl”?"
+
+
+def test_a_legacy_code_page_is_read_and_said_with_a_sample():
+    data = "prompt;expected\nWie heißt die Straße?;Schöne Grüße aus Köln\n".encode("cp1252")
+    parsed = csv_format.read(data, "de.csv")
+
+    assert parsed.detected == "CSV, Windows-1252, ';'-delimited"
+    assert [w.code for w in parsed.warnings] == [csv_format.ENCODING_DETECTED.code]
+    assert "read as Windows-1252 (Western European)" in parsed.warnings[0].message
+    assert "“Wie heißt die Straße?;Schöne Grüße aus Köln…”" in parsed.warnings[0].message
+
+    data = "prompt,expected\nКак дела у тебя сегодня?,Хорошо спасибо большое\n".encode("cp1251")
+    plan, _, warnings = check_csv(data)
+    assert plan.tasks[0].prompt == "Как дела у тебя сегодня?"
+    assert "read as Windows-1251 (Cyrillic)" in warnings[0].message
+
+
+def test_the_encoding_a_person_chose_is_read_strictly_and_a_byte_order_mark_wins():
+    data = "prompt,expected\nQ,“A”\n".encode("gbk")
+    _, problems, _ = check_csv(data, options=CheckOptions(encoding="utf-8"))
+    assert codes(problems) == [csv_format.NOT_IN_ENCODING.code]
+    assert problems[0].message == csv_format.NOT_IN_ENCODING.format(
+        encoding="UTF-8", byte="0xA1", line_number=2
+    )
+
+    marked = codecs.BOM_UTF8 + "prompt,expected\nQ,“A”\n".encode()
+    plan, problems, warnings = check_csv(marked, options=CheckOptions(encoding="cp1252"))
+    assert problems == [] and warnings == [] and plan.tasks[0].expected_text == "“A”"
 
 
 def test_an_xlsx_named_csv_is_a_problem():

@@ -293,6 +293,8 @@ REFUSED = [
         "customer_message",
     ),
     ("realdata/promptfoo/simple-csv/tests.csv", shapes.NEEDS_MAPPING.code, "body"),
+    # GBK; imports once mapped (test_a_gbk_file_is_read_as_gbk_and_says_so_with_a_sample).
+    ("chinese_medical_dialogue/im_sample.excerpt.csv", shapes.NEEDS_MAPPING.code, "prompt = ask"),
     ("realdata/promptfoo/simple-test/tests.csv", shapes.NEEDS_MAPPING.code, "prompt = body"),
     (
         "realdata/promptfoo/third_party_henadzi_bedrock_homework/tests.csv",
@@ -1255,3 +1257,19 @@ def test_a_git_lfs_pointer_is_named_as_one_not_as_broken_json():
 
     # One problem on its first line, not one per line of "not JSON".
     assert [(p.code, p.line) for p in result.problems] == [(checker.GIT_LFS_POINTER.code, 1)]
+
+
+def test_a_gbk_file_is_read_as_gbk_and_says_so_with_a_sample():
+    # Read as Windows-1252 it filled with mojibake (高 as 赂\xdf) and said nothing.
+    result = check("chinese_medical_dialogue/im_sample.excerpt.csv", mapping=CHINESE_MEDICAL)
+    assert result.ok
+    utf8 = (REAL / "chinese_medical_dialogue/im_sample.excerpt.csv").read_bytes().decode("gbk")
+    rows = list(csv.DictReader(utf8.splitlines()))
+    assert [task.prompt for task in result.plan.tasks] == [row["ask"] for row in rows]
+    assert result.plan.tasks[0].expected_text.startswith("高血压病人可以口服党参的。")
+    (warning,) = [w for w in result.warnings if w.code == "csv_encoding_detected"]
+    assert "read as GBK (Simplified Chinese)" in warning.message
+    assert "心血管科,高血压患者能吃党参吗？" in warning.message
+
+
+CHINESE_MEDICAL = {"prompt": "ask", "expected": "answer", "name": "title"}
