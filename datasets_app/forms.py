@@ -14,10 +14,12 @@ from datasets_app import wording
 from datasets_app.importing import checker
 from datasets_app.importing.aliases import FIELDS, FIELDS_BY_KEY
 from datasets_app.importing.document import validate_document
+from datasets_app.importing.encodings import CHOICES as ENCODINGS
 from datasets_app.importing.spec import (
     MAX_ATTACHED_FILE_BYTES,
     MAX_FILES_PER_KIND,
     MAX_TEXT_CHARS,
+    READ_OPTIONS,
     Problem,
     TaskSpec,
     Verifier,
@@ -122,6 +124,23 @@ MAPPING_NEEDS_GRADING = "Choose the column that holds the expected answer, or th
 MAPPING_SAME_SOURCE = "{source} is chosen for both {first} and {second}; choose it once."
 MAPPING_NOT_A_COLUMN = "Select a valid choice: one of the file’s columns, or “not in this file”."
 MAPPING_FIELD_TWICE = "The {label} was given twice, as {first} and as {second}; choose one."
+
+
+FIND_ENCODING = "Find it from the text"
+
+
+class ReadOptionsForm(forms.Form):
+    """Read options: how to read a text table the checker could not read right alone."""
+
+    encoding = forms.ChoiceField(
+        label="Encoding",
+        choices=[("", FIND_ENCODING), *ENCODINGS.items()],
+        required=False,
+        help_text="The text encoding the file was saved in. UTF-8 unless it is an old file.",
+    )
+
+    def read_options(self) -> dict[str, str]:
+        return {key: self.cleaned_data[key] for key in READ_OPTIONS if self.cleaned_data[key]}
 
 
 class MappingForm(forms.Form):

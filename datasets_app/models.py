@@ -586,6 +586,9 @@ class Upload(models.Model):
     # The person's mapping of fields to the file's columns or keys ({"prompt": "question"}),
     # from the dialog's mapping step or `--map`; empty to let the checker recognise them.
     mapping = models.JSONField(default=dict, blank=True)
+    # How the person said to read the file ({"encoding": "gb18030"}), from the dialog's Read
+    # options or `--encoding`; empty to read it as the checker finds best (`READ_OPTIONS`).
+    read_options = models.JSONField(default=dict, blank=True)
     # The "download the problems" CSV, written by the check itself (on a worker): the
     # download only serves it, and never checks the file again in a web request.
     problems_file = models.FileField(upload_to=upload_path, max_length=500, blank=True)

@@ -597,7 +597,7 @@ def clash_places(*, upload: Upload, file_ids: list[str], live: set[str]) -> dict
     if not clashes:
         return {}
     # The file read as it was checked: with the person's mapping of its columns, if any.
-    options = CheckOptions(mapping=upload.mapping or None)
+    options = CheckOptions(mapping=upload.mapping or None).read_as(upload.read_options)
     with upload.file.open("rb") as fileobj:
         places = checker.locate_tasks(fileobj, upload.original_name, clashes, options)
     return {str(index): list(place) for index, place in places.items()}

@@ -38,6 +38,7 @@ from datasets_app.forms import (
     MappingForm,
     NewDatasetForm,
     PersonForm,
+    ReadOptionsForm,
     RunColumnsForm,
     RunOutputsForm,
     RunTaskListForm,
@@ -46,7 +47,7 @@ from datasets_app.forms import (
     TaskListForm,
     TryAnswerForm,
 )
-from datasets_app.importing import aliases, columns, outputs_zip, shapes, starters
+from datasets_app.importing import aliases, columns, csv_format, outputs_zip, shapes, starters
 from datasets_app.importing.outputs import AMBIGUOUS_COLUMN
 from datasets_app.importing.shapes import describe
 from datasets_app.importing.spec import counted, limits_for_people
@@ -308,7 +309,31 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
     if upload is not None and upload.state != Upload.State.CHECKING:
         context.update(selectors.import_preview(upload=upload, mode=mode))
         context.update(_mapping_context(upload))
+        context.update(_read_options_context(upload))
     return context
+
+
+def _read_options_context(upload: Upload) -> dict:
+    """Read options, for a checked text table (a .csv or .tsv): open when how it was read is
+    in question (its encoding was found, not said, or cannot be told)."""
+    result = upload.result or {}
+    if upload.state != Upload.State.CHECKED or result.get("format") != "csv":
+        return {}
+    said = (*result.get("problems", ()), *result.get("warnings", ()))
+    codes = {item.get("code") for item in said}
+    return {
+        "read_form": ReadOptionsForm(initial=upload.read_options),
+        "read_open": bool(codes & READ_OPTION_CODES) or bool(upload.read_options),
+    }
+
+
+# What a check says that Read options answer.
+READ_OPTION_CODES = {
+    csv_format.ENCODING_DETECTED.code,
+    csv_format.ENCODING_UNSURE.code,
+    csv_format.NOT_IN_ENCODING.code,
+    csv_format.NOT_TEXT.code,
+}
 
 
 def _mapping_context(upload: Upload) -> dict:
@@ -441,6 +466,20 @@ def import_map(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     return _render_import(request, dataset, upload, mode)
 
 
+@require_POST
+@guards.guard_upload(rate=guards.CHECKS, check_size=False, refuse=_refuse_import)
+def import_read(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
+    """Read options: check the file again, read as the person said."""
+    dataset = selectors.dataset_for(request.user, pk)
+    upload = _upload_for(request, key, dataset)
+    mode = _mode(request.POST.get("mode"))
+    form = ReadOptionsForm(request.POST)
+    if upload.state != Upload.State.CHECKED or not form.is_valid():
+        return _render_import(request, dataset, upload, mode, read_form=form, read_open=True)
+    upload = imports.upload_read(upload=upload, read_options=form.read_options())
+    return _render_import(request, dataset, upload, mode)
+
+
 @require_GET
 def upload_problems(request: HtmxHttpRequest, key: str) -> HttpResponse:
     """Download the problems: the file's rows with a `problem` column, for a spreadsheet."""
@@ -551,6 +590,7 @@ def _render_new_dataset(request, form, upload: Upload | None, **extra) -> HttpRe
     if upload is not None and upload.state != Upload.State.CHECKING:
         context |= selectors.import_preview(upload=upload, mode=ImportMode.ADD)
         context |= _mapping_context(upload)
+        context |= _read_options_context(upload)
     context |= extra
     if request.htmx and form is None:
         return render(request, "datasets_app/dataset_create.html#check", context)
@@ -592,6 +632,22 @@ def dataset_create_map(request: HtmxHttpRequest, key: str) -> HttpResponse:
     extra = {"mapping_form": form}
     if upload.state == Upload.State.CHECKED and form.is_valid():
         upload = imports.upload_map(upload=upload, mapping=form.mapping())
+        extra = {}
+    page_form = None if request.htmx else NewDatasetForm(request.POST)
+    return _render_new_dataset(request, page_form, upload, **extra)
+
+
+@require_POST
+@guards.guard_upload(rate=guards.CHECKS, check_size=False, refuse=_refuse_new_dataset_check)
+def dataset_create_read(request: HtmxHttpRequest, key: str) -> HttpResponse:
+    """New dataset page: Read options, as the import dialog's (`import_read`)."""
+    upload = _upload_for(request, key)
+    if upload.dataset_id is not None:
+        raise Http404
+    form = ReadOptionsForm(request.POST)
+    extra: dict = {"read_form": form, "read_open": True}
+    if upload.state == Upload.State.CHECKED and form.is_valid():
+        upload = imports.upload_read(upload=upload, read_options=form.read_options())
         extra = {}
     page_form = None if request.htmx else NewDatasetForm(request.POST)
     return _render_new_dataset(request, page_form, upload, **extra)

@@ -156,3 +156,20 @@ def test_map_imports_a_file_whose_columns_do_not_say_and_the_dataset_remembers_i
     out, code = run(str(TRIAGE), "--dataset", str(dataset.pk), "--mode", "replace")
     assert code == 1
     assert "As you mapped this dataset's last file with these columns: prompt = text" in out
+
+
+def test_encoding_reads_a_csv_whose_code_page_cannot_be_told(make_dataset, admin_user, tmp_path):
+    path = tmp_path / "physics.csv"
+    path.write_bytes(
+        "prompt,expected\nMaxwell’s equations — what’s “curl”?,Ampere’s law\n"
+        "It’s “quoted” here,the answer’s fine\n".encode("gbk")
+    )
+    dataset = make_dataset()
+    out, code = run(str(path), "--dataset", str(dataset.pk))
+    assert code == 1 and "reads equally well in" in out
+
+    out, code = run(str(path), "--dataset", str(dataset.pk), "--encoding", "gb18030")
+    assert code == 0 and "Imported 2 tasks" in out
+    assert dataset.tasks.order_by("position").first().prompt == (
+        "Maxwell’s equations — what’s “curl”?"
+    )

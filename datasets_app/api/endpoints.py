@@ -42,13 +42,14 @@ from datasets_app.api.schemas import (
     VersionOut,
 )
 from datasets_app.importing import checker
+from datasets_app.importing.encodings import CHOICES as ENCODINGS
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.models import Dataset, ExportJob, Run, RunState, Task, Upload, Version
 from datasets_app.services import checks, datasets, exports, imports, limits, runs
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
-API_VERSION = "1.7.0"
+API_VERSION = "1.8.0"
 
 
 class ContextEvalsAPI(NinjaAPI):
@@ -94,6 +95,13 @@ def _multipart(fields: list[tuple[str, str, bool]]) -> dict[str, Any]:
             properties[name] = {"type": "string", "format": "binary"}
         elif kind == "mode":
             properties[name] = {"type": "string", "enum": ["add", "replace"], "default": "add"}
+        elif kind == "encoding":
+            properties[name] = {
+                "type": "string",
+                "enum": list(ENCODINGS),
+                "description": "A CSV's text encoding, read strictly (a byte order mark "
+                "wins); left out, it is found from the text, as --encoding takes it.",
+            }
         elif kind == "map":
             properties[name] = {
                 "type": "array",
@@ -149,6 +157,18 @@ def _mapping(request: HttpRequest) -> dict[str, str] | None:
         details = [{"field": "form.map", "message": problem} for problem in problems]
         raise ApiError(400, "invalid_map", INVALID_MAP, details)
     return mapping or None
+
+
+INVALID_ENCODING = "Unknown encoding; details says which are known."
+
+
+def _read_options(request: HttpRequest) -> dict[str, str]:
+    """The read options sent (`encoding`), as the dialog's Read options take them."""
+    encoding = request.POST.get("encoding", "")
+    if encoding and encoding not in ENCODINGS:
+        details = [{"field": "form.encoding", "message": "One of: " + ", ".join(ENCODINGS)}]
+        raise ApiError(400, "invalid", INVALID_ENCODING, details)
+    return {"encoding": encoding} if encoding else {}
 
 
 def _uploaded_file(request: HttpRequest) -> UploadedFile:
@@ -287,7 +307,9 @@ def dataset_update(request: HttpRequest, dataset_id: int, body: DatasetPatch):
     "/check",
     response={200: CheckOut, **UPLOAD_ERRORS},
     tags=["files"],
-    openapi_extra=_multipart([("file", "file", True), ("map", "map", False)]),
+    openapi_extra=_multipart(
+        [("file", "file", True), ("map", "map", False), ("encoding", "encoding", False)]
+    ),
 )
 def check(request: HttpRequest):
     """Check a dataset file as the import dialog does; writes nothing.
@@ -299,7 +321,7 @@ def check(request: HttpRequest):
     _guard(request, guards.CHECKS, kept=False)
     mapping = _mapping(request)
     uploaded = _uploaded_file(request)
-    options = replace(selectors.checker_options(), mapping=mapping)
+    options = replace(selectors.checker_options().read_as(_read_options(request)), mapping=mapping)
     # Within the check's time limit, as the dialog's check on a worker (`services.checks`):
     # the check's JSON as the command prints it, serialised once as plain JSON (not
     # revalidated against the schema: tests hold the two equal).
@@ -357,7 +379,12 @@ def _import_out(upload: Upload, *, sees_dataset: bool = True) -> dict[str, Any]:
     response={202: ImportOut, **UPLOAD_ERRORS},
     tags=["files"],
     openapi_extra=_multipart(
-        [("file", "file", True), ("mode", "mode", False), ("map", "map", False)]
+        [
+            ("file", "file", True),
+            ("mode", "mode", False),
+            ("map", "map", False),
+            ("encoding", "encoding", False),
+        ]
     ),
 )
 def import_create(request: HttpRequest, dataset_id: int):
@@ -386,6 +413,7 @@ def import_create(request: HttpRequest, dataset_id: int):
             uploaded_file=uploaded,
             mode=fields.mode,
             mapping=mapping,
+            read_options={"encoding": fields.encoding},
         )
     except imports.OverQuota as over:
         raise ApiError(413, "too_large", str(over)) from over

@@ -14,6 +14,8 @@ from uuid import UUID
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from datasets_app.importing.encodings import CHOICES
+
 # --- Errors ---------------------------------------------------------------------------------
 
 
@@ -238,12 +240,17 @@ class TaskFilters(Schema):
     version: int | None = Field(None, ge=1, description="Only the tasks of this version.")
 
 
+# A CSV's encoding, as a person may choose it (`encodings.CHOICES`): read strictly.
+Encoding = Literal[tuple(CHOICES)]  # type: ignore[valid-type]
+
+
 class ImportFields(Schema):
     """The form fields that come with an import's file."""
 
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["add", "replace"] = "add"
+    encoding: Encoding | None = None  # type: ignore[valid-type]
 
 
 # --- Runs -----------------------------------------------------------------------------------

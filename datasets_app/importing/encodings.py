@@ -45,6 +45,11 @@ CHOICES: dict[str, str] = {
     UTF8: "UTF-8",
     **{codec: f"{name} ({script})" for codec, (name, script) in LEGACY.items()},
 }
+# What `--encoding` says on the command line.
+ENCODING_HELP = (
+    "A CSV's text encoding, read strictly (a byte order mark wins); by default it is found "
+    "from the text, and asked for when it cannot be told. One of: " + ", ".join(CHOICES) + "."
+)
 # Readings whose chaos differs by less than this fit equally well.
 _TIE = 0.01
 # charset-normalizer reads this many bytes per sample, at most this many samples: enough to

@@ -26,20 +26,23 @@ WHOLE_FILE = "Whole file: "
 HEADER_ROW = "Header row {row}: "
 
 
-def problems_csv(result: CheckResult, data: bytes | None) -> bytes:
-    """The problems of `result` as UTF-8-with-BOM CSV (formulas neutralised) to download."""
+def problems_csv(result: CheckResult, data: bytes | None, encoding: str | None = None) -> bytes:
+    """The problems of `result` as UTF-8-with-BOM CSV (formulas neutralised) to download;
+    `encoding`, a CSV's as the person chose it (`CheckOptions.encoding`)."""
     rows = None
     if data is not None and result.format in ("csv", "xlsx"):
-        rows = _sheet_rows(result.format, data, result.file_name)
+        rows = _sheet_rows(result.format, data, result.file_name, encoding)
     if rows is None:
         return problem_list(result.problems)
     return _annotated_sheet(rows, result.problems)
 
 
-def _sheet_rows(file_format: str, data: bytes, file_name: str) -> list[list[str]] | None:
+def _sheet_rows(
+    file_format: str, data: bytes, file_name: str, encoding: str | None
+) -> list[list[str]] | None:
     """Every row of the upload as decoded, index + 1 being its row number; None if unreadable."""
     if file_format == "csv":
-        decoded = csv_format.decode(data, file_name)
+        decoded = csv_format.decode(data, file_name, encoding=encoding)
         if decoded.table is None:
             return None
         return [[unneutralize_formula(cell) for cell in record] for record in decoded.records]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from datasets_app.importing.aliases import normalize
+from datasets_app.importing.encodings import CHOICES as ENCODINGS
 
 ScoredBy = Literal["expected_answer", "criteria"]
 
@@ -529,6 +530,17 @@ class CheckOptions:
     # The encoding a person chose for a text table (a codec of `encodings.CHOICES`), from the
     # dialog's Read options or `--encoding`; None to read it as `csv_format.decode` says.
     encoding: str | None = None
+
+    def read_as(self, read_options: Mapping[str, Any]) -> CheckOptions:
+        """These options, read as a person said in `read_options` (`READ_OPTIONS` keys, as
+        an upload keeps them); what is not one of them is left as it is."""
+        encoding = read_options.get("encoding")
+        return replace(self, encoding=encoding if encoding in ENCODINGS else None)
+
+
+# What a person may say about how to read a file (the dialog's Read options, the API's form
+# fields, the command line's flags): each key, and what it holds.
+READ_OPTIONS = ("encoding",)
 
 
 # Maps a path inside the canonical document, e.g. ("tasks", 3, "criteria", 0, "weight"),

@@ -10,7 +10,7 @@ import math
 import posixpath
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from datasets_app.importing import checker, problems_csv, zip_format
 from datasets_app.importing.aliases import FIELD_KEYS
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
+    READ_OPTIONS,
     CheckResult,
     DatasetSpec,
     FieldMap,
@@ -102,11 +103,13 @@ def upload_create(
     uploaded_file: File,
     mode: str = "add",
     mapping: dict[str, str] | None = None,
+    read_options: Mapping[str, Any] | None = None,
 ) -> Upload:
     """Keep a chosen file in the media storage under a random key, owned by `owner`.
 
     `mapping` ({"prompt": "question"}) says which of the file's columns or keys fills each
-    field, as `--map` gives it; None lets the checker recognise them.
+    field, as `--map` gives it; None lets the checker recognise them. `read_options`
+    (`READ_OPTIONS`: {"encoding": "gb18030"}) say how to read it, as `--encoding` does.
 
     The file counts against `owner`'s storage quota until it expires: checked and kept
     under a lock on their user row, so that uploads sent at once are counted one after
@@ -126,6 +129,7 @@ def upload_create(
             sha256=sha256,
             mode=mode,
             mapping=mapping or {},
+            read_options={k: v for k, v in (read_options or {}).items() if k in READ_OPTIONS and v},
         )
         upload.file.save(upload.original_name, uploaded_file, save=False)
         upload.full_clean()
@@ -170,7 +174,7 @@ def _check(
     measured: dict[str, tuple[int, str]] | None = None,
 ) -> CheckResult:
     options = replace(
-        selectors.checker_options(),
+        selectors.checker_options().read_as(upload.read_options),
         mapping=upload.mapping or None,
         remembered_mappings=upload.dataset.import_mappings if upload.dataset else None,
         first_task_number=first_task_number,
@@ -264,7 +268,7 @@ def _store_problems_csv(upload: Upload, result: CheckResult) -> None:
     if result.format in ("csv", "xlsx"):
         with upload.file.open("rb") as fileobj:
             data = fileobj.read(MAX_FILE_BYTES + 1)
-    body = problems_csv.problems_csv(result, data)
+    body = problems_csv.problems_csv(result, data, upload.read_options.get("encoding"))
     upload.problems_file.save(PROBLEMS_FILE_NAME, ContentFile(body), save=False)
 
 
@@ -301,6 +305,20 @@ def upload_map(*, upload: Upload, mapping: dict[str, str]) -> Upload:
     fields = {key: source for key, source in mapping.items() if key in FIELD_KEYS and source}
     Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
         mapping=fields,
+        state=Upload.State.CHECKING,
+        progress_done=0,
+        progress_total=0,
+        heartbeat_at=None,
+    )
+    return upload_check_start(upload=upload)
+
+
+def upload_read(*, upload: Upload, read_options: Mapping[str, Any]) -> Upload:
+    """Check the upload again, read as the person said (`READ_OPTIONS`: its encoding); the
+    mapping they chose stays. The check runs as any other (on a worker when there is one)."""
+    said = {key: value for key, value in read_options.items() if key in READ_OPTIONS and value}
+    Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
+        read_options=said,
         state=Upload.State.CHECKING,
         progress_done=0,
         progress_total=0,

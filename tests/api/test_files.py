@@ -352,3 +352,43 @@ def test_the_storage_quota_bounds_imports_but_not_checks_which_keep_nothing(
     response = api.post(imports_of(dataset), {"file": file("qa.json", EXPECTED)})
     assert response.status_code == 413 and error_of(response)["code"] == "too_large"
     assert not Upload.objects.exists() and not dataset.tasks.exists()
+
+
+GBK_ENGLISH = (
+    "id,prompt,expected\n1,Maxwell’s equations — what’s “curl”?,Ampere’s law\n"
+    "2,It’s “quoted” here,the answer’s fine\n"
+).encode("gbk")
+
+
+@pytest.mark.django_db
+def test_check_and_import_take_encoding_as_the_commands_take_it(api, make_dataset, tmp_path):
+    path = tmp_path / "physics.csv"
+    path.write_bytes(GBK_ENGLISH)
+    unsure = api.post("/api/v1/check", {"file": file("physics.csv", GBK_ENGLISH)}).json()
+    assert unsure["ok"] is False and unsure["problems"][0]["code"] == "csv_encoding_unsure"
+
+    response = api.post(
+        "/api/v1/check", {"file": file("physics.csv", GBK_ENGLISH), "encoding": "gb18030"}
+    )
+    out = io.StringIO()
+    call_command("check_dataset_file", str(path), "--json", "--encoding", "gb18030", stdout=out)
+    assert response.json() == json.loads(out.getvalue())
+    assert response.json()["ok"] is True
+
+    dataset = make_dataset()
+    made = api.post(
+        imports_of(dataset), {"file": file("physics.csv", GBK_ENGLISH), "encoding": "gb18030"}
+    ).json()
+    assert made["state"] == "imported"
+    assert dataset.tasks.get(task_id="1").prompt == "Maxwell’s equations — what’s “curl”?"
+
+
+@pytest.mark.django_db
+def test_an_unknown_encoding_is_a_400_naming_the_field(api, make_dataset):
+    response = api.post("/api/v1/check", {"file": file("a.csv", b"p,e\n"), "encoding": "ebcdic"})
+    assert response.status_code == 400
+    assert error_of(response)["details"][0]["field"] == "form.encoding"
+    dataset = make_dataset()
+    response = api.post(imports_of(dataset), {"file": file("a.csv", b"p,e\n"), "encoding": "x"})
+    assert response.status_code == 400
+    assert error_of(response)["details"][0]["field"] == "form.encoding"

@@ -20,6 +20,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from datasets_app.importing.checker import check_file, result_to_json
+from datasets_app.importing.encodings import CHOICES as ENCODINGS
+from datasets_app.importing.encodings import ENCODING_HELP
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.importing.spec import CheckOptions, CheckResult
 from datasets_app.management.report import write_check
@@ -46,6 +48,9 @@ class Command(BaseCommand):
             help="Which column or key fills a field (id, name, prompt, expected, criterion, "
             "weight), e.g. --map prompt=question; repeat for each field.",
         )
+        parser.add_argument(
+            "--encoding", choices=list(ENCODINGS), metavar="ENCODING", help=ENCODING_HELP
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
@@ -62,7 +67,7 @@ class Command(BaseCommand):
                 "The database is not set up (run 'manage.py migrate'): Python checks are "
                 "taken as off."
             )
-        settings = replace(settings, mapping=mapping or None)
+        settings = replace(settings, mapping=mapping or None, encoding=options["encoding"])
         try:
             with path.open("rb") as source:
                 result = check_file(source, path.name, options=settings)

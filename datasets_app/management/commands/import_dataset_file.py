@@ -21,6 +21,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from datasets_app import selectors, tasks
+from datasets_app.importing.encodings import CHOICES as ENCODINGS
+from datasets_app.importing.encodings import ENCODING_HELP
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.management.report import command_dataset, command_user, write_check
 from datasets_app.models import Dataset, ImportMode, Upload
@@ -66,6 +68,9 @@ class Command(BaseCommand):
             "check_dataset_file takes it).",
         )
         parser.add_argument(
+            "--encoding", choices=list(ENCODINGS), metavar="ENCODING", help=ENCODING_HELP
+        )
+        parser.add_argument(
             "--user",
             default="",
             help="Who imports (and owns a new dataset); default: the first superuser.",
@@ -91,6 +96,7 @@ class Command(BaseCommand):
                     uploaded_file=File(source, name=path.name),
                     mode=mode,
                     mapping=mapping,
+                    read_options={"encoding": options["encoding"]},
                 )
         except OSError as exc:
             raise CommandError(

@@ -1,0 +1,53 @@
+"""Read options in the import dialog, in a browser: a GBK file whose text reads as several
+encodings shows each reading; choosing GBK reads it again and imports what it says."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from datasets_app.models import Dataset
+from datasets_app.services import datasets
+from tests.browser.helpers import axe_violations, clipped, watch_console
+from tests.browser.test_import_dialog import open_import_dialog
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+GBK_ENGLISH = (
+    "id,prompt,expected\n1,Maxwell’s equations — what’s “curl”?,Ampere’s law\n"
+    "2,It’s “quoted” here,the answer’s fine\n"
+).encode("gbk")
+
+
+def test_an_encoding_the_check_cannot_tell_is_chosen_and_the_file_imports(
+    logged_in, live_server, django_user_model, screenshot, tmp_path
+):
+    page = logged_in
+    errors = watch_console(page)
+    owner = django_user_model.objects.get(username="grace")
+    dataset = datasets.dataset_create(owner=owner, name="Physics")
+    path = tmp_path / "physics.csv"
+    path.write_bytes(GBK_ENGLISH)
+    page.goto(live_server.url + dataset.get_absolute_url())
+
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(path))
+    expect(dialog.get_by_text("reads equally well in 4 encodings")).to_be_visible()
+    encoding = dialog.get_by_label("Encoding")
+    expect(encoding).to_be_visible()
+    assert clipped(page) == []
+    assert axe_violations(page, live_server.url) == []
+    encoding.scroll_into_view_if_needed()
+    screenshot(page, "import-read-options", full_page=False)
+
+    encoding.select_option("gb18030")
+    dialog.get_by_role("button", name="Read the file again").click()
+    button = dialog.get_by_role("button", name="Import 2 tasks")
+    expect(button).to_be_enabled()
+    expect(dialog.get_by_text("Maxwell’s equations — what’s “curl”?").first).to_be_visible()
+    button.click()
+    page.wait_for_url(f"{live_server.url}/datasets/*/")
+    expect(page.get_by_text("Imported 2 tasks as drafts.")).to_be_visible()
+    prompts = set(Dataset.objects.get().tasks.values_list("prompt", flat=True))
+    assert prompts == {"Maxwell’s equations — what’s “curl”?", "It’s “quoted” here"}
+    assert errors == []

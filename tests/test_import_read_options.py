@@ -1,0 +1,107 @@
+"""Read options in the import dialog and on the New dataset page: a CSV's encoding, found
+from its text and said with a sample, or chosen by the person when the check cannot tell."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from datasets_app.importing import csv_format
+from datasets_app.models import Task, Upload
+from tests.conftest import FILES
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+# An English file saved as GBK: its quotes and dashes read as Big5 or EUC-KR too.
+GBK_ENGLISH = (
+    "id,prompt,expected\n1,Maxwell’s equations — what’s “curl”?,Ampere’s law\n"
+    "2,It’s “quoted” here,the answer’s fine\n"
+).encode("gbk")
+MEDICAL = (FILES / "real" / "chinese_medical_dialogue" / "im_sample.excerpt.csv").read_bytes()
+
+
+def check(client, dataset, name: str, data: bytes, *, htmx: bool = True):
+    url = reverse("datasets_app:import_check", args=[dataset.pk])
+    return client.post(url, {"file": SimpleUploadedFile(name, data)}, **(HTMX if htmx else {}))
+
+
+def read_as(client, dataset, upload, encoding: str, *, htmx: bool = True):
+    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
+    return client.post(url, {"mode": "add", "encoding": encoding}, **(HTMX if htmx else {}))
+
+
+def test_a_file_whose_encoding_cannot_be_told_asks_and_imports_once_chosen(
+    auth_client, make_dataset
+):
+    dataset = make_dataset()
+    page = check(auth_client, dataset, "physics.csv", GBK_ENGLISH).content.decode()
+    assert "reads equally well in 4 encodings" in page
+    assert '<details class="read-options" open>' in page
+    assert '<option value="gb18030">GBK (Simplified Chinese)</option>' in page
+    assert 'disabled aria-disabled="true">Import tasks</button>' in page
+
+    upload = Upload.objects.get()
+    page = read_as(auth_client, dataset, upload, "gb18030").content.decode()
+    assert "Import 2 tasks" in page
+    assert "Maxwell’s equations — what’s “curl”?" in page
+    assert '<option value="gb18030" selected>' in page
+    upload.refresh_from_db()
+    assert upload.read_options == {"encoding": "gb18030"}
+
+    commit = reverse("datasets_app:import_commit", args=[dataset.pk, upload.key])
+    auth_client.post(commit, {"mode": "add"}, **HTMX)
+    assert sorted(Task.objects.values_list("prompt", flat=True)) == [
+        "It’s “quoted” here",
+        "Maxwell’s equations — what’s “curl”?",
+    ]
+
+
+def test_a_found_code_page_is_said_with_a_sample_and_read_options_open(auth_client, make_dataset):
+    dataset = make_dataset()
+    data = "prompt;expected\nWie heißt die Straße?;Schöne Grüße\n".encode("cp1252")
+    page = check(auth_client, dataset, "de.csv", data).content.decode()
+    assert "Detected: CSV, Windows-1252, &#x27;;&#x27;-delimited" in page
+    assert "read as Windows-1252 (Western European)" in page
+    assert "Wie heißt die Straße?;Schöne Grüße" in page
+    assert '<details class="read-options" open>' in page
+    assert "Import 1 task" in page
+
+
+def test_an_encoding_that_does_not_read_the_file_names_the_byte(auth_client, make_dataset):
+    dataset = make_dataset()
+    check(auth_client, dataset, "medical.csv", MEDICAL)
+    page = read_as(auth_client, dataset, Upload.objects.get(), "utf-8").content.decode()
+    expected = csv_format.NOT_IN_ENCODING.format(encoding="UTF-8", byte="0xD0", line_number=2)
+    assert expected in page
+
+
+def test_a_utf8_file_keeps_read_options_closed_and_json_has_none(auth_client, make_dataset):
+    dataset = make_dataset()
+    page = check(auth_client, dataset, "qa.csv", b"prompt,expected\nQ,A\n").content.decode()
+    assert '<details class="read-options">' in page
+    page = check(auth_client, dataset, "qa.jsonl", b'{"prompt": "Q", "expected": "A"}\n')
+    assert "Read options" not in page.content.decode()
+
+
+def test_read_options_work_without_javascript_and_on_the_new_dataset_page(client, user):
+    client.force_login(user)
+    url = reverse("datasets_app:dataset_create_check")
+    page = client.post(url, {"file": SimpleUploadedFile("p.csv", GBK_ENGLISH)}).content.decode()
+    upload = Upload.objects.get()
+    action = reverse("datasets_app:dataset_create_read", args=[upload.key])
+    assert f'formaction="{action}"' in page
+
+    page = client.post(action, {"name": "Physics", "encoding": "gb18030"}).content.decode()
+    assert "<html" in page and "Maxwell’s equations" in page
+    assert "Create dataset and import 2 tasks" in page
+
+
+def test_another_persons_upload_cannot_be_read_again(client, other_user, user, make_dataset):
+    client.force_login(user)
+    dataset = make_dataset(owner=user)
+    check(client, dataset, "physics.csv", GBK_ENGLISH)
+    client.force_login(other_user)
+    response = read_as(client, dataset, Upload.objects.get(), "gb18030")
+    assert response.status_code == 404
