@@ -138,9 +138,21 @@ class ReadOptionsForm(forms.Form):
         required=False,
         help_text="The text encoding the file was saved in. UTF-8 unless it is an old file.",
     )
+    number_tasks = forms.BooleanField(
+        label="Number the tasks task-1, task-2… instead of using the file's ids",
+        required=False,
+        help_text="For a file whose ids repeat (different questions under one id). In a CSV, "
+        "rows of one id are still one task.",
+    )
 
-    def read_options(self) -> dict[str, str]:
-        return {key: self.cleaned_data[key] for key in READ_OPTIONS if self.cleaned_data[key]}
+    def __init__(self, *args, text_table: bool = True, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # An encoding is a text table's: JSON is UTF-8, a workbook says its own.
+        if not text_table:
+            del self.fields["encoding"]
+
+    def read_options(self) -> dict[str, Any]:
+        return {key: self.cleaned_data[key] for key in READ_OPTIONS if self.cleaned_data.get(key)}
 
 
 class MappingForm(forms.Form):

@@ -47,7 +47,15 @@ from datasets_app.forms import (
     TaskListForm,
     TryAnswerForm,
 )
-from datasets_app.importing import aliases, columns, csv_format, outputs_zip, shapes, starters
+from datasets_app.importing import (
+    aliases,
+    columns,
+    csv_format,
+    document,
+    outputs_zip,
+    shapes,
+    starters,
+)
 from datasets_app.importing.outputs import AMBIGUOUS_COLUMN
 from datasets_app.importing.shapes import describe
 from datasets_app.importing.spec import counted, limits_for_people
@@ -314,17 +322,15 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
 
 
 def _read_options_context(upload: Upload) -> dict:
-    """Read options, for a checked text table (a .csv or .tsv): open when how it was read is
-    in question (its encoding was found, not said, or cannot be told)."""
+    """Read options, for a checked file (its encoding for a .csv or .tsv): open when how it
+    was read is in question (its encoding found, not said, or not told; its ids repeat)."""
     result = upload.result or {}
-    if upload.state != Upload.State.CHECKED or result.get("format") != "csv":
+    if upload.state != Upload.State.CHECKED or not result:
         return {}
     said = (*result.get("problems", ()), *result.get("warnings", ()))
     codes = {item.get("code") for item in said}
-    return {
-        "read_form": ReadOptionsForm(initial=upload.read_options),
-        "read_open": bool(codes & READ_OPTION_CODES) or bool(upload.read_options),
-    }
+    form = ReadOptionsForm(initial=upload.read_options, text_table=result.get("format") == "csv")
+    return {"read_form": form, "read_open": bool(codes & READ_OPTION_CODES or upload.read_options)}
 
 
 # What a check says that Read options answer.
@@ -333,6 +339,7 @@ READ_OPTION_CODES = {
     csv_format.ENCODING_UNSURE.code,
     csv_format.NOT_IN_ENCODING.code,
     csv_format.NOT_TEXT.code,
+    document.DUPLICATE_TASK_ID.code,
 }
 
 

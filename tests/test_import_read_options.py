@@ -3,6 +3,8 @@ from its text and said with a sample, or chosen by the person when the check can
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -77,12 +79,54 @@ def test_an_encoding_that_does_not_read_the_file_names_the_byte(auth_client, mak
     assert expected in page
 
 
-def test_a_utf8_file_keeps_read_options_closed_and_json_has_none(auth_client, make_dataset):
+def test_a_utf8_file_keeps_read_options_closed_and_json_offers_no_encoding(
+    auth_client, make_dataset
+):
     dataset = make_dataset()
     page = check(auth_client, dataset, "qa.csv", b"prompt,expected\nQ,A\n").content.decode()
-    assert '<details class="read-options">' in page
+    assert '<details class="read-options">' in page and 'name="encoding"' in page
     page = check(auth_client, dataset, "qa.jsonl", b'{"prompt": "Q", "expected": "A"}\n')
-    assert "Read options" not in page.content.decode()
+    page = page.content.decode()
+    assert '<details class="read-options">' in page and 'name="encoding"' not in page
+    assert 'name="number_tasks"' in page
+
+
+# A generated QA set whose ids collide: different questions under one id.
+COLLIDING = b"".join(
+    json.dumps({"id": task_id, "prompt": prompt, "expected": answer}).encode() + b"\n"
+    for task_id, prompt, answer in [
+        ("q1", "What is 2+2?", "4"),
+        ("q1", "Capital of France?", "Paris"),
+        ("q2", "Largest planet?", "Jupiter"),
+    ]
+)
+
+
+def test_ids_that_collide_open_read_options_and_numbering_imports_every_task(
+    auth_client, make_dataset
+):
+    dataset = make_dataset()
+    page = check(auth_client, dataset, "generated.jsonl", COLLIDING).content.decode()
+    assert "Task id &quot;q1&quot; is already used by task 1 of the file." in page
+    assert '<details class="read-options" open>' in page
+
+    upload = Upload.objects.get()
+    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
+    page = auth_client.post(url, {"mode": "add", "number_tasks": "on"}, **HTMX).content.decode()
+    assert "Import 3 tasks" in page
+    assert (
+        "The tasks are numbered task-1 to task-3, as you asked: 3 ids of the file were "
+        "replaced, 1 of them a repeat of an id above it."
+    ) in page
+    assert 'id="id_number_tasks" checked>' in page
+
+    commit = reverse("datasets_app:import_commit", args=[dataset.pk, upload.key])
+    auth_client.post(commit, {"mode": "add"}, **HTMX)
+    assert list(Task.objects.order_by("position").values_list("task_id", "prompt")) == [
+        ("task-1", "What is 2+2?"),
+        ("task-2", "Capital of France?"),
+        ("task-3", "Largest planet?"),
+    ]
 
 
 def test_read_options_work_without_javascript_and_on_the_new_dataset_page(client, user):

@@ -102,6 +102,13 @@ def _multipart(fields: list[tuple[str, str, bool]]) -> dict[str, Any]:
                 "description": "A CSV's text encoding, read strictly (a byte order mark "
                 "wins); left out, it is found from the text, as --encoding takes it.",
             }
+        elif kind == "flag":
+            properties[name] = {
+                "type": "boolean",
+                "default": False,
+                "description": "Number the tasks task-1, task-2… instead of the file's ids "
+                "(ids that repeat), as --number-tasks does.",
+            }
         elif kind == "map":
             properties[name] = {
                 "type": "array",
@@ -162,13 +169,17 @@ def _mapping(request: HttpRequest) -> dict[str, str] | None:
 INVALID_ENCODING = "Unknown encoding; details says which are known."
 
 
-def _read_options(request: HttpRequest) -> dict[str, str]:
-    """The read options sent (`encoding`), as the dialog's Read options take them."""
+def _read_options(request: HttpRequest) -> dict[str, Any]:
+    """The read options sent (`encoding`, `number_tasks`), as the dialog's take them."""
     encoding = request.POST.get("encoding", "")
     if encoding and encoding not in ENCODINGS:
         details = [{"field": "form.encoding", "message": "One of: " + ", ".join(ENCODINGS)}]
         raise ApiError(400, "invalid", INVALID_ENCODING, details)
-    return {"encoding": encoding} if encoding else {}
+    number = request.POST.get("number_tasks", "false").lower()
+    if number not in ("true", "false", "1", "0"):
+        details = [{"field": "form.number_tasks", "message": "true or false"}]
+        raise ApiError(400, "invalid", errors.INVALID, details)
+    return {"encoding": encoding, "number_tasks": number in ("true", "1")}
 
 
 def _uploaded_file(request: HttpRequest) -> UploadedFile:
@@ -308,7 +319,12 @@ def dataset_update(request: HttpRequest, dataset_id: int, body: DatasetPatch):
     response={200: CheckOut, **UPLOAD_ERRORS},
     tags=["files"],
     openapi_extra=_multipart(
-        [("file", "file", True), ("map", "map", False), ("encoding", "encoding", False)]
+        [
+            ("file", "file", True),
+            ("map", "map", False),
+            ("encoding", "encoding", False),
+            ("number_tasks", "flag", False),
+        ]
     ),
 )
 def check(request: HttpRequest):
@@ -384,6 +400,7 @@ def _import_out(upload: Upload, *, sees_dataset: bool = True) -> dict[str, Any]:
             ("mode", "mode", False),
             ("map", "map", False),
             ("encoding", "encoding", False),
+            ("number_tasks", "flag", False),
         ]
     ),
 )
@@ -413,7 +430,7 @@ def import_create(request: HttpRequest, dataset_id: int):
             uploaded_file=uploaded,
             mode=fields.mode,
             mapping=mapping,
-            read_options={"encoding": fields.encoding},
+            read_options={"encoding": fields.encoding, "number_tasks": fields.number_tasks},
         )
     except imports.OverQuota as over:
         raise ApiError(413, "too_large", str(over)) from over

@@ -251,6 +251,7 @@ class ImportFields(Schema):
 
     mode: Literal["add", "replace"] = "add"
     encoding: Encoding | None = None  # type: ignore[valid-type]
+    number_tasks: bool = False
 
 
 # --- Runs -----------------------------------------------------------------------------------

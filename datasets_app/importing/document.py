@@ -85,6 +85,7 @@ from datasets_app.importing.spec import (
     Rule,
     TaskSpec,
     Verifier,
+    counted,
     expected_answer_criterion,
     field_path,
     file_size,
@@ -150,6 +151,11 @@ MISSING_CRITERION_TEXT = Rule("missing_criterion_text", "Criterion {criterion} h
 DUPLICATE_TASK_ID = Rule(
     "duplicate_task_id",
     "Task id {task} is already used by task {first} of the file. Each task needs its own id.",
+)
+TASKS_NUMBERED = Rule(
+    "tasks_numbered",
+    "The tasks are numbered {first} to {last}, as you asked: {replaced} of the file were "
+    "replaced, {repeated} of them a repeat of an id above it.",
 )
 DUPLICATE_CRITERION_ID = Rule(
     "duplicate_criterion_id",
@@ -872,9 +878,13 @@ class _Validator:
             self.findings.problem(NO_TASKS, ("tasks",), missing=given_tasks is None)
             given_tasks = []
         file_has_criteria = bool(criteria)
+        if self.options.number_tasks:
+            self.forget_ids(given_tasks)
         for index, task in enumerate(given_tasks):
             self.task(task, index, file_has_criteria, expected_answer_verifier)
         tasks = self._tasks = tuple(given_tasks)
+        if self.options.number_tasks:
+            self.numbered(tasks)
         self.duplicates(tasks)
         spec = DatasetSpec(
             name=data.get("name") or "",
@@ -922,6 +932,33 @@ class _Validator:
             return self._given_ids[index]
         return self._tasks[index].id if 0 <= index < len(self._tasks) else None
 
+    def forget_ids(self, tasks: list[TaskSpec]) -> None:
+        """Each task's id taken away, to be numbered as if the file gave none; kept as the
+        id the file gives (`given_id`), for messages and `numbered`."""
+        for index, task in enumerate(tasks):
+            self._given_ids[index] = task.id
+            _finish(task, "id", "")
+
+    def numbered(self, tasks: tuple[TaskSpec, ...]) -> None:
+        """Numbered as the person asked (`CheckOptions.number_tasks`): how many of the file's
+        ids that replaced, and how many of those more than one task used."""
+        given = [
+            task_id
+            for index, task_id in self._given_ids.items()
+            if task_id and task_id.strip() and task_id != tasks[index].id
+        ]
+        if not given:
+            return
+        repeated = len(given) - len(set(given))
+        self.findings.warning(
+            TASKS_NUMBERED,
+            (),
+            first=tasks[0].id,
+            last=tasks[-1].id,
+            replaced=counted(len(given), "id"),
+            repeated=repeated,
+        )
+
     def duplicates(self, tasks: tuple[TaskSpec, ...]) -> None:
         """A repeated task id is a problem; a repeated prompt only a warning."""
         if len(set(map(_ID_OF, tasks))) != len(tasks):
@@ -964,7 +1001,8 @@ class _Validator:
         # need and sets only its criteria (and answer, given as an object).
         task_id = task.id
         if not task_id or task_id.isspace():
-            self._given_ids[index] = task_id
+            # The file's own id, if `forget_ids` took it away.
+            self._given_ids.setdefault(index, task_id)
             task_id = f"task-{self.options.first_task_number + index}"
             _finish(task, "id", task_id)
         if not task.name:

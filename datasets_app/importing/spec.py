@@ -530,17 +530,24 @@ class CheckOptions:
     # The encoding a person chose for a text table (a codec of `encodings.CHOICES`), from the
     # dialog's Read options or `--encoding`; None to read it as `csv_format.decode` says.
     encoding: str | None = None
+    # Number the tasks task-1, task-2… whatever ids the file gives (ids that collide in
+    # the file, as generated sets have), from Read options or `--number-tasks`.
+    number_tasks: bool = False
 
     def read_as(self, read_options: Mapping[str, Any]) -> CheckOptions:
         """These options, read as a person said in `read_options` (`READ_OPTIONS` keys, as
         an upload keeps them); what is not one of them is left as it is."""
         encoding = read_options.get("encoding")
-        return replace(self, encoding=encoding if encoding in ENCODINGS else None)
+        return replace(
+            self,
+            encoding=encoding if encoding in ENCODINGS else None,
+            number_tasks=read_options.get("number_tasks") is True,
+        )
 
 
 # What a person may say about how to read a file (the dialog's Read options, the API's form
 # fields, the command line's flags): each key, and what it holds.
-READ_OPTIONS = ("encoding",)
+READ_OPTIONS = ("encoding", "number_tasks")
 
 
 # Maps a path inside the canonical document, e.g. ("tasks", 3, "criteria", 0, "weight"),

@@ -392,3 +392,32 @@ def test_an_unknown_encoding_is_a_400_naming_the_field(api, make_dataset):
     response = api.post(imports_of(dataset), {"file": file("a.csv", b"p,e\n"), "encoding": "x"})
     assert response.status_code == 400
     assert error_of(response)["details"][0]["field"] == "form.encoding"
+
+
+@pytest.mark.django_db
+def test_number_tasks_imports_a_file_whose_ids_repeat(api, make_dataset, tmp_path):
+    lines = [
+        {"id": "q1", "prompt": "What is 2+2?", "expected": "4"},
+        {"id": "q1", "prompt": "Capital of France?", "expected": "Paris"},
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    path = tmp_path / "generated.jsonl"
+    path.write_bytes(data)
+    refused = api.post("/api/v1/check", {"file": file("generated.jsonl", data)}).json()
+    assert refused["problems"][0]["code"] == "duplicate_task_id"
+
+    numbered = api.post(
+        "/api/v1/check", {"file": file("generated.jsonl", data), "number_tasks": "true"}
+    ).json()
+    out = io.StringIO()
+    call_command("check_dataset_file", str(path), "--json", "--number-tasks", stdout=out)
+    assert numbered == json.loads(out.getvalue())
+    assert numbered["ok"] is True
+    assert [w["code"] for w in numbered["warnings"]] == ["tasks_numbered"]
+
+    dataset = make_dataset()
+    made = api.post(
+        imports_of(dataset), {"file": file("generated.jsonl", data), "number_tasks": "true"}
+    ).json()
+    assert made["state"] == "imported"
+    assert sorted(dataset.tasks.values_list("task_id", flat=True)) == ["task-1", "task-2"]

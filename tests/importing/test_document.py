@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from datasets_app.importing import document as doc
+from datasets_app.importing.checker import check_file
 from datasets_app.importing.spec import (
     DEFAULT_EXPECTED_ANSWER_VERIFIER,
     EXPECTED_ANSWER_CRITERION_ID,
@@ -485,3 +487,23 @@ def test_missing_or_null_text_is_reported_where_its_object_starts():
     ]
     assert problems[0].message == doc.MISSING_PROMPT.format(task='"task-1"')
     assert problems[2].message == doc.MISSING_CRITERION_TEXT.format(criterion='"criterion-1"')
+
+
+def test_number_tasks_replaces_every_given_id_and_says_how_many():
+    lines = [
+        {"id": "a", "prompt": "P1", "expected": "x"},
+        {"id": "a", "prompt": "P2", "expected": "y"},
+        {"prompt": "P3", "expected": "z"},
+        {"id": "task-9", "prompt": "P4", "expected": "w"},
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    result = check_file(data, "g.jsonl", options=CheckOptions(number_tasks=True))
+    assert result.ok
+    assert [task.id for task in result.plan.tasks] == ["task-1", "task-2", "task-3", "task-4"]
+    (warning,) = result.warnings
+    assert warning.message == doc.TASKS_NUMBERED.format(
+        first="task-1", last="task-4", replaced="3 ids", repeated=1
+    )
+    # Without it, the repeat is the problem it always was.
+    plain = check_file(data, "g.jsonl")
+    assert [p.code for p in plain.problems] == [doc.DUPLICATE_TASK_ID.code]

@@ -51,6 +51,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--encoding", choices=list(ENCODINGS), metavar="ENCODING", help=ENCODING_HELP
         )
+        parser.add_argument(
+            "--number-tasks",
+            action="store_true",
+            help="Number the tasks task-1, task-2... instead of using the file's ids (for a "
+            "file whose ids repeat).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
@@ -67,7 +73,12 @@ class Command(BaseCommand):
                 "The database is not set up (run 'manage.py migrate'): Python checks are "
                 "taken as off."
             )
-        settings = replace(settings, mapping=mapping or None, encoding=options["encoding"])
+        settings = replace(
+            settings,
+            mapping=mapping or None,
+            encoding=options["encoding"],
+            number_tasks=options["number_tasks"],
+        )
         try:
             with path.open("rb") as source:
                 result = check_file(source, path.name, options=settings)

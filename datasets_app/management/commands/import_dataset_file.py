@@ -71,6 +71,12 @@ class Command(BaseCommand):
             "--encoding", choices=list(ENCODINGS), metavar="ENCODING", help=ENCODING_HELP
         )
         parser.add_argument(
+            "--number-tasks",
+            action="store_true",
+            help="Number the tasks task-1, task-2... instead of using the file's ids (for a "
+            "file whose ids repeat).",
+        )
+        parser.add_argument(
             "--user",
             default="",
             help="Who imports (and owns a new dataset); default: the first superuser.",
@@ -96,7 +102,10 @@ class Command(BaseCommand):
                     uploaded_file=File(source, name=path.name),
                     mode=mode,
                     mapping=mapping,
-                    read_options={"encoding": options["encoding"]},
+                    read_options={
+                        "encoding": options["encoding"],
+                        "number_tasks": options["number_tasks"],
+                    },
                 )
         except OSError as exc:
             raise CommandError(
