@@ -51,3 +51,33 @@ def test_an_encoding_the_check_cannot_tell_is_chosen_and_the_file_imports(
     prompts = set(Dataset.objects.get().tasks.values_list("prompt", flat=True))
     assert prompts == {"Maxwell’s equations — what’s “curl”?", "It’s “quoted” here"}
     assert errors == []
+
+
+def test_ids_that_repeat_are_numbered_from_read_options(
+    logged_in, live_server, django_user_model, screenshot, tmp_path
+):
+    page = logged_in
+    errors = watch_console(page)
+    owner = django_user_model.objects.get(username="grace")
+    dataset = datasets.dataset_create(owner=owner, name="Generated")
+    path = tmp_path / "generated.jsonl"
+    path.write_text(
+        '{"id": "q1", "prompt": "What is 2+2?", "expected": "4"}\n'
+        '{"id": "q1", "prompt": "Capital of France?", "expected": "Paris"}\n'
+    )
+    page.goto(live_server.url + dataset.get_absolute_url())
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(path))
+    expect(dialog.get_by_text('Task id "q1" is already used by task 1')).to_be_visible()
+    dialog.get_by_label("Number the tasks").check()
+    dialog.get_by_role("button", name="Read the file again").click()
+    button = dialog.get_by_role("button", name="Import 2 tasks")
+    expect(button).to_be_enabled()
+    expect(dialog.get_by_text("The tasks are numbered task-1 to task-2")).to_be_visible()
+    assert axe_violations(page, live_server.url) == []
+    screenshot(page, "import-numbered", full_page=False)
+    button.click()
+    expect(page.get_by_text("Imported 2 tasks as drafts.")).to_be_visible()
+    ids = sorted(Dataset.objects.get().tasks.values_list("task_id", flat=True))
+    assert ids == ["task-1", "task-2"]
+    assert errors == []
