@@ -74,6 +74,11 @@ NUL_BYTE = Rule(
     "This file contains a NUL byte (line {line_number}): it is binary, or text saved in an "
     "encoding without a byte-order mark (such as UTF-16). Save it as “CSV UTF-8”.",
 )
+HEADER_BELOW_PREAMBLE = Rule(
+    "csv_header_below_preamble",
+    "The header is this row: {above} not part of the table (a title or a note, as some tools "
+    "write), and left out.",
+)
 LOOKS_LIKE_XLSX = Rule(
     "csv_looks_like_xlsx",
     "This file is an Excel workbook, not CSV text. Rename it to .xlsx, or save it as “CSV UTF-8”.",
@@ -188,17 +193,58 @@ def decode(data: bytes, file_name: str, *, encoding: str | None = None) -> Decod
 
     # Wholly blank records are skipped but keep their number. (Cells keep their formula
     # `'`: `columns` takes it off the cells it reads.)
-    rows: Sequence[Row]
-    if records and all(records) and all(map(str.strip, map(itemgetter(0), records))):
-        # Every record starts with a value (as a task_id column makes it): none is blank.
-        header_row, header, rows = 1, records[0], NumberedRows(records[1:], 2)
-    else:
-        numbered = [(n, record) for n, record in enumerate(records, 1) if "".join(record).strip()]
-        if not numbered:
-            return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
-        (header_row, header), rows = numbered[0], numbered[1:]
+    found = _header_and_rows(records, file_name, warnings)
+    if found is None:
+        return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
+    header_row, header, rows = found
     table = Table(header=list(header), header_row=header_row, rows=rows, has_nul=nul != -1)
     return DecodedCsv(table, detected, [], records, warnings)
+
+
+def _header_and_rows(
+    records: list[tuple[str, ...]], file_name: str, warnings: list[Problem]
+) -> tuple[int, Sequence[str], Sequence[Row]] | None:
+    """The header's row number, the header and the rows below it (None: nothing but blank
+    rows). A header below lines that are not the table is said (in `warnings`)."""
+    preamble = _preamble_rows(records)
+    if preamble:
+        # Lines above the table (an export's title, a warning): the header is below them.
+        above = "row 1 above it is" if preamble == 1 else f"rows 1 to {preamble} above it are"
+        warnings.append(HEADER_BELOW_PREAMBLE.at(file_name, row=preamble + 1, above=above))
+    elif records and all(records) and all(map(str.strip, map(itemgetter(0), records))):
+        # Every record starts with a value (as a task_id column makes it): none is blank.
+        return 1, records[0], NumberedRows(records[1:], 2)
+    numbered = [
+        (n, record)
+        for n, record in enumerate(records[preamble:], preamble + 1)
+        if "".join(record).strip()
+    ]
+    if not numbered:
+        return None
+    (header_row, header), rows = numbered[0], numbered[1:]
+    return header_row, header, rows
+
+
+# Lines above a table that a tool writes before its header: at most this many are looked for.
+_MOST_PREAMBLE_ROWS = 5
+
+
+def _preamble_rows(records: Sequence[tuple[str, ...]]) -> int:
+    """How many rows above the header are not the table: leading rows of one cell of text
+    at most (blank ones too) above a row of two or more named columns, itself followed by
+    a row with two or more values. 0 when the file starts with its header, as most do."""
+    for index, record in enumerate(records[: _MOST_PREAMBLE_ROWS + 1]):
+        filled = sum(1 for cell in record if cell.strip())
+        if filled >= 2:
+            later = next((r for r in records[index + 1 :] if "".join(r).strip()), ())
+            looks_like_header = all(cell.strip() for cell in record)
+            has_text_above = any("".join(r).strip() for r in records[:index])
+            if looks_like_header and has_text_above and sum(map(bool, map(str.strip, later))) >= 2:
+                return index
+            return 0
+        if filled == 1 and record[0].strip() == "":
+            return 0
+    return 0
 
 
 def decode_text(

@@ -488,3 +488,42 @@ def test_neutralised_formula_cells_of_a_rubric_read_back_as_typed(other_cell):
         ["=Apologizes once", "-Gives the date"],
         ["Plain"],
     ]
+
+
+def test_a_header_below_a_title_and_a_blank_row_is_found_and_said():
+    # As some tools export a sheet: a title line (padded with delimiters) and a blank row.
+    data = (
+        b"Exported from the eval tool on 2024-05-01. Do not edit.,,\r\n,,\r\n"
+        b"id,prompt,expected\r\nq1,What is 2+2?,4\r\nq2,Capital of France?,Paris\r\n"
+    )
+    plan, problems, warnings = check_csv(data)
+
+    assert problems == []
+    assert [(task.id, task.expected_text) for task in plan.tasks] == [("q1", "4"), ("q2", "Paris")]
+    (warning,) = warnings
+    assert (warning.code, warning.row) == (csv_format.HEADER_BELOW_PREAMBLE.code, 3)
+    assert warning.message == csv_format.HEADER_BELOW_PREAMBLE.format(
+        above="rows 1 to 2 above it are"
+    )
+
+
+def test_a_problem_below_a_title_row_names_the_row_a_spreadsheet_shows():
+    plan, problems, _ = check_csv(b"My eval set\nprompt,expected\nQ1,A1\n,A2\n")
+
+    assert plan is None
+    assert [problem.row for problem in problems] == [4]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"prompt,expected\nQ,A\n",
+        b"prompt\nQ\n",
+        b"prompt,,\nQ,,\n",
+        b"note,\nprompt,expected\n",
+    ],
+)
+def test_a_file_that_starts_with_its_header_is_read_from_row_1(data):
+    decoded = csv_format.decode(data, "a.csv")
+    assert decoded.table is not None and decoded.table.header_row == 1
+    assert decoded.warnings == []
