@@ -36,12 +36,13 @@ from context_verifiers.grading import (
     grade_checks,
     zipped_output,
 )
+from context_verifiers.judges import MAX_JUDGE_FILE_CHARS, MAX_JUDGE_FILES_CHARS
 from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, task_score
 from context_verifiers.views import OutputView
 from datasets_app import grading, selectors
 from datasets_app.importing import archive
-from datasets_app.importing.outputs import AMBIGUOUS_COLUMN, OutputFile, OutputsFile
+from datasets_app.importing.outputs import AMBIGUOUS_COLUMN, AgentOutput, OutputFile, OutputsFile
 from datasets_app.importing.outputs_zip import read_outputs_file
 from datasets_app.importing.spec import MAX_FILE_BYTES, DatasetSpec, Problem, Rule, TaskSpec
 from datasets_app.models import (
@@ -157,10 +158,21 @@ def frozen_spec(version: Version) -> DatasetSpec:
     return _frozen_spec(version.pk, version.created_at.timestamp())
 
 
-def _judge_tokens(check: Check, task: TaskSpec, output: str) -> int:
-    text = (check.verifier.instructions or check.text or "") + task.prompt + output
-    text += task.expected_text or ""
-    return JUDGE_OVERHEAD_TOKENS + len(text) // CHARS_PER_TOKEN
+def _judge_tokens(check: Check, task: TaskSpec, output: AgentOutput) -> int:
+    """About how many tokens a judge call of `check` sends: its instructions, the task and
+    the answer, and for an agent judge as much of the files as it is shown."""
+    text = (check.verifier.instructions or check.text or "") + task.prompt + (output.output or "")
+    chars = len(text) + len(task.expected_text or "")
+    if check.verifier.kind == "agent_judge":
+        attached = [file.size or 0 for file in (*task.input_files, *task.expected_files)]
+        chars += _judge_file_chars([*attached, *(file.size for file in output.files)])
+    return JUDGE_OVERHEAD_TOKENS + chars // CHARS_PER_TOKEN
+
+
+def _judge_file_chars(sizes: Iterable[int]) -> int:
+    """At most how much of files of these sizes an agent judge is shown (a byte taken for a
+    character): each cut at MAX_JUDGE_FILE_CHARS, MAX_JUDGE_FILES_CHARS in all."""
+    return min(MAX_JUDGE_FILES_CHARS, sum(min(MAX_JUDGE_FILE_CHARS, size) for size in sizes))
 
 
 def _budget_problems(
@@ -209,7 +221,7 @@ def run_check(
         for check in checks:
             if check.verifier.kind in JUDGE_KINDS and judge:
                 judge_calls += 1
-                judge_tokens += _judge_tokens(check, task, output.output or "")
+                judge_tokens += _judge_tokens(check, task, output)
             elif check.verifier.kind == "code_verifier" and python:
                 python_checks += 1
     answered = sum(1 for o in read.outputs.values() if o.answered)

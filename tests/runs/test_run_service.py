@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from context_verifiers.judges import JudgeConfig
+from context_verifiers.judges import MAX_JUDGE_FILE_CHARS, JudgeConfig
 from datasets_app import selectors
 from datasets_app.importing import outputs
 from datasets_app.models import (
@@ -21,7 +21,7 @@ from datasets_app.models import (
     Task,
 )
 from datasets_app.services import runs
-from tests.runs import outputs_jsonl, run_outputs
+from tests.runs import outputs_jsonl, run_outputs, zipped
 from tests.runs.conftest import judge_server, saved_version  # noqa: F401 - a fixture
 from tests.verifiers.judge_server import Fault
 
@@ -231,3 +231,25 @@ def test_every_attempt_of_a_retried_judge_call_is_kept_and_the_error_counts_them
     assert judged["t2"].status == "failed"
     assert [len(judged[key].calls) for key in ("t1", "t2")] == [3, 2]
     assert JudgeCall.objects.count() == len(judge_server.requests) == 5
+
+
+def test_the_token_estimate_counts_the_files_an_agent_judge_is_shown(user, site_judge):
+    # An agent judge reads the files the agent wrote (each cut at MAX_JUDGE_FILE_CHARS);
+    # an llm_judge does not. A budget is checked against what the calls will send.
+
+    def tokens(kind: str, report: bytes) -> int:
+        version = saved_version(
+            user, tasks=1, verifier={"kind": kind}, name=f"{kind} {len(report)}"
+        )
+        data = zipped(
+            {"outputs.jsonl": outputs_jsonl({"t1": "See the report."}), "files/t1/r.txt": report}
+        )
+        plan, _ = runs.run_check(version=version, data=data, file_name="outputs.zip")
+        assert plan.ok and plan.judge_calls == 1, plan.problems
+        return plan.judge_tokens
+
+    small, large = b"x" * 4_000, b"x" * 100_000
+    assert tokens("llm_judge", large) == tokens("llm_judge", small)
+    assert tokens("agent_judge", small) - tokens("agent_judge", b"") == 4_000 // 4
+    # Cut as the judge cuts it: no more than MAX_JUDGE_FILE_CHARS of one file.
+    assert tokens("agent_judge", large) - tokens("agent_judge", b"") == MAX_JUDGE_FILE_CHARS // 4
