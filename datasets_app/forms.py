@@ -18,6 +18,7 @@ from datasets_app.importing.encodings import CHOICES as ENCODINGS
 from datasets_app.importing.spec import (
     MAX_ATTACHED_FILE_BYTES,
     MAX_FILES_PER_KIND,
+    MAX_HEADER_ROW,
     MAX_TEXT_CHARS,
     READ_OPTIONS,
     Problem,
@@ -138,6 +139,14 @@ class ReadOptionsForm(forms.Form):
         required=False,
         help_text="The text encoding the file was saved in. UTF-8 unless it is an old file.",
     )
+    header_row = forms.IntegerField(
+        label="Header row",
+        required=False,
+        min_value=1,
+        max_value=MAX_HEADER_ROW,
+        help_text="The row that holds the column names, as a spreadsheet numbers it. Empty "
+        "to take the first (below any title lines).",
+    )
     number_tasks = forms.BooleanField(
         label="Number the tasks task-1, task-2… instead of using the file's ids",
         required=False,
@@ -149,7 +158,7 @@ class ReadOptionsForm(forms.Form):
         super().__init__(*args, **kwargs)
         # An encoding is a text table's: JSON is UTF-8, a workbook says its own.
         if not text_table:
-            del self.fields["encoding"]
+            del self.fields["encoding"], self.fields["header_row"]
 
     def read_options(self) -> dict[str, Any]:
         return {key: self.cleaned_data[key] for key in READ_OPTIONS if self.cleaned_data.get(key)}

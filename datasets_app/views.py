@@ -339,6 +339,8 @@ READ_OPTION_CODES = {
     csv_format.ENCODING_UNSURE.code,
     csv_format.NOT_IN_ENCODING.code,
     csv_format.NOT_TEXT.code,
+    csv_format.HEADER_BELOW_PREAMBLE.code,
+    csv_format.NO_HEADER_THERE.code,
     document.DUPLICATE_TASK_ID.code,
 }
 

@@ -149,3 +149,34 @@ def test_another_persons_upload_cannot_be_read_again(client, other_user, user, m
     client.force_login(other_user)
     response = read_as(client, dataset, Upload.objects.get(), "gb18030")
     assert response.status_code == 404
+
+
+def test_the_header_row_a_person_says_is_read_as_the_columns(auth_client, make_dataset):
+    # Two lines above the header that do not look like a title: nothing is found alone.
+    data = b"Quarterly eval,,\nowner,team-a,\nid,prompt,expected\nq1,What is 2+2?,4\n"
+    dataset = make_dataset()
+    page = check(auth_client, dataset, "q.csv", data).content.decode()
+    assert "This file has no prompt column. Found: Quarterly eval." in page
+
+    upload = Upload.objects.get()
+    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
+    page = auth_client.post(url, {"mode": "add", "header_row": "3"}, **HTMX).content.decode()
+    assert "Import 1 task" in page and "What is 2+2?" in page
+    assert 'name="header_row" value="3"' in page
+    upload.refresh_from_db()
+    assert upload.read_options == {"header_row": 3}
+
+    page = auth_client.post(url, {"mode": "add", "header_row": "9"}, **HTMX).content.decode()
+    assert csv_format.NO_HEADER_THERE.format(number=9, rows=4) in page
+    assert '<details class="read-options" open>' in page
+
+
+def test_a_header_row_that_is_not_a_row_number_is_said_on_the_field(auth_client, make_dataset):
+    dataset = make_dataset()
+    check(auth_client, dataset, "q.csv", b"prompt,expected\nQ,A\n")
+    upload = Upload.objects.get()
+    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
+    page = auth_client.post(url, {"mode": "add", "header_row": "0"}, **HTMX).content.decode()
+    assert "Ensure this value is greater than or equal to 1." in page
+    upload.refresh_from_db()
+    assert upload.read_options == {}

@@ -44,6 +44,7 @@ from datasets_app.api.schemas import (
 from datasets_app.importing import checker
 from datasets_app.importing.encodings import CHOICES as ENCODINGS
 from datasets_app.importing.shapes import parse_map_options
+from datasets_app.importing.spec import MAX_HEADER_ROW
 from datasets_app.models import Dataset, ExportJob, Run, RunState, Task, Upload, Version
 from datasets_app.services import checks, datasets, exports, imports, limits, runs
 
@@ -108,6 +109,14 @@ def _multipart(fields: list[tuple[str, str, bool]]) -> dict[str, Any]:
                 "default": False,
                 "description": "Number the tasks task-1, task-2… instead of the file's ids "
                 "(ids that repeat), as --number-tasks does.",
+            }
+        elif kind == "row":
+            properties[name] = {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_HEADER_ROW,
+                "description": "The row of a CSV's column names, from 1 (as --header-row); "
+                "left out, the first row below any title lines.",
             }
         elif kind == "map":
             properties[name] = {
@@ -179,7 +188,15 @@ def _read_options(request: HttpRequest) -> dict[str, Any]:
     if number not in ("true", "false", "1", "0"):
         details = [{"field": "form.number_tasks", "message": "true or false"}]
         raise ApiError(400, "invalid", errors.INVALID, details)
-    return {"encoding": encoding, "number_tasks": number in ("true", "1")}
+    header_row = request.POST.get("header_row", "")
+    if header_row and not (header_row.isdigit() and 1 <= int(header_row) <= MAX_HEADER_ROW):
+        details = [{"field": "form.header_row", "message": f"A row from 1 to {MAX_HEADER_ROW:,}"}]
+        raise ApiError(400, "invalid", errors.INVALID, details)
+    return {
+        "encoding": encoding,
+        "number_tasks": number in ("true", "1"),
+        "header_row": int(header_row) if header_row else None,
+    }
 
 
 def _uploaded_file(request: HttpRequest) -> UploadedFile:
@@ -324,6 +341,7 @@ def dataset_update(request: HttpRequest, dataset_id: int, body: DatasetPatch):
             ("map", "map", False),
             ("encoding", "encoding", False),
             ("number_tasks", "flag", False),
+            ("header_row", "row", False),
         ]
     ),
 )
@@ -401,6 +419,7 @@ def _import_out(upload: Upload, *, sees_dataset: bool = True) -> dict[str, Any]:
             ("map", "map", False),
             ("encoding", "encoding", False),
             ("number_tasks", "flag", False),
+            ("header_row", "row", False),
         ]
     ),
 )
@@ -430,7 +449,11 @@ def import_create(request: HttpRequest, dataset_id: int):
             uploaded_file=uploaded,
             mode=fields.mode,
             mapping=mapping,
-            read_options={"encoding": fields.encoding, "number_tasks": fields.number_tasks},
+            read_options={
+                "encoding": fields.encoding,
+                "number_tasks": fields.number_tasks,
+                "header_row": fields.header_row,
+            },
         )
     except imports.OverQuota as over:
         raise ApiError(413, "too_large", str(over)) from over

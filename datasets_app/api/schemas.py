@@ -15,6 +15,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from datasets_app.importing.encodings import CHOICES
+from datasets_app.importing.spec import MAX_HEADER_ROW
 
 # --- Errors ---------------------------------------------------------------------------------
 
@@ -252,6 +253,7 @@ class ImportFields(Schema):
     mode: Literal["add", "replace"] = "add"
     encoding: Encoding | None = None  # type: ignore[valid-type]
     number_tasks: bool = False
+    header_row: int | None = Field(default=None, ge=1, le=MAX_HEADER_ROW)
 
 
 # --- Runs -----------------------------------------------------------------------------------

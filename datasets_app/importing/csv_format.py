@@ -74,6 +74,11 @@ NUL_BYTE = Rule(
     "This file contains a NUL byte (line {line_number}): it is binary, or text saved in an "
     "encoding without a byte-order mark (such as UTF-16). Save it as “CSV UTF-8”.",
 )
+NO_HEADER_THERE = Rule(
+    "csv_no_header_there",
+    "Row {number} cannot be the header: it is blank or past the end of the file ({rows} rows). "
+    "Choose the row that holds the column names under Read options.",
+)
 HEADER_BELOW_PREAMBLE = Rule(
     "csv_header_below_preamble",
     "The header is this row: {above} not part of the table (a title or a note, as some tools "
@@ -109,7 +114,12 @@ class DecodedCsv:
 
 def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
     """Read a .csv dataset file into the canonical document (see `columns.py` for columns)."""
-    decoded = decode(data, file_name, encoding=options.encoding if options else None)
+    decoded = decode(
+        data,
+        file_name,
+        encoding=options.encoding if options else None,
+        header_row=options.header_row if options else None,
+    )
     parsed = Parsed(
         format="csv",
         detected=decoded.detected,
@@ -145,10 +155,14 @@ def looks_like_utf16(data: bytes) -> bool:
     return head.count(b"\x00") * 4 >= len(head)
 
 
-def decode(data: bytes, file_name: str, *, encoding: str | None = None) -> DecodedCsv:
+def decode(
+    data: bytes, file_name: str, *, encoding: str | None = None, header_row: int | None = None
+) -> DecodedCsv:
     """Bytes → records and the header table; problems instead of exceptions. `encoding`:
     the person's choice (a codec of `encodings.CHOICES`), else the file's byte order mark,
-    UTF-8, or the legacy code page its text fits best (`encodings.read_legacy`)."""
+    UTF-8, or the legacy code page its text fits best (`encodings.read_legacy`).
+    `header_row`: the row of column names as the person said it, else the first row (below
+    any lines that are not the table, `_preamble_rows`)."""
 
     def failed(problem: Problem, detected: str = "CSV") -> DecodedCsv:
         return DecodedCsv(None, detected, [problem], [])
@@ -193,12 +207,29 @@ def decode(data: bytes, file_name: str, *, encoding: str | None = None) -> Decod
 
     # Wholly blank records are skipped but keep their number. (Cells keep their formula
     # `'`: `columns` takes it off the cells it reads.)
-    found = _header_and_rows(records, file_name, warnings)
-    if found is None:
-        return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
+    if header_row is not None:
+        found = _chosen_header(records, header_row)
+        if found is None:
+            problem = NO_HEADER_THERE.at(file_name, number=header_row, rows=len(records))
+            return DecodedCsv(None, detected, [problem], records)
+    else:
+        found = _header_and_rows(records, file_name, warnings)
+        if found is None:
+            return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
     header_row, header, rows = found
     table = Table(header=list(header), header_row=header_row, rows=rows, has_nul=nul != -1)
     return DecodedCsv(table, detected, [], records, warnings)
+
+
+def _chosen_header(
+    records: list[tuple[str, ...]], header_row: int
+) -> tuple[int, Sequence[str], Sequence[Row]] | None:
+    """The header at the row the person chose and the rows below it; None when that row is
+    blank or past the end."""
+    if not 1 <= header_row <= len(records) or not "".join(records[header_row - 1]).strip():
+        return None
+    below = enumerate(records[header_row:], header_row + 1)
+    return header_row, records[header_row - 1], [(n, r) for n, r in below if "".join(r).strip()]
 
 
 def _header_and_rows(

@@ -533,6 +533,9 @@ class CheckOptions:
     # Number the tasks task-1, task-2… whatever ids the file gives (ids that collide in
     # the file, as generated sets have), from Read options or `--number-tasks`.
     number_tasks: bool = False
+    # The row of a text table's column names as a person said it (from 1), from Read
+    # options or `--header-row`; None to take the first (below any title lines).
+    header_row: int | None = None
 
     def read_as(self, read_options: Mapping[str, Any]) -> CheckOptions:
         """These options, read as a person said in `read_options` (`READ_OPTIONS` keys, as
@@ -542,12 +545,19 @@ class CheckOptions:
             self,
             encoding=encoding if encoding in ENCODINGS else None,
             number_tasks=read_options.get("number_tasks") is True,
+            header_row=_row_number(read_options.get("header_row")),
         )
+
+
+def _row_number(value: Any) -> int | None:
+    return value if type(value) is int and 1 <= value <= MAX_HEADER_ROW else None
 
 
 # What a person may say about how to read a file (the dialog's Read options, the API's form
 # fields, the command line's flags): each key, and what it holds.
-READ_OPTIONS = ("encoding", "number_tasks")
+READ_OPTIONS = ("encoding", "number_tasks", "header_row")
+# The lowest row a header may be said to be on: titles and notes above a table are a few.
+MAX_HEADER_ROW = 1_000
 
 
 # Maps a path inside the canonical document, e.g. ("tasks", 3, "criteria", 0, "weight"),

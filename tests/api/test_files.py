@@ -421,3 +421,18 @@ def test_number_tasks_imports_a_file_whose_ids_repeat(api, make_dataset, tmp_pat
     ).json()
     assert made["state"] == "imported"
     assert sorted(dataset.tasks.values_list("task_id", flat=True)) == ["task-1", "task-2"]
+
+
+@pytest.mark.django_db
+def test_header_row_reads_a_csv_whose_columns_are_below_other_lines(api, tmp_path):
+    data = b"Quarterly eval,,\nowner,team-a,\nid,prompt,expected\nq1,What is 2+2?,4\n"
+    path = tmp_path / "q.csv"
+    path.write_bytes(data)
+    body = api.post("/api/v1/check", {"file": file("q.csv", data), "header_row": "3"}).json()
+    out = io.StringIO()
+    call_command("check_dataset_file", str(path), "--json", "--header-row", "3", stdout=out)
+    assert body == json.loads(out.getvalue())
+    assert body["ok"] is True and body["tasks"][0]["id"] == "q1"
+    response = api.post("/api/v1/check", {"file": file("q.csv", data), "header_row": "zero"})
+    assert response.status_code == 400
+    assert error_of(response)["details"][0]["field"] == "form.header_row"

@@ -71,6 +71,12 @@ class Command(BaseCommand):
             "--encoding", choices=list(ENCODINGS), metavar="ENCODING", help=ENCODING_HELP
         )
         parser.add_argument(
+            "--header-row",
+            type=int,
+            metavar="ROW",
+            help="The row of a CSV's column names (from 1), when it is not the first.",
+        )
+        parser.add_argument(
             "--number-tasks",
             action="store_true",
             help="Number the tasks task-1, task-2... instead of using the file's ids (for a "
@@ -105,6 +111,7 @@ class Command(BaseCommand):
                     read_options={
                         "encoding": options["encoding"],
                         "number_tasks": options["number_tasks"],
+                        "header_row": options["header_row"],
                     },
                 )
         except OSError as exc:
