@@ -40,6 +40,7 @@ def test_a_file_whose_encoding_cannot_be_told_asks_and_imports_once_chosen(
     dataset = make_dataset()
     page = check(auth_client, dataset, "physics.csv", GBK_ENGLISH).content.decode()
     assert "reads equally well in 4 encodings" in page
+    assert "Fix it and choose the file again, or change the Read options below." in page
     assert '<details class="read-options" open>' in page
     assert '<option value="gb18030">GBK (Simplified Chinese)</option>' in page
     assert 'disabled aria-disabled="true">Import tasks</button>' in page
@@ -157,6 +158,7 @@ def test_the_header_row_a_person_says_is_read_as_the_columns(auth_client, make_d
     dataset = make_dataset()
     page = check(auth_client, dataset, "q.csv", data).content.decode()
     assert "This file has no prompt column. Found: Quarterly eval." in page
+    assert "Fix it and choose the file again.\n" in page  # Read options closed, unnamed
 
     upload = Upload.objects.get()
     url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
