@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from functools import wraps
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 from django.contrib.auth.models import User
@@ -34,6 +34,7 @@ from datasets_app.api.schemas import (
     ExportOut,
     ImportFields,
     ImportOut,
+    ReadFields,
     RunFields,
     RunOut,
     RunResultsOut,
@@ -175,28 +176,18 @@ def _mapping(request: HttpRequest) -> dict[str, str] | None:
     return mapping or None
 
 
-INVALID_ENCODING = "Unknown encoding; details says which are known."
+ReadFieldsT = TypeVar("ReadFieldsT", bound=ReadFields)
 
 
-def _read_options(request: HttpRequest) -> dict[str, Any]:
-    """The read options sent (`encoding`, `number_tasks`), as the dialog's take them."""
-    encoding = request.POST.get("encoding", "")
-    if encoding and encoding not in ENCODINGS:
-        details = [{"field": "form.encoding", "message": "One of: " + ", ".join(ENCODINGS)}]
-        raise ApiError(400, "invalid", INVALID_ENCODING, details)
-    number = request.POST.get("number_tasks", "false").lower()
-    if number not in ("true", "false", "1", "0"):
-        details = [{"field": "form.number_tasks", "message": "true or false"}]
-        raise ApiError(400, "invalid", errors.INVALID, details)
-    header_row = request.POST.get("header_row", "")
-    if header_row and not (header_row.isdigit() and 1 <= int(header_row) <= MAX_HEADER_ROW):
-        details = [{"field": "form.header_row", "message": f"A row from 1 to {MAX_HEADER_ROW:,}"}]
-        raise ApiError(400, "invalid", errors.INVALID, details)
-    return {
-        "encoding": encoding,
-        "number_tasks": number in ("true", "1"),
-        "header_row": int(header_row) if header_row else None,
-    }
+def _form(request: HttpRequest, fields: type[ReadFieldsT]) -> ReadFieldsT:
+    """The request's form fields (but `map`, read by `_mapping`) as `fields` checks them."""
+    try:
+        return fields.model_validate({k: v for k, v in request.POST.items() if k != "map"})
+    except PydanticValidationError as exc:
+        details = errors.field_errors(
+            [{**e, "loc": ("form", *e["loc"])} for e in exc.errors(include_url=False)]
+        )
+        raise ApiError(400, "invalid", errors.INVALID, details) from exc
 
 
 def _uploaded_file(request: HttpRequest) -> UploadedFile:
@@ -355,7 +346,8 @@ def check(request: HttpRequest):
     _guard(request, guards.CHECKS, kept=False)
     mapping = _mapping(request)
     uploaded = _uploaded_file(request)
-    options = replace(selectors.checker_options().read_as(_read_options(request)), mapping=mapping)
+    read = _form(request, ReadFields).read_options()
+    options = replace(selectors.checker_options().read_as(read), mapping=mapping)
     # Within the check's time limit, as the dialog's check on a worker (`services.checks`):
     # the check's JSON as the command prints it, serialised once as plain JSON (not
     # revalidated against the schema: tests hold the two equal).
@@ -431,15 +423,7 @@ def import_create(request: HttpRequest, dataset_id: int):
     """
     dataset = _dataset(request, dataset_id)
     _guard(request, guards.CHECKS, guards.IMPORTS, kept=True)
-    try:
-        fields = ImportFields.model_validate(
-            {k: v for k, v in request.POST.items() if k not in ("map",)}
-        )
-    except PydanticValidationError as exc:
-        details = errors.field_errors(
-            [{**e, "loc": ("form", *e["loc"])} for e in exc.errors(include_url=False)]
-        )
-        raise ApiError(400, "invalid", errors.INVALID, details) from exc
+    fields = _form(request, ImportFields)
     mapping = _mapping(request)
     uploaded = _uploaded_file(request)
     try:
@@ -449,11 +433,7 @@ def import_create(request: HttpRequest, dataset_id: int):
             uploaded_file=uploaded,
             mode=fields.mode,
             mapping=mapping,
-            read_options={
-                "encoding": fields.encoding,
-                "number_tasks": fields.number_tasks,
-                "header_row": fields.header_row,
-            },
+            read_options=fields.read_options(),
         )
     except imports.OverQuota as over:
         raise ApiError(413, "too_large", str(over)) from over

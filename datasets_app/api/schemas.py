@@ -15,7 +15,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from datasets_app.importing.encodings import CHOICES
-from datasets_app.importing.spec import MAX_HEADER_ROW
+from datasets_app.importing.spec import MAX_HEADER_ROW, READ_OPTIONS
 
 # --- Errors ---------------------------------------------------------------------------------
 
@@ -245,15 +245,24 @@ class TaskFilters(Schema):
 Encoding = Literal[tuple(CHOICES)]  # type: ignore[valid-type]
 
 
-class ImportFields(Schema):
+class ReadFields(Schema):
+    """The form fields that say how to read a file: the dialog's Read options."""
+
+    encoding: Encoding | None = None  # type: ignore[valid-type]
+    number_tasks: bool = False
+    header_row: int | None = Field(default=None, ge=1, le=MAX_HEADER_ROW)
+
+    def read_options(self) -> dict[str, Any]:
+        """As an upload keeps them (`READ_OPTIONS`)."""
+        return self.model_dump(include=set(READ_OPTIONS))
+
+
+class ImportFields(ReadFields):
     """The form fields that come with an import's file."""
 
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["add", "replace"] = "add"
-    encoding: Encoding | None = None  # type: ignore[valid-type]
-    number_tasks: bool = False
-    header_row: int | None = Field(default=None, ge=1, le=MAX_HEADER_ROW)
 
 
 # --- Runs -----------------------------------------------------------------------------------

@@ -7,22 +7,59 @@ Both `check_dataset_file` and `import_dataset_file` print through here, from the
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from datasets_app import wording
+from datasets_app.importing.encodings import CHOICES as ENCODINGS
+from datasets_app.importing.encodings import ENCODING_HELP
 from datasets_app.importing.shapes import LABELS
-from datasets_app.importing.spec import Problem
+from datasets_app.importing.spec import MAX_HEADER_ROW, Problem
 from datasets_app.models import Dataset
 
 NO_SUCH_DATASET = "There is no dataset named or numbered {value!r}."
 SEVERAL_DATASETS = "{count} datasets are named {value!r}; give the id of the one you mean."
 NO_SUCH_USER = "There is no user named {value!r}."
 NO_SUPERUSER = "There is no superuser to act for; name a user with --user."
+
+
+def add_read_options(parser: CommandParser) -> None:
+    """The dialog's Read options as flags (`READ_OPTIONS`), for both commands."""
+    parser.add_argument(
+        "--encoding", choices=list(ENCODINGS), metavar="ENCODING", help=ENCODING_HELP
+    )
+    parser.add_argument(
+        "--header-row",
+        type=_row_number,
+        metavar="ROW",
+        help="The row of a CSV's column names (from 1), when it is not the first.",
+    )
+    parser.add_argument(
+        "--number-tasks",
+        action="store_true",
+        help="Number the tasks task-1, task-2... instead of using the file's ids (for a "
+        "file whose ids repeat).",
+    )
+
+
+def _row_number(value: str) -> int:
+    if not (value.isdigit() and 1 <= int(value) <= MAX_HEADER_ROW):
+        raise argparse.ArgumentTypeError(f"a row from 1 to {MAX_HEADER_ROW:,}")
+    return int(value)
+
+
+def read_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The Read options the flags of `add_read_options` say, as an upload keeps them."""
+    return {
+        "encoding": options["encoding"],
+        "header_row": options["header_row"],
+        "number_tasks": options["number_tasks"],
+    }
 
 
 def command_user(username: str) -> User:

@@ -129,7 +129,7 @@ def upload_create(
             sha256=sha256,
             mode=mode,
             mapping=mapping or {},
-            read_options={k: v for k, v in (read_options or {}).items() if k in READ_OPTIONS and v},
+            read_options=_read_said(read_options or {}),
         )
         upload.file.save(upload.original_name, uploaded_file, save=False)
         upload.full_clean()
@@ -303,22 +303,24 @@ def upload_map(*, upload: Upload, mapping: dict[str, str]) -> Upload:
     out is not read. The check runs as any other (on a worker when there is one).
     """
     fields = {key: source for key, source in mapping.items() if key in FIELD_KEYS and source}
-    Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
-        mapping=fields,
-        state=Upload.State.CHECKING,
-        progress_done=0,
-        progress_total=0,
-        heartbeat_at=None,
-    )
-    return upload_check_start(upload=upload)
+    return _check_again(upload, mapping=fields)
 
 
 def upload_read(*, upload: Upload, read_options: Mapping[str, Any]) -> Upload:
     """Check the upload again, read as the person said (`READ_OPTIONS`: its encoding); the
     mapping they chose stays. The check runs as any other (on a worker when there is one)."""
-    said = {key: value for key, value in read_options.items() if key in READ_OPTIONS and value}
+    return _check_again(upload, read_options=_read_said(read_options))
+
+
+def _read_said(read_options: Mapping[str, Any]) -> dict[str, Any]:
+    """What the person said of how to read the file: `READ_OPTIONS` given a value."""
+    return {key: value for key, value in read_options.items() if key in READ_OPTIONS and value}
+
+
+def _check_again(upload: Upload, **changed: Any) -> Upload:
+    """A checked upload with `changed` fields, checked again from the start."""
     Upload.objects.filter(pk=upload.pk, state=Upload.State.CHECKED).update(
-        read_options=said,
+        **changed,
         state=Upload.State.CHECKING,
         progress_done=0,
         progress_total=0,

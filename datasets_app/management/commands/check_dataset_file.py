@@ -20,11 +20,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from datasets_app.importing.checker import check_file, result_to_json
-from datasets_app.importing.encodings import CHOICES as ENCODINGS
-from datasets_app.importing.encodings import ENCODING_HELP
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.importing.spec import CheckOptions, CheckResult
-from datasets_app.management.report import write_check
+from datasets_app.management.report import add_read_options, read_options, write_check
 from datasets_app.selectors import checker_options
 
 # Exit codes: a file with problems is an answer, not an error; an unreadable path is.
@@ -48,21 +46,7 @@ class Command(BaseCommand):
             help="Which column or key fills a field (id, name, prompt, expected, criterion, "
             "weight), e.g. --map prompt=question; repeat for each field.",
         )
-        parser.add_argument(
-            "--encoding", choices=list(ENCODINGS), metavar="ENCODING", help=ENCODING_HELP
-        )
-        parser.add_argument(
-            "--header-row",
-            type=int,
-            metavar="ROW",
-            help="The row of a CSV's column names (from 1), when it is not the first.",
-        )
-        parser.add_argument(
-            "--number-tasks",
-            action="store_true",
-            help="Number the tasks task-1, task-2... instead of using the file's ids (for a "
-            "file whose ids repeat).",
-        )
+        add_read_options(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
@@ -79,13 +63,7 @@ class Command(BaseCommand):
                 "The database is not set up (run 'manage.py migrate'): Python checks are "
                 "taken as off."
             )
-        settings = replace(
-            settings,
-            mapping=mapping or None,
-            encoding=options["encoding"],
-            number_tasks=options["number_tasks"],
-            header_row=options["header_row"],
-        )
+        settings = replace(settings, mapping=mapping or None).read_as(read_options(options))
         try:
             with path.open("rb") as source:
                 result = check_file(source, path.name, options=settings)

@@ -21,10 +21,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from datasets_app import selectors, tasks
-from datasets_app.importing.encodings import CHOICES as ENCODINGS
-from datasets_app.importing.encodings import ENCODING_HELP
 from datasets_app.importing.shapes import parse_map_options
-from datasets_app.management.report import command_dataset, command_user, write_check
+from datasets_app.management.report import (
+    add_read_options,
+    command_dataset,
+    command_user,
+    read_options,
+    write_check,
+)
 from datasets_app.models import Dataset, ImportMode, Upload
 from datasets_app.services import imports, limits
 
@@ -67,21 +71,7 @@ class Command(BaseCommand):
             help="Which column or key fills a field, e.g. --map prompt=question (as "
             "check_dataset_file takes it).",
         )
-        parser.add_argument(
-            "--encoding", choices=list(ENCODINGS), metavar="ENCODING", help=ENCODING_HELP
-        )
-        parser.add_argument(
-            "--header-row",
-            type=int,
-            metavar="ROW",
-            help="The row of a CSV's column names (from 1), when it is not the first.",
-        )
-        parser.add_argument(
-            "--number-tasks",
-            action="store_true",
-            help="Number the tasks task-1, task-2... instead of using the file's ids (for a "
-            "file whose ids repeat).",
-        )
+        add_read_options(parser)
         parser.add_argument(
             "--user",
             default="",
@@ -108,11 +98,7 @@ class Command(BaseCommand):
                     uploaded_file=File(source, name=path.name),
                     mode=mode,
                     mapping=mapping,
-                    read_options={
-                        "encoding": options["encoding"],
-                        "number_tasks": options["number_tasks"],
-                        "header_row": options["header_row"],
-                    },
+                    read_options=read_options(options),
                 )
         except OSError as exc:
             raise CommandError(
