@@ -14,8 +14,11 @@ JUDGE_QUEUE = os.environ.get("RECIPE_JUDGE_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
 EXPORT_IN_REQUEST_TASKS = 1
 # Redis hands an unacknowledged task out again past the visibility timeout, at kombu's next
 # sweep: every 100 s by default, every second here, so a test waiting on it waits seconds.
+# The sweep takes one lock shared by every worker on the Redis, which a worker killed while
+# it held it keeps for 300 s by default: the tests kill workers, so here it lasts 3 s.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     **CELERY_BROKER_TRANSPORT_OPTIONS,  # noqa: F405
     "unacked_restore_interval": 1,
     "unacked_restore_throttle": 1,
+    "unacked_mutex_expire": 3,
 }
