@@ -18,7 +18,6 @@ from pathlib import PurePath
 from typing import IO, Any, Literal
 
 from openpyxl import Workbook
-from openpyxl.cell import WriteOnlyCell
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.worksheet._reader import WorkSheetParser
 from openpyxl.xml.constants import SHARED_STRINGS, SHEET_MAIN_NS
@@ -491,11 +490,7 @@ def write_to(spec: DatasetSpec, out: IO[bytes]) -> None:
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("Tasks")
     for values in itertools.chain([header], rows):
-        cells = []
-        for value in neutralize_row([_CR.sub("\n", _NOT_IN_XML.sub("\ufffd", v)) for v in values]):
-            cell = WriteOnlyCell(sheet, value=value)
-            # openpyxl treats a string starting with "=" as a formula; say it is text.
-            cell.data_type = "s"
-            cells.append(cell)
-        sheet.append(cells)
+        # openpyxl writes a string as text unless it starts with "=" (a formula), which no
+        # cell does once neutralized: "=1+1" is "'=1+1" by then.
+        sheet.append(neutralize_row([_CR.sub("\n", _NOT_IN_XML.sub("\ufffd", v)) for v in values]))
     workbook.save(out)
