@@ -21,6 +21,7 @@ from datasets_app.importing.spec import (
     MAX_HEADER_ROW,
     MAX_TEXT_CHARS,
     READ_OPTIONS,
+    FieldMap,
     Problem,
     TaskSpec,
     Verifier,
@@ -186,12 +187,13 @@ class MappingForm(forms.Form):
             )
 
     @classmethod
-    def for_mapping(cls, mapping: dict, *args, **kwargs) -> MappingForm:
+    def for_mapping(cls, mapping: FieldMap | None, *args, **kwargs) -> MappingForm:
         """The form for a checked file's mapping, pre-filled with what it applied or guessed."""
-        initial = {f"map_{key}": source for key, source in mapping.get("fields", {}).items()}
-        sources = mapping.get("sources", [])
-        graded = bool(mapping.get("graded"))
-        return cls(*args, sources=sources, graded=graded, initial=initial, **kwargs)
+        if mapping is None:
+            return cls(*args, sources=[], graded=False, initial={}, **kwargs)
+        initial = {f"map_{key}": source for key, source in mapping.fields.items()}
+        sources = list(mapping.sources)
+        return cls(*args, sources=sources, graded=mapping.graded, initial=initial, **kwargs)
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

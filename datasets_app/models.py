@@ -25,6 +25,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from datasets_app import wording
+from datasets_app.checked import StoredCheck
 from datasets_app.importing.spec import (
     MAX_FILE_NAME_BYTES,
     MAX_ID_CHARS,
@@ -581,7 +582,7 @@ class Upload(models.Model):
     # What the dialog listed for a Replace to archive (`selectors.replace_fingerprint`),
     # when it listed it: the import archives exactly that, or is refused as out of date.
     archives_listed = models.CharField(max_length=64, blank=True)
-    # The checker's result as `result_to_json` writes it, plus the plan for the import.
+    # The check, as `StoredCheck.to_json` keeps it: read it through `stored_check`.
     result = models.JSONField(default=dict, blank=True)
     # The person's mapping of fields to the file's columns or keys ({"prompt": "question"}),
     # from the dialog's mapping step or `--map`; empty to let the checker recognise them.
@@ -610,6 +611,11 @@ class Upload(models.Model):
     @property
     def is_expired(self) -> bool:
         return timezone.now() >= self.expires_at
+
+    @property
+    def stored_check(self) -> StoredCheck:
+        """The check kept on the upload (an empty one until its file is checked)."""
+        return StoredCheck.from_json(self.result)
 
 
 class ApiTokenQuerySet(models.QuerySet["ApiToken"]):

@@ -44,6 +44,7 @@ from context_verifiers.grading import CriterionResult, DatasetResult, TaskResult
 from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, dataset_score
 from datasets_app import exporting, wording
+from datasets_app.checked import FileDataset, StoredCheck
 from datasets_app.exporting import ExportFacts, ExportFormat, ExportNotes
 from datasets_app.importing import checker, columns, evalset_format, json_format, xlsx_format
 from datasets_app.importing.outputs import COST_KEYS, costs_json
@@ -262,10 +263,10 @@ def _column(problem: dict) -> str | None:
     return "" if str(problem.get("code") or "").startswith("csv_") else None
 
 
-def _detected(upload: Upload, result: dict) -> str:
+def _detected(upload: Upload, result: StoredCheck) -> str:
     """What the file was taken for; a file refused before it was read still says something."""
-    if result.get("detected"):
-        return result["detected"]
+    if result.detected:
+        return result.detected
     extension = os.path.splitext(upload.original_name)[1].lower()
     if not extension:
         return "a file with no extension, not read as a dataset"
@@ -274,37 +275,34 @@ def _detected(upload: Upload, result: dict) -> str:
 
 def import_preview(*, upload: Upload, mode: str) -> dict:
     """What the dialog shows for a checked upload and a chosen mode."""
-    result = upload.result or {}
-    problems = list(result.get("problems", []))
-    if mode == ImportMode.ADD and upload.dataset is not None and result.get("ok"):
+    result = upload.stored_check
+    problems = list(result.problems)
+    if mode == ImportMode.ADD and upload.dataset is not None and result.ok:
         problems += add_conflicts(dataset=upload.dataset, upload=upload)
-    task_count = result.get("task_count", 0)
-    can_import = bool(result.get("ok")) and not problems
+    task_count = result.task_count
+    can_import = result.ok and not problems
     # Added, a file's tasks are graded by the dataset's criteria for every task too.
-    preview_tasks = (
-        result.get("added_tasks", result.get("tasks", []))
-        if mode == ImportMode.ADD
-        else result.get("tasks", [])
-    )
+    added = result.added_tasks if mode == ImportMode.ADD else None
+    preview_tasks = result.tasks if added is None else added
     return {
         "result": result,
         "detected": _detected(upload, result),
         # The problems CSV is the file's own rows with a problem column: a spreadsheet's.
-        "problems_spreadsheet": result.get("format") in ("csv", "xlsx"),
+        "problems_spreadsheet": result.format in ("csv", "xlsx"),
         "preview_tasks": preview_tasks,
         # Tasks graded by their answers alone have no Criteria and Total weight columns.
-        "preview_criteria": any(task.get("criteria") for task in preview_tasks),
+        "preview_criteria": any(task.criteria for task in preview_tasks),
         "problem_groups": group_problems(problems),
         "problem_count": len(problems),
         "warning_groups": group_problems(
-            [w for w in result.get("warnings", []) if w.get("code") not in NOT_IMPORTED_CODES]
+            [w for w in result.warnings if w.get("code") not in NOT_IMPORTED_CODES]
         ),
-        "notes": result.get("notes", []),
-        "effects": import_effects(upload=upload, mode=mode) if result.get("ok") else None,
-        "texts": result.get("texts", []),
+        "notes": result.notes,
+        "effects": import_effects(upload=upload, mode=mode) if result.ok else None,
+        "texts": result.texts,
         "replace": (
             replace_preview(dataset=upload.dataset, upload=upload)
-            if mode == ImportMode.REPLACE and upload.dataset is not None and result.get("ok")
+            if mode == ImportMode.REPLACE and upload.dataset is not None and result.ok
             else None
         ),
         "can_import": can_import,
@@ -468,24 +466,24 @@ def preview_texts(plan: DatasetSpec) -> list[list[Any]]:
 
 def import_effects(*, upload: Upload, mode: str) -> ImportEffects:
     """What importing the checked upload in `mode` will do to its dataset as it is now."""
-    result = upload.result or {}
+    result = upload.stored_check
     dataset = upload.dataset
-    stored = result.get("dataset", {})
-    joining = list(stored.get("criteria", [])) if mode == ImportMode.ADD else []
-    joining_weight = float(stored.get("criteria_weight", 0.0))
+    stored = result.dataset or FileDataset()
+    joining = list(stored.criteria) if mode == ImportMode.ADD else []
+    joining_weight = stored.criteria_weight
     regraded, answer_tasks, share = 0, 0, None
     if joining and dataset is not None:
         regraded = dataset.tasks.live().count()
         answer_tasks, share = _answer_shares(dataset, joining_weight)
     before = dict(dataset.settings or {}) if dataset is not None else {}
-    file_settings = stored.get("settings") or {}
+    file_settings = stored.settings
     after = imported_settings(dataset=dataset, file_settings=file_settings, mode=mode)
     archives = 0
     if mode == ImportMode.REPLACE and dataset is not None:
         archives = dataset.tasks.live().count()
-    not_imported = [w for w in result.get("warnings", []) if w.get("code") in NOT_IMPORTED_CODES]
+    not_imported = [w for w in result.warnings if w.get("code") in NOT_IMPORTED_CODES]
     return ImportEffects(
-        adds=result.get("task_count", 0),
+        adds=result.task_count,
         archives=archives,
         joining=joining,
         joining_weight=joining_weight,
@@ -494,24 +492,12 @@ def import_effects(*, upload: Upload, mode: str) -> ImportEffects:
         answer_share=share,
         settings=_setting_changes(before, after) if dataset is not None else [],
         not_imported=group_problems(not_imported),
-        metadata_keys=list(result.get("metadata_keys", [])),
-    )
-
-
-def mapping_step_due(result: dict[str, Any] | None) -> bool:
-    """Whether the dialog asks the person which column is which: the checker guessed (or
-    remembered) the mapping, or the person's own mapping left the file with problems."""
-    result = result or {}
-    mapping = result.get("mapping")
-    if not mapping or not mapping.get("sources"):
-        return False
-    return bool(mapping.get("needs_confirmation")) or (
-        mapping.get("how") == "given" and not (result or {}).get("ok")
+        metadata_keys=list(result.metadata_keys),
     )
 
 
 def imported_message(upload: Upload) -> str:
-    count = upload.result.get("task_count", 0)
+    count = upload.stored_check.task_count
     assert upload.dataset is not None  # an imported upload has its dataset
     version = next_version_label(upload.dataset)
     if count == 1:
@@ -555,19 +541,19 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
     As the stored check holds its problems (`Problem.to_json`), so that both are shown,
     printed and counted alike.
     """
-    result = upload.result
-    file_ids = [task["id"] for task in result.get("tasks", [])]
+    result = upload.stored_check
+    file_ids = result.file_ids
     # The dataset's ids, intersected here: cheaper than an IN clause of 1,000 file ids.
     live = live_task_ids(dataset)
     taken = live.intersection(file_ids)
-    shared = set(result.get("dataset", {}).get("criteria", []))
+    shared = set(result.dataset.criteria if result.dataset else ())
     taken_criteria = shared.intersection(
         dataset_criteria(dataset).values_list("criterion_id", flat=True)
     )
     clashes = [index for index, task_id in enumerate(file_ids) if task_id in taken]
     # Where they stand, as the check found them (`clash_places`): never read here, since a
     # page or an import's transaction would otherwise parse the whole file again.
-    places = result.get("places") or {}
+    places = result.places
     problems = []
     for index in clashes:
         file, row, line = places.get(str(index)) or (upload.original_name, None, None)
@@ -964,9 +950,9 @@ def replace_fingerprint(dataset: Dataset) -> str:
 
 def replace_preview(*, dataset: Dataset, upload: Upload) -> ReplacePreview:
     """Replace, as the dialog lists it before the button is clicked (read fresh each time)."""
-    result = upload.result or {}
-    file_ids = [task["id"] for task in result.get("tasks", [])]
-    digests = result.get("digests") or {}
+    result = upload.stored_check
+    file_ids = result.file_ids
+    digests = result.digests
     live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
     # The check kept the digests of the file's tasks whose ids the dataset had then; a task
     # of that id added since has none, and counts as changed (Replace writes it anew).
@@ -975,7 +961,7 @@ def replace_preview(*, dataset: Dataset, upload: Upload) -> ReplacePreview:
         drafts=[t.task_id for t in live if t.state == TaskState.DRAFT],
         saved=[t.task_id for t in live if t.state == TaskState.SAVED],
         criteria=list(dataset_criteria(dataset).values_list("criterion_id", flat=True)),
-        file_criteria=list(result.get("dataset", {}).get("criteria", [])),
+        file_criteria=list(result.dataset.criteria if result.dataset else ()),
         added=[task_id for task_id in file_ids if task_id not in mine],
         changed=[i for i in file_ids if i in mine and digests.get(i) != mine[i]],
         unchanged=[i for i in file_ids if i in mine and digests.get(i) == mine[i]],
@@ -1045,7 +1031,7 @@ def unfinished_upload(*, user: User, dataset: Dataset) -> Upload | None:
     if latest is None or latest.state == Upload.State.IMPORTED:
         return None
     checked = latest.state == Upload.State.CHECKED
-    ready = checked and (latest.result.get("ok") or mapping_step_due(latest.result))
+    ready = checked and (latest.stored_check.ok or latest.stored_check.mapping_step_due)
     in_progress = latest.state in (Upload.State.CHECKING, Upload.State.IMPORTING)
     return latest if ready or in_progress else None
 
@@ -1127,7 +1113,7 @@ def tasks_from_upload(upload: Upload) -> QuerySet[Task]:
     """The live tasks an imported upload created (by the ids its file gave them)."""
     if upload.state != Upload.State.IMPORTED or upload.dataset_id is None:
         return Task.objects.none()
-    ids = [task["id"] for task in (upload.result or {}).get("tasks", [])]
+    ids = upload.stored_check.file_ids
     return Task.objects.filter(dataset_id=upload.dataset_id, task_id__in=ids).live()
 
 

@@ -104,7 +104,7 @@ def check_upload(self: Task, upload_id: int, import_mode: str | None = None) -> 
         logger.exception("Checking upload %s failed", upload_id)
         Upload.objects.filter(pk=upload_id).update(state=Upload.State.FAILED, error=CHECK_FAILED)
         return
-    if import_mode and upload.result.get("ok"):
+    if import_mode and upload.stored_check.ok:
         imports.upload_import_start(upload=upload, mode=import_mode)
 
 

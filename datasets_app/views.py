@@ -324,13 +324,12 @@ def _import_context(dataset: Dataset | None, upload: Upload | None, mode: str) -
 def _read_options_context(upload: Upload) -> dict:
     """Read options, for a checked file (its encoding for a .csv or .tsv): open when how it
     was read is in question (its encoding found, not said, or not told; its ids repeat)."""
-    result = upload.result or {}
-    if upload.state != Upload.State.CHECKED or not result:
+    if upload.state != Upload.State.CHECKED or not upload.result:
         return {}
-    said = (*result.get("problems", ()), *result.get("warnings", ()))
-    codes = {item.get("code") for item in said}
-    form = ReadOptionsForm(initial=upload.read_options, text_table=result.get("format") == "csv")
-    return {"read_form": form, "read_open": bool(codes & READ_OPTION_CODES or upload.read_options)}
+    result = upload.stored_check
+    form = ReadOptionsForm(initial=upload.read_options, text_table=result.format == "csv")
+    opened = result.codes & READ_OPTION_CODES or upload.read_options
+    return {"read_form": form, "read_open": bool(opened)}
 
 
 # What a check says that Read options answer.
@@ -348,10 +347,10 @@ READ_OPTION_CODES = {
 def _mapping_context(upload: Upload) -> dict:
     """The mapping step, when it is due: the guess (or the person's last choice) to confirm
     or change, one select per field."""
-    if upload.state != Upload.State.CHECKED or not selectors.mapping_step_due(upload.result):
+    result = upload.stored_check
+    if upload.state != Upload.State.CHECKED or not result.mapping_step_due:
         return {}
-    mapping = upload.result["mapping"]
-    return {"mapping_form": MappingForm.for_mapping(mapping), "mapping": mapping}
+    return {"mapping_form": MappingForm.for_mapping(result.mapping), "mapping": result.mapping}
 
 
 def _render_import(
@@ -468,7 +467,7 @@ def import_map(request: HtmxHttpRequest, pk: int, key: str) -> HttpResponse:
     dataset = selectors.dataset_for(request.user, pk)
     upload = _upload_for(request, key, dataset)
     mode = _mode(request.POST.get("mode"))
-    form = MappingForm.for_mapping((upload.result or {}).get("mapping") or {}, request.POST)
+    form = MappingForm.for_mapping(upload.stored_check.mapping, request.POST)
     if upload.state != Upload.State.CHECKED or not form.is_valid():
         return _render_import(request, dataset, upload, mode, mapping_form=form)
     upload = imports.upload_map(upload=upload, mapping=form.mapping())
@@ -637,7 +636,7 @@ def dataset_create_map(request: HtmxHttpRequest, key: str) -> HttpResponse:
     upload = _upload_for(request, key)
     if upload.dataset_id is not None:
         raise Http404
-    form = MappingForm.for_mapping((upload.result or {}).get("mapping") or {}, request.POST)
+    form = MappingForm.for_mapping(upload.stored_check.mapping, request.POST)
     extra = {"mapping_form": form}
     if upload.state == Upload.State.CHECKED and form.is_valid():
         upload = imports.upload_map(upload=upload, mapping=form.mapping())

@@ -66,9 +66,7 @@ def test_an_answers_file_added_to_a_rubric_dataset_is_graded_by_both(auth_client
     )
     upload = Upload.objects.filter(dataset=dataset).latest("pk")
     preview = selectors.import_preview(upload=upload, mode="add")["preview_tasks"]
-    assert [(t["scored_by"], t["criteria"], t["total_weight"]) for t in preview] == [
-        ("criteria", 2, 3)
-    ]
+    assert [(t.scored_by, t.criteria, t.total_weight) for t in preview] == [("criteria", 2, 3)]
     auth_client.post(
         reverse("datasets_app:import_commit", args=[dataset.pk, upload.key]), {"mode": "add"}
     )

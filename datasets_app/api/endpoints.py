@@ -368,14 +368,14 @@ API_STATES = {
 def _import_out(upload: Upload, *, sees_dataset: bool = True) -> dict[str, Any]:
     """The upload as the API shows it. Without `sees_dataset` (the dataset was unshared
     from the person since), only what they uploaded: none of the dataset's tasks."""
-    result = upload.result or {}
+    result = upload.stored_check
     state = API_STATES.get(Upload.State(upload.state))
-    problems = list(result.get("problems", []))
+    problems = list(result.problems)
     if state is None:
         # Checked: waiting for the dialog's Import button, unless the file has problems or
         # its import was refused (an API import never waits there).
-        state = "checked" if result.get("ok") and not upload.error else "failed"
-        if result.get("ok") and upload.mode == "add" and upload.dataset and sees_dataset:
+        state = "checked" if result.ok and not upload.error else "failed"
+        if result.ok and upload.mode == "add" and upload.dataset and sees_dataset:
             problems += selectors.add_conflicts(dataset=upload.dataset, upload=upload)
     return {
         "id": upload.key,
@@ -387,11 +387,11 @@ def _import_out(upload: Upload, *, sees_dataset: bool = True) -> dict[str, Any]:
         # fine but cannot be added (its ids are the dataset's, say) is not ok.
         "ok": None if state == "checking" else state != "failed" and not problems,
         "progress": {"done": upload.progress_done, "total": upload.progress_total},
-        "task_count": result.get("task_count", 0),
+        "task_count": result.task_count,
         "problems": problems,
-        "warnings": result.get("warnings", []),
+        "warnings": list(result.warnings),
         "error": upload.error or selectors.worker_stopped(upload) or None,
-        "mapping": result.get("mapping"),
+        "mapping": result.mapping.to_json() if result.mapping is not None else None,
         "tasks": [_task_summary(t) for t in selectors.tasks_from_upload(upload)]
         if sees_dataset
         else [],

@@ -214,10 +214,6 @@ def preview(result: CheckResult) -> list[TaskPreview]:
     return previews
 
 
-def _number(value: float) -> int | float:
-    return int(value) if value.is_integer() else value
-
-
 def result_to_json(result: CheckResult) -> dict[str, Any]:
     """The check as `check_dataset_file --json` prints it."""
     return {
@@ -228,16 +224,7 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
         "problems": [problem.to_json() for problem in result.problems],
         "warnings": [warning.to_json() for warning in result.warnings],
         "mapping": result.mapping.to_json() if result.mapping is not None else None,
-        "tasks": [
-            {
-                "id": task.id,
-                "name": task.name,
-                "scored_by": task.scored_by,
-                "criteria": task.criteria,
-                "total_weight": _number(task.total_weight),
-            }
-            for task in preview(result)
-        ],
+        "tasks": [task.to_json() for task in preview(result)],
     }
 
 

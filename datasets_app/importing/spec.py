@@ -424,11 +424,34 @@ class Rule:
 
 @dataclass(frozen=True)
 class TaskPreview:
+    """A row of the preview: a task as the checked file gives it."""
+
     id: str
     name: str
     scored_by: ScoredBy
     criteria: int
     total_weight: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as `--json` prints it and an upload keeps it (a whole weight as 3)."""
+        weight = self.total_weight
+        return {
+            "id": self.id,
+            "name": self.name,
+            "scored_by": self.scored_by,
+            "criteria": self.criteria,
+            "total_weight": int(weight) if float(weight).is_integer() else weight,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TaskPreview:
+        return cls(
+            id=data["id"],
+            name=data.get("name", ""),
+            scored_by=data.get("scored_by", "expected_answer"),
+            criteria=data.get("criteria", 0),
+            total_weight=data.get("total_weight", 0.0),
+        )
 
 
 @dataclass(frozen=True)

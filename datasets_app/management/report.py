@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import CommandError, CommandParser
 
 from datasets_app import wording
+from datasets_app.checked import StoredCheck
 from datasets_app.importing.encodings import CHOICES as ENCODINGS
 from datasets_app.importing.encodings import ENCODING_HELP
 from datasets_app.importing.shapes import LABELS
@@ -91,33 +92,33 @@ def command_dataset(value: str) -> Dataset:
 
 def write_check(
     write: Callable[[str], None],
-    result: dict[str, Any],
+    result: StoredCheck,
     extra_problems: Sequence[dict[str, Any]] = (),
 ) -> bool:
     """Print the check; True when the file can be imported."""
-    problems = [Problem.from_json(p) for p in [*result.get("problems", []), *extra_problems]]
-    write(result.get("detected", ""))
-    mapping = result.get("mapping")
-    if mapping and mapping.get("fields"):
+    problems = [Problem.from_json(p) for p in [*result.problems, *extra_problems]]
+    write(result.detected)
+    mapping = result.mapping
+    if mapping is not None and mapping.fields:
         fields = ", ".join(
-            f"{LABELS.get(key, key)} ← {source}" for key, source in mapping["fields"].items()
+            f"{LABELS.get(key, key)} ← {source}" for key, source in mapping.fields.items()
         )
-        write(f"Mapping ({mapping.get('how', '')}): {fields}")
-    if problems or not result.get("ok"):
+        write(f"Mapping ({mapping.how}): {fields}")
+    if problems or not result.ok:
         count = len(problems)
         write(f"{count} problem{'s' if count != 1 else ''}; nothing can be imported:")
         for problem in problems:
             write(f"{wording.full(problem.to_json())}: {problem.message}")
         return False
-    for task in result.get("tasks", []):
-        scored_by = "criteria" if task["scored_by"] == "criteria" else "expected answer"
+    for task in result.tasks:
+        scored_by = "criteria" if task.scored_by == "criteria" else "expected answer"
         write(
-            f"  {task['id']}  {task['name']}  scored by {scored_by}  "
-            f"{task['criteria']} criteria  total weight {task['total_weight']:g}"
+            f"  {task.id}  {task.name}  scored by {scored_by}  "
+            f"{task.criteria} criteria  total weight {task.total_weight:g}"
         )
-    for warning in result.get("warnings", []):
-        warning = Problem.from_json(warning)
+    for stored in result.warnings:
+        warning = Problem.from_json(stored)
         write(f"Warning: {wording.full(warning.to_json())}: {warning.message}")
-    for note in result.get("notes", []):
+    for note in result.notes:
         write(f"Note: {note}")
     return True

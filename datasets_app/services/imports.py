@@ -6,7 +6,6 @@ files, each person's storage quota, and removing expired uploads."""
 from __future__ import annotations
 
 import hashlib
-import math
 import posixpath
 import time
 import uuid
@@ -27,6 +26,7 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from datasets_app import selectors
+from datasets_app.checked import FileDataset, StoredCheck
 from datasets_app.importing import checker, problems_csv, zip_format
 from datasets_app.importing.aliases import FIELD_KEYS
 from datasets_app.importing.spec import (
@@ -210,44 +210,18 @@ def upload_check(*, upload: Upload) -> Upload:
     live = selectors.live_task_ids(upload.dataset) if upload.dataset else set()
     first = selectors.first_task_number(live)
     result = _check(upload, first_task_number=first, progress=_ProgressWriter(upload))
-    stored = checker.result_to_json(result)
-    stored["notes"] = list(result.notes)
-    stored["first_task_number"] = first
+    stored = replace(StoredCheck.of(result), first_task_number=first)
     if result.plan is not None:
         # The import proves the file unchanged by its SHA-256 and then need not read every
         # attached file twice more: storing verifies each against these measurements.
-        stored["members"] = _measured_members(result.plan)
-        stored["dataset"] = {
-            "name": result.plan.name,
-            "description": result.plan.description,
-            "settings": result.plan.settings,
-            "criteria": [c.id for c in result.plan.criteria],
-            "criteria_weight": math.fsum(c.weight for c in result.plan.criteria),
-        }
-        stored["digests"] = {}
-        stored["texts"] = selectors.preview_texts(result.plan)
-        stored["metadata_keys"] = list(
-            dict.fromkeys(key for task in result.plan.tasks for key in task.metadata)
+        stored = replace(
+            stored,
+            members=_measured_members(result.plan),
+            texts=tuple(selectors.preview_texts(result.plan)),
         )
         if upload.dataset is not None:
-            # What Replace would change is worked out when the dialog shows it, against the
-            # dataset as it is then; the file's side of it is kept here, for the tasks whose
-            # ids the dataset has (a digest of every task would cost more than the check).
-            stored["digests"] = {
-                task.id: selectors.task_digest(task)
-                for task in result.plan.tasks
-                if task.id in live
-            }
-            # Added, the file's tasks are also graded by the dataset's criteria for every task.
-            added = plan_as_added(dataset=upload.dataset, plan=result.plan)
-            shared = tuple(
-                map(selectors.criterion_spec, selectors.dataset_criteria(upload.dataset))
-            )
-            added = replace(added, criteria=(*shared, *added.criteria))
-            stored["added_tasks"] = checker.result_to_json(replace(result, plan=added))["tasks"]
-            file_ids = [task.id for task in result.plan.tasks]
-            stored["places"] = selectors.clash_places(upload=upload, file_ids=file_ids, live=live)
-    upload.result = stored
+            stored = _against_dataset(stored, upload, result, live)
+    upload.result = stored.to_json()
     _store_problems_csv(upload, result)
     upload.state = Upload.State.CHECKED
     upload.progress_done = upload.progress_total = result.task_count
@@ -255,6 +229,28 @@ def upload_check(*, upload: Upload) -> Upload:
         update_fields=["result", "problems_file", "state", "progress_done", "progress_total"]
     )
     return upload
+
+
+def _against_dataset(
+    stored: StoredCheck, upload: Upload, result: CheckResult, live: set[str]
+) -> StoredCheck:
+    """The check with what it found against the upload's dataset as it is now (`live`: its
+    live task ids). What Replace would change is worked out when the dialog shows it, against
+    the dataset as it is then; the file's side of it is kept here, for the tasks whose ids
+    the dataset has (a digest of every task would cost more than the check)."""
+    plan = result.plan
+    assert upload.dataset is not None and plan is not None
+    # Added, the file's tasks are also graded by the dataset's criteria for every task.
+    added = plan_as_added(dataset=upload.dataset, plan=plan)
+    shared = tuple(map(selectors.criterion_spec, selectors.dataset_criteria(upload.dataset)))
+    added = replace(added, criteria=(*shared, *added.criteria))
+    file_ids = [task.id for task in plan.tasks]
+    return replace(
+        stored,
+        digests={task.id: selectors.task_digest(task) for task in plan.tasks if task.id in live},
+        added_tasks=tuple(checker.preview(replace(result, plan=added))),
+        places=selectors.clash_places(upload=upload, file_ids=file_ids, live=live),
+    )
 
 
 def _store_problems_csv(upload: Upload, result: CheckResult) -> None:
@@ -286,7 +282,7 @@ def upload_timed_out(*, upload_id: int) -> None:
     if upload is None:
         return
     if upload.state == Upload.State.CHECKING:
-        upload.result = checker.result_to_json(checks.check_too_slow(upload.original_name))
+        upload.result = StoredCheck.of(checks.check_too_slow(upload.original_name)).to_json()
         upload.state = Upload.State.CHECKED
         upload.save(update_fields=["result", "state"])
     elif upload.state == Upload.State.IMPORTING:
@@ -362,7 +358,7 @@ def upload_problems_csv(*, upload: Upload) -> bytes:
     if upload.problems_file:
         with upload.problems_file.open("rb") as fileobj:
             return fileobj.read()
-    stored = (upload.result or {}).get("problems", [])
+    stored = upload.stored_check.problems
     return problems_csv.problem_list(Problem.from_json(problem) for problem in stored)
 
 
@@ -400,11 +396,11 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
         upload.save(update_fields=["sha256", "size"])
         upload_check(upload=upload)
         raise ImportRefused(UPLOAD_CHANGED)
-    members = (upload.result or {}).get("members") or {}
+    checked = upload.stored_check
     result = _check(
         upload,
-        first_task_number=(upload.result or {}).get("first_task_number", 1),
-        measured={path: tuple(m) for path, m in members.items()},
+        first_task_number=checked.first_task_number,
+        measured={path: tuple(m) for path, m in checked.members.items()},
     )
     if not result.ok:
         raise ImportRefused(UPLOAD_HAS_PROBLEMS)
@@ -601,14 +597,14 @@ def dataset_create_with_file(
         .filter(pk=upload.pk, owner=owner, dataset__isnull=True, state=Upload.State.CHECKED)
         .first()
     )
-    if locked is None or not locked.result.get("ok"):
+    if locked is None or not locked.stored_check.ok:
         raise ImportRefused(_not_creatable(upload, owner=owner))
-    about = locked.result.get("dataset", {})
+    about = locked.stored_check.dataset or FileDataset()
     dataset = datasets.dataset_create(
         owner=owner,
-        name=(name or about.get("name") or Path(locked.original_name).stem)[:200],
-        description=description or about.get("description", ""),
-        settings=dict(about.get("settings") or {}),
+        name=(name or about.name or Path(locked.original_name).stem)[:200],
+        description=description or about.description,
+        settings=dict(about.settings),
     )
     Upload.objects.filter(pk=upload.pk).update(dataset=dataset)
     upload_import_start(upload=upload, mode=ImportMode.ADD)

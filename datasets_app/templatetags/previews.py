@@ -7,12 +7,13 @@ own `escape` calls, so the output is exactly as safe as autoescaped template out
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from datasets_app.importing.spec import shorten
+from datasets_app.importing.spec import TaskPreview, shorten
 from datasets_app.wording import weight
 
 register = template.Library()
@@ -40,7 +41,7 @@ def _text_cell(text: str, length: int) -> str:
 
 @register.simple_tag
 def preview_rows(
-    tasks: list[dict], texts: list[list] | None = None, *, with_criteria: bool = True
+    tasks: Sequence[TaskPreview], texts: list[list] | None = None, *, with_criteria: bool = True
 ) -> SafeString:
     """`<tr>` per task of a checked file: id, name, prompt, expected answer, scored by,
     and `with_criteria`, criteria and total weight. `texts` are the check's
@@ -56,16 +57,16 @@ def preview_rows(
             texts[index] if index < len(texts) else ("", 0, "", 0)
         )
         rows.append(
-            f'<tr><td data-label="Id"><code>{escape(str(task["id"]))}</code></td>'
-            f'<td data-label="Name">{escape(str(task["name"]))}</td>'
+            f'<tr><td data-label="Id"><code>{escape(task.id)}</code></td>'
+            f'<td data-label="Name">{escape(task.name)}</td>'
             f'<td data-label="Prompt" class="text">{_text_cell(prompt, prompt_length)}</td>'
             f'<td data-label="Expected answer" class="text">'
             f"{_text_cell(expected, expected_length)}</td>"
-            f'<td data-label="Scored by">{SCORED_BY.get(task["scored_by"], "")}</td>'
+            f'<td data-label="Scored by">{SCORED_BY.get(task.scored_by, "")}</td>'
             + (
-                f'<td data-label="Criteria" class="num">{int(task["criteria"]):,}</td>'
+                f'<td data-label="Criteria" class="num">{task.criteria:,}</td>'
                 f'<td data-label="Total weight" class="num">'
-                f"{escape(weight(task['total_weight']))}</td>"
+                f"{escape(weight(task.total_weight))}</td>"
                 if with_criteria
                 else ""
             )

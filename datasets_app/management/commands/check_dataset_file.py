@@ -19,6 +19,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from datasets_app.checked import StoredCheck
 from datasets_app.importing.checker import check_file, result_to_json
 from datasets_app.importing.shapes import parse_map_options
 from datasets_app.importing.spec import CheckOptions, CheckResult
@@ -80,8 +81,7 @@ class Command(BaseCommand):
             raise SystemExit(EXIT_PROBLEMS)
 
     def _print(self, result: CheckResult) -> None:
-        checked = {**result_to_json(result), "notes": list(result.notes)}
-        if write_check(self.stdout.write, checked):
+        if write_check(self.stdout.write, StoredCheck.of(result)):
             count = result.task_count
             self.stdout.write(
                 self.style.SUCCESS(f"Ready to import {count} task{'s' if count != 1 else ''}.")

@@ -129,7 +129,7 @@ class Command(BaseCommand):
             self.stderr.write(upload.error or tasks.IMPORT_FAILED)
             self._forget(upload, options["new"])
             raise SystemExit(EXIT_PROBLEMS)
-        count = upload.result.get("task_count", 0)
+        count = upload.stored_check.task_count
         dataset = upload.dataset
         assert dataset is not None  # imported into it
         self.stdout.write(
@@ -167,9 +167,9 @@ class Command(BaseCommand):
     def _print_check(self, upload: Upload, mode: str) -> bool:
         """Print what `check_dataset_file` prints (plus Add's id clashes); True if it can
         be imported."""
-        result = upload.result or {}
+        result = upload.stored_check
         clashes = []
-        if mode == ImportMode.ADD and upload.dataset is not None and result.get("ok"):
+        if mode == ImportMode.ADD and upload.dataset is not None and result.ok:
             clashes = selectors.add_conflicts(dataset=upload.dataset, upload=upload)
         return write_check(self.stdout.write, result, clashes)
 
