@@ -584,19 +584,11 @@ class VersionAdmin(ReadOnlyAdmin):
     inlines = [VersionRunInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Version]:
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(runs_n=Count("runs", distinct=True), tasks_n=Count("tasks", distinct=True))
-        )
+        return super().get_queryset(request).annotate(runs_n=Count("runs", distinct=True))
 
     @admin.display(description="runs", ordering="runs_n")
     def run_count(self, version: Version) -> int:
         return version.runs_n  # type: ignore[attr-defined]
-
-    @admin.display(description="tasks")
-    def task_count(self, version: Version) -> int:
-        return version.tasks_n  # type: ignore[attr-defined]
 
 
 class RunResultInline(admin.TabularInline):

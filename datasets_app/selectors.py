@@ -29,12 +29,11 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
-    Subquery,
     Sum,
     TextField,
 )
 from django.db.models.fields.json import KeyTransform
-from django.db.models.functions import Cast, Coalesce, Substr
+from django.db.models.functions import Cast, Substr
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -190,17 +189,9 @@ def spec_rows(spec: DatasetSpec) -> list[SpecRow]:
 
 
 def versions_of(dataset: Dataset) -> QuerySet[Version]:
-    # A list of versions needs none of their heads (`version_head`).
-    held = Version.tasks.through.objects.filter(version=OuterRef("pk"))
-    # Counted each from its own index range: a GROUP BY over every version's rows costs
-    # what all of them hold.
-    counted_rows = held.order_by().values("version").annotate(n=Count("*"))
-    task_count = counted_rows.values("n")  # type: ignore[misc]  # django-stubs: annotated
-    return (
-        dataset.versions.defer("snapshot")
-        .select_related("created_by")
-        .annotate(task_count=Coalesce(Subquery(task_count), 0))
-    )
+    # A list of versions needs none of their heads (`version_head`); each knows how many
+    # tasks it holds (`Version.task_count`).
+    return dataset.versions.defer("snapshot").select_related("created_by")
 
 
 def runs_of(dataset: Dataset) -> QuerySet[Run]:
@@ -885,8 +876,8 @@ def version_tasks(version: Version) -> TaskQuerySet:
 
 
 def version_task_count(version: Version) -> int:
-    """How many tasks `version` holds, counted from its list alone (one index's range)."""
-    return Version.tasks.through.objects.filter(version=version).count()
+    """How many tasks `version` holds: kept on it as it was saved (it never changes)."""
+    return version.task_count
 
 
 def version_spec_streamed(version: Version) -> DatasetSpec:
@@ -988,11 +979,12 @@ def imports_in_progress(dataset: Dataset) -> QuerySet[Upload]:
     return dataset.uploads.filter(state=Upload.State.IMPORTING).order_by("created_at")
 
 
-def unsaved_changes(dataset: Dataset) -> bool:
+def unsaved_changes(dataset: Dataset, *, live_count: int | None = None) -> bool:
     """Whether saving would make a version that differs from the latest one.
 
     Drafts, tasks removed since the latest version, and edited settings or criteria for
-    every task all count; a dataset with nothing in it has nothing to save.
+    every task all count; a dataset with nothing in it has nothing to save. `live_count`:
+    its live tasks, when the caller counted them already (the dataset page's heading).
     """
     # Asked of the database, which answers from its indexes at any size.
     live = dataset.tasks.live()
@@ -1003,8 +995,7 @@ def unsaved_changes(dataset: Dataset) -> bool:
         return live.exists()
     # The same tasks as the version's: as many, and none of the version's archived since
     # (each question one index's answer, where comparing the two sets reads both).
-    held = Version.tasks.through.objects.filter(version=version)
-    if live.count() != held.count():
+    if (live.count() if live_count is None else live_count) != version.task_count:
         return True
     if dataset.tasks.filter(state=TaskState.ARCHIVED, versions=version).exists():
         return True

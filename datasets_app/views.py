@@ -144,7 +144,8 @@ def dataset_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "form": form,
         "page": task_page,
         # A draft is a change: asked again only of a dataset without one.
-        "has_changes": bool(drafts.drafts) or selectors.unsaved_changes(dataset),
+        "has_changes": bool(drafts.drafts)
+        or selectors.unsaved_changes(dataset, live_count=task_page.total),
         "draft_counts": drafts,
         "next_version": selectors.next_version_number(dataset),
         "shared_criteria": selectors.dataset_criteria(dataset),

@@ -71,6 +71,7 @@ def test_the_database_refuses_to_change_what_a_version_holds(saved):
     refused(lambda: Criterion.objects.filter(pk=criterion.pk).update(text="Edited"))
     refused(lambda: Criterion.objects.filter(pk=criterion.pk).delete())
     refused(lambda: Version.objects.filter(pk=version.pk).update(snapshot={}))
+    refused(lambda: Version.objects.filter(pk=version.pk).update(task_count=99))
     other = Task.objects.create(dataset=saved, task_id="other", prompt="Other", position=5)
     through = Version.tasks.through.objects.filter(task_id=task.pk)
     refused(lambda: through.update(task_id=other.pk))

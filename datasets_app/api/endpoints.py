@@ -457,7 +457,7 @@ def _version_out(version: Version) -> dict[str, Any]:
     return {
         "number": version.number,
         "label": version.label,
-        "task_count": version.task_count,  # type: ignore[attr-defined]  # annotated
+        "task_count": version.task_count,
         "created_by": version.created_by.get_username() if version.created_by else None,
         "created_at": version.created_at,
     }

@@ -220,9 +220,18 @@ CREATE TRIGGER datasets_app_version_tasks_held_delete BEFORE DELETE ON datasets_
     return forward, reverse
 
 
-def _statements(vendor: str, task_content: tuple[str, ...] = TASK_CONTENT) -> list[tuple[str, str]]:
-    """(forward, reverse) SQL of every trigger, a task's content being `task_content`."""
-    rules = {**RULES, "task": {**RULES["task"], "content": task_content}}
+def _statements(
+    vendor: str,
+    task_content: tuple[str, ...] = TASK_CONTENT,
+    version_content: tuple[str, ...] = VERSION_CONTENT,
+) -> list[tuple[str, str]]:
+    """(forward, reverse) SQL of every trigger, a task's content being `task_content` and a
+    version's `version_content` (later migrations add columns to both)."""
+    rules = {
+        **RULES,
+        "task": {**RULES["task"], "content": task_content},
+        "version": {**RULES["version"], "content": version_content},
+    }
     if vendor == "postgresql":
         same = _same_task(task_content, sqlite=False)
         return [_postgresql(name, rule) for name, rule in rules.items()] + [_list_postgresql(same)]

@@ -10,8 +10,8 @@ the new set made after the column is there.
 The search box looks in metadata too: on PostgreSQL through a trigram index like those of
 migration 0010.
 
-This is now the latest set: a later migration that has to drop and make the triggers again
-uses `create_triggers` and `drop_triggers` from here.
+Migration 0020 made the set after this one (with a version's task_count in its content): a
+later migration that has to drop and make the triggers again uses 0020's.
 """
 
 import importlib

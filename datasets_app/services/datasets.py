@@ -105,10 +105,14 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
             count = "1 is" if unreviewed == 1 else f"{unreviewed:,} are"
             raise NotAllReviewed(NOT_ALL_REVIEWED.format(name=dataset.name, count=count))
     last = dataset.versions.aggregate(n=Max("number"))["n"] or 0
+    # Counted under the dataset's lock, which every change of its tasks takes: the count the
+    # version keeps (and can never change, migration 0020) is what it links below.
+    held = dataset.tasks.live().count()
     version = Version.objects.create(
         dataset=dataset,
         number=last + 1,
         snapshot=version_head_document(dataset),
+        task_count=held,
         created_by=user,
     )
     # Drafts become saved before the version holds them: a task no version holds yet
@@ -116,7 +120,10 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
     # live drafts are the dataset's drafts (an archived task is never a draft): one
     # statement, not a list of ids. Only what changed since the last version is a draft.
     dataset.tasks.filter(state=TaskState.DRAFT).update(state=TaskState.SAVED)
-    version_link_live_tasks(version=version)
+    linked = version_link_live_tasks(version=version)
+    if linked != held:
+        # Rolled back with the save: a version never keeps a count that is not its own.
+        raise RuntimeError(f"{version} counted {held} tasks and linked {linked}")
     return version
 
 
@@ -129,9 +136,10 @@ def version_head_document(dataset: Dataset) -> dict[str, Any]:
     return document
 
 
-def version_link_live_tasks(*, version: Version) -> None:
-    """Make `version` hold its dataset's live tasks: one INSERT ... SELECT of their keys,
-    written by the database itself (no row passes through Python), whatever their number.
+def version_link_live_tasks(*, version: Version) -> int:
+    """Make `version` hold its dataset's live tasks, and say how many: one INSERT ... SELECT
+    of their keys, written by the database itself (no row passes through Python), whatever
+    their number.
 
     The rows it links are shared with the versions before it wherever a task did not
     change since: a task a version holds never changes (migration 0007), and an edit of
@@ -149,6 +157,7 @@ def version_link_live_tasks(*, version: Version) -> None:
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [version.pk, version.dataset_id, TaskState.ARCHIVED])
+        return cursor.rowcount
 
 
 # --- Editing tasks and settings by hand -----------------------------------------------------
