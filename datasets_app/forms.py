@@ -155,11 +155,14 @@ class ReadOptionsForm(forms.Form):
         "rows of one id are still one task.",
     )
 
-    def __init__(self, *args, text_table: bool = True, **kwargs) -> None:
+    def __init__(self, *args, table: str | None = "csv", **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        # An encoding is a text table's: JSON is UTF-8, a workbook says its own.
-        if not text_table:
-            del self.fields["encoding"], self.fields["header_row"]
+        # `table`: the checked file's format. An encoding is a text table's (JSON is UTF-8,
+        # a workbook says its own); a header row, a sheet's (a CSV's or a workbook's).
+        if table != "csv":
+            del self.fields["encoding"]
+        if table not in ("csv", "xlsx"):
+            del self.fields["header_row"]
 
     def read_options(self) -> dict[str, Any]:
         return {key: self.cleaned_data[key] for key in READ_OPTIONS if self.cleaned_data.get(key)}

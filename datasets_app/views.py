@@ -328,7 +328,7 @@ def _read_options_context(upload: Upload) -> dict:
     if upload.state != Upload.State.CHECKED or not upload.result:
         return {}
     result = upload.stored_check
-    form = ReadOptionsForm(initial=upload.read_options, text_table=result.format == "csv")
+    form = ReadOptionsForm(initial=upload.read_options, table=result.format)
     opened = result.codes & READ_OPTION_CODES or upload.read_options
     return {"read_form": form, "read_open": bool(opened)}
 
@@ -339,8 +339,8 @@ READ_OPTION_CODES = {
     csv_format.ENCODING_UNSURE.code,
     csv_format.NOT_IN_ENCODING.code,
     csv_format.NOT_TEXT.code,
-    csv_format.HEADER_BELOW_PREAMBLE.code,
-    csv_format.NO_HEADER_THERE.code,
+    columns.HEADER_BELOW_PREAMBLE.code,
+    columns.NO_HEADER_THERE.code,
     document.DUPLICATE_TASK_ID.code,
 }
 

@@ -1,15 +1,19 @@
 """Read options in the import dialog and on the New dataset page: a CSV's encoding, found
-from its text and said with a sample, or chosen by the person when the check cannot tell."""
+from its text and said with a sample, or chosen by the person when the check cannot tell;
+the header row of a CSV or a workbook; numbering the tasks."""
 
 from __future__ import annotations
 
+import io
 import json
+from html import escape
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from openpyxl import Workbook
 
-from datasets_app.importing import csv_format
+from datasets_app.importing import columns, csv_format
 from datasets_app.models import Task, Upload
 from tests.conftest import FILES
 
@@ -169,7 +173,7 @@ def test_the_header_row_a_person_says_is_read_as_the_columns(auth_client, make_d
     assert upload.read_options == {"header_row": 3}
 
     page = auth_client.post(url, {"mode": "add", "header_row": "9"}, **HTMX).content.decode()
-    assert csv_format.NO_HEADER_THERE.format(number=9, rows=4) in page
+    assert columns.NO_HEADER_THERE.format(number=9, rows=4) in page
     assert '<details class="read-options" open>' in page
 
 
@@ -182,3 +186,57 @@ def test_a_header_row_that_is_not_a_row_number_is_said_on_the_field(auth_client,
     assert "Ensure this value is greater than or equal to 1." in page
     upload.refresh_from_db()
     assert upload.read_options == {}
+
+
+def workbook(*rows: tuple[str, ...]) -> bytes:
+    sheet_book = Workbook()
+    for row in rows:
+        sheet_book.active.append(row)
+    buffer = io.BytesIO()
+    sheet_book.save(buffer)
+    return buffer.getvalue()
+
+
+def test_a_workbook_takes_its_header_row_from_read_options_and_offers_no_encoding(
+    auth_client, make_dataset
+):
+    # A sheet with a report's two-cell heading above its table: not a title line, so the
+    # heading is taken for the columns, and the person says where the header is.
+    data = workbook(
+        ("Quarterly eval", "team-a"),
+        ("id", "prompt", "expected"),
+        ("q1", "What is 2+2?", "4"),
+        ("q2", "Capital of France?", "Paris"),
+    )
+    dataset = make_dataset()
+    page = check(auth_client, dataset, "q.xlsx", data).content.decode()
+    assert "Which column is which?" in page and ">team-a</option>" in page
+    assert 'name="header_row"' in page and 'name="encoding"' not in page
+
+    upload = Upload.objects.get()
+    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
+    page = auth_client.post(url, {"mode": "add", "header_row": "2"}, **HTMX).content.decode()
+    assert "Import 2 tasks" in page and "Capital of France?" in page
+    commit = reverse("datasets_app:import_commit", args=[dataset.pk, upload.key])
+    auth_client.post(commit, {"mode": "add"})
+    assert sorted(dataset.tasks.values_list("task_id", "expected_text")) == [
+        ("q1", "4"),
+        ("q2", "Paris"),
+    ]
+
+
+def test_a_workbook_exported_with_a_title_line_is_read_below_it_and_says_so(
+    auth_client, make_dataset
+):
+    data = workbook(
+        ("Exported from EvalTool on 2026-01-01",),
+        (),
+        ("id", "prompt", "expected"),
+        ("q1", "What is 2+2?", "4"),
+    )
+    dataset = make_dataset()
+    page = check(auth_client, dataset, "q.xlsx", data).content.decode()
+    assert "Import 1 task" in page
+    above = "rows 1 to 2 above it are"
+    assert escape(columns.HEADER_BELOW_PREAMBLE.format(above=above)) in page
+    assert '<details class="read-options" open>' in page

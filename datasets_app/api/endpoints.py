@@ -51,7 +51,7 @@ from datasets_app.services import checks, datasets, exports, imports, limits, ru
 
 # The API's version: bump it (and commit the schema snapshot it asks for) whenever an
 # endpoint changes shape. tests/api/test_schema.py holds this promise.
-API_VERSION = "1.8.0"
+API_VERSION = "1.9.0"
 
 
 class ContextEvalsAPI(NinjaAPI):
@@ -116,7 +116,8 @@ def _multipart(fields: list[tuple[str, str, bool]]) -> dict[str, Any]:
                 "type": "integer",
                 "minimum": 1,
                 "maximum": MAX_HEADER_ROW,
-                "description": "The row of a CSV's column names, from 1 (as --header-row); "
+                "description": "The row of a CSV's or a workbook's column names, from 1 (as "
+                "--header-row); "
                 "left out, the first row below any title lines.",
             }
         elif kind == "map":

@@ -307,6 +307,79 @@ class NumberedRows(Sequence[Row]):
         return numbers[index], self.records[index]
 
 
+NO_HEADER_THERE = Rule(
+    "csv_no_header_there",
+    "Row {number} cannot be the header: it is blank or past the end of the file ({rows} rows). "
+    "Choose the row that holds the column names under Read options.",
+)
+HEADER_BELOW_PREAMBLE = Rule(
+    "csv_header_below_preamble",
+    "The header is this row: {above} not part of the table (a title or a note, as some tools "
+    "write), and left out.",
+)
+# Lines above a table that a tool writes before its header: at most this many are looked for.
+_MOST_PREAMBLE_ROWS = 5
+# The rows looked at to find them: those, the header and the first rows below it.
+_PREAMBLE_WINDOW = 64
+
+
+def preamble_rows(records: Sequence[Sequence[str]]) -> int:
+    """How many of a sheet's first rows are not the table: leading rows of one cell of text
+    at most (blank ones too) above a row of two or more named columns, itself followed by
+    a row with two or more values. 0 when the sheet starts with its header, as most do."""
+    records = records[:_PREAMBLE_WINDOW]
+    for index, record in enumerate(records[: _MOST_PREAMBLE_ROWS + 1]):
+        filled = sum(1 for cell in record if cell.strip())
+        if filled >= 2:
+            later = next((r for r in records[index + 1 :] if "".join(r).strip()), ())
+            looks_like_header = all(cell.strip() for cell in record)
+            has_text_above = any("".join(r).strip() for r in records[:index])
+            if looks_like_header and has_text_above and sum(map(bool, map(str.strip, later))) >= 2:
+                return index
+            return 0
+        if filled == 1 and record[0].strip() == "":
+            return 0
+    return 0
+
+
+def _chosen_header(
+    rows: Sequence[Row], file_name: str, header_row: int
+) -> tuple[int, Sequence[str], Sequence[Row]] | Problem:
+    """The header at the row the person chose and the rows below it that are not blank; the
+    problem that the row is blank or past the end."""
+    chosen = next((cells for number, cells in rows if number == header_row), None)
+    if chosen is None or not "".join(chosen).strip():
+        last = rows[-1][0] if rows else 0
+        return NO_HEADER_THERE.at(file_name, number=header_row, rows=last)
+    below = [(n, cells) for n, cells in rows if n > header_row and "".join(cells).strip()]
+    return header_row, chosen, below
+
+
+def find_header(
+    rows: Sequence[Row], file_name: str, *, header_row: int | None, warnings: list[Problem]
+) -> tuple[int, Sequence[str], Sequence[Row]] | Problem | None:
+    """A sheet's header and the rows below it, from its rows numbered as a spreadsheet shows
+    them (a CSV's and a workbook's alike): (the header's row number, the header, the rows
+    below it that are not blank).
+
+    The row the person chose (`header_row`), else the first that is not blank below any
+    lines that are not the table (`preamble_rows`), which `warnings` then says. A Problem
+    when the chosen row cannot be the header; None when every row is blank.
+    """
+    if header_row is not None:
+        return _chosen_header(rows, file_name, header_row)
+    preamble = preamble_rows([cells for _, cells in rows[:_PREAMBLE_WINDOW]])
+    numbered = [(n, cells) for n, cells in islice(rows, preamble, None) if "".join(cells).strip()]
+    if not numbered:
+        return None
+    (number, header), below = numbered[0], numbered[1:]
+    if preamble:
+        # Lines above the table (an export's title, a warning): the header is below them.
+        above = "row 1 above it is" if number == 2 else f"rows 1 to {number - 1} above it are"
+        warnings.append(HEADER_BELOW_PREAMBLE.at(file_name, row=number, above=above))
+    return number, header, below
+
+
 @dataclass
 class Table:
     """A spreadsheet as read: the header, and each data row with the number a person sees."""

@@ -27,7 +27,9 @@ from datasets_app.importing.columns import (
     NumberedRows,
     Row,
     Table,
+    find_header,
     neutralize_row,
+    preamble_rows,
     spreadsheet_table,
     spreadsheet_warnings,
 )
@@ -73,16 +75,6 @@ NUL_BYTE = Rule(
     "csv_nul_byte",
     "This file contains a NUL byte (line {line_number}): it is binary, or text saved in an "
     "encoding without a byte-order mark (such as UTF-16). Save it as “CSV UTF-8”.",
-)
-NO_HEADER_THERE = Rule(
-    "csv_no_header_there",
-    "Row {number} cannot be the header: it is blank or past the end of the file ({rows} rows). "
-    "Choose the row that holds the column names under Read options.",
-)
-HEADER_BELOW_PREAMBLE = Rule(
-    "csv_header_below_preamble",
-    "The header is this row: {above} not part of the table (a title or a note, as some tools "
-    "write), and left out.",
 )
 LOOKS_LIKE_XLSX = Rule(
     "csv_looks_like_xlsx",
@@ -206,76 +198,33 @@ def decode(
         return DecodedCsv(None, detected, [problem], records)
 
     # Wholly blank records are skipped but keep their number. (Cells keep their formula
-    # `'`: `columns` takes it off the cells it reads.)
-    if header_row is not None:
-        found = _chosen_header(records, header_row)
-        if found is None:
-            problem = NO_HEADER_THERE.at(file_name, number=header_row, rows=len(records))
-            return DecodedCsv(None, detected, [problem], records)
+    # `'`: `columns` takes it off the cells it reads.) Most files start with their header
+    # and have no blank record: their rows are numbered as they are read.
+    if header_row is None and _plain(records):
+        found: tuple[int, Sequence[str], Sequence[Row]] | Problem | None
+        found = 1, records[0], NumberedRows(records[1:], 2)
     else:
-        found = _header_and_rows(records, file_name, warnings)
-        if found is None:
-            return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
-    header_row, header, rows = found
-    table = Table(header=list(header), header_row=header_row, rows=rows, has_nul=nul != -1)
+        found = find_header(
+            NumberedRows(records, 1), file_name, header_row=header_row, warnings=warnings
+        )
+    if found is None:
+        return DecodedCsv(None, detected, [EMPTY_FILE.at(file_name)], records)
+    if isinstance(found, Problem):
+        return DecodedCsv(None, detected, [found], records)
+    number, header, rows = found
+    table = Table(header=list(header), header_row=number, rows=rows, has_nul=nul != -1)
     return DecodedCsv(table, detected, [], records, warnings)
 
 
-def _chosen_header(
-    records: list[tuple[str, ...]], header_row: int
-) -> tuple[int, Sequence[str], Sequence[Row]] | None:
-    """The header at the row the person chose and the rows below it; None when that row is
-    blank or past the end."""
-    if not 1 <= header_row <= len(records) or not "".join(records[header_row - 1]).strip():
-        return None
-    below = enumerate(records[header_row:], header_row + 1)
-    return header_row, records[header_row - 1], [(n, r) for n, r in below if "".join(r).strip()]
-
-
-def _header_and_rows(
-    records: list[tuple[str, ...]], file_name: str, warnings: list[Problem]
-) -> tuple[int, Sequence[str], Sequence[Row]] | None:
-    """The header's row number, the header and the rows below it (None: nothing but blank
-    rows). A header below lines that are not the table is said (in `warnings`)."""
-    preamble = _preamble_rows(records)
-    if preamble:
-        # Lines above the table (an export's title, a warning): the header is below them.
-        above = "row 1 above it is" if preamble == 1 else f"rows 1 to {preamble} above it are"
-        warnings.append(HEADER_BELOW_PREAMBLE.at(file_name, row=preamble + 1, above=above))
-    elif records and all(records) and all(map(str.strip, map(itemgetter(0), records))):
-        # Every record starts with a value (as a task_id column makes it): none is blank.
-        return 1, records[0], NumberedRows(records[1:], 2)
-    numbered = [
-        (n, record)
-        for n, record in enumerate(records[preamble:], preamble + 1)
-        if "".join(record).strip()
-    ]
-    if not numbered:
-        return None
-    (header_row, header), rows = numbered[0], numbered[1:]
-    return header_row, header, rows
-
-
-# Lines above a table that a tool writes before its header: at most this many are looked for.
-_MOST_PREAMBLE_ROWS = 5
-
-
-def _preamble_rows(records: Sequence[tuple[str, ...]]) -> int:
-    """How many rows above the header are not the table: leading rows of one cell of text
-    at most (blank ones too) above a row of two or more named columns, itself followed by
-    a row with two or more values. 0 when the file starts with its header, as most do."""
-    for index, record in enumerate(records[: _MOST_PREAMBLE_ROWS + 1]):
-        filled = sum(1 for cell in record if cell.strip())
-        if filled >= 2:
-            later = next((r for r in records[index + 1 :] if "".join(r).strip()), ())
-            looks_like_header = all(cell.strip() for cell in record)
-            has_text_above = any("".join(r).strip() for r in records[:index])
-            if looks_like_header and has_text_above and sum(map(bool, map(str.strip, later))) >= 2:
-                return index
-            return 0
-        if filled == 1 and record[0].strip() == "":
-            return 0
-    return 0
+def _plain(records: list[tuple[str, ...]]) -> bool:
+    """Whether the file is its header and rows, nothing else: every record starts with a
+    value (as a task_id column makes it), so none is blank, and none is above the table."""
+    return (
+        bool(records)
+        and all(records)
+        and all(map(str.strip, map(itemgetter(0), records)))
+        and not preamble_rows(records)
+    )
 
 
 def decode_text(

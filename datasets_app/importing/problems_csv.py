@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from datasets_app.importing import csv_format, xlsx_format
 from datasets_app.importing.columns import unneutralize_formula
-from datasets_app.importing.spec import CheckResult, Problem
+from datasets_app.importing.spec import CheckOptions, CheckResult, Problem
 
 PROBLEM_COLUMN = "problem"
 # Each problem's stable code, for a program or a person searching the help pages.
@@ -26,28 +26,30 @@ WHOLE_FILE = "Whole file: "
 HEADER_ROW = "Header row {row}: "
 
 
-def problems_csv(result: CheckResult, data: bytes | None, encoding: str | None = None) -> bytes:
+def problems_csv(
+    result: CheckResult, data: bytes | None, options: CheckOptions | None = None
+) -> bytes:
     """The problems of `result` as UTF-8-with-BOM CSV (formulas neutralised) to download;
-    `encoding`, a CSV's as the person chose it (`CheckOptions.encoding`)."""
+    `options`: how the person said to read the file (a CSV's encoding, the header row)."""
     rows = None
     if data is not None and result.format in ("csv", "xlsx"):
-        rows = _sheet_rows(result.format, data, result.file_name, encoding)
+        rows = _sheet_rows(result.format, data, result.file_name, options or CheckOptions())
     if rows is None:
         return problem_list(result.problems)
     return _annotated_sheet(rows, result.problems)
 
 
 def _sheet_rows(
-    file_format: str, data: bytes, file_name: str, encoding: str | None
+    file_format: str, data: bytes, file_name: str, options: CheckOptions
 ) -> list[list[str]] | None:
     """Every row of the upload as decoded, index + 1 being its row number; None if unreadable."""
     if file_format == "csv":
-        decoded = csv_format.decode(data, file_name, encoding=encoding)
+        decoded = csv_format.decode(data, file_name, encoding=options.encoding)
         if decoded.table is None:
             return None
         return [[unneutralize_formula(cell) for cell in record] for record in decoded.records]
     table, _detected, _problems, _warnings = xlsx_format.read_table(
-        data, file_name, keep_blank_rows=True
+        data, file_name, keep_blank_rows=True, header_row=options.header_row
     )
     if table is None:
         return None

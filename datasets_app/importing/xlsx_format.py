@@ -27,6 +27,7 @@ from datasets_app.importing import archive, shapes
 from datasets_app.importing.columns import (
     Table,
     column_letter,
+    find_header,
     format_number,
     neutralize_row,
     spreadsheet_records,
@@ -140,7 +141,8 @@ MSG_WRITE_CARRIAGE_RETURNS = (
 
 def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
     """Read a .xlsx dataset file's first sheet into the canonical document."""
-    table, detected, problems, warnings = read_table(data, file_name)
+    header_row = options.header_row if options else None
+    table, detected, problems, warnings = read_table(data, file_name, header_row=header_row)
     parsed = Parsed(
         format="xlsx",
         detected=detected,
@@ -170,12 +172,13 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
 
 
 def read_table(
-    data: bytes, file_name: str, *, keep_blank_rows: bool = False
+    data: bytes, file_name: str, *, keep_blank_rows: bool = False, header_row: int | None = None
 ) -> tuple[Table | None, str, list[Problem], list[Problem]]:
     """The first sheet as a Table of strings: (table, detected, problems, warnings).
 
-    With `keep_blank_rows` the table keeps empty rows too (the problems download writes the
-    sheet back row for row).
+    Its header is the row the person chose (`header_row`), else the first below any lines
+    that are not the table, as a CSV's (`columns.find_header`). With `keep_blank_rows` the
+    table keeps empty rows too (the problems download writes the sheet back row for row).
     """
 
     def failed(
@@ -223,12 +226,15 @@ def read_table(
             return failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
     if problem is not None:
         return None, detected, [problem], warnings
-    content = [(number, cells) for number, cells in rows if any(c.strip() for c in cells)]
-    if not content:
+    found = find_header(rows, file_name, header_row=header_row, warnings=warnings)
+    if found is None:
         return None, detected, [EMPTY_SHEET.at(file_name, sheet=f"“{title}”")], warnings
-    header_row, header = content[0]
-    body = [(n, c) for n, c in rows if n > header_row] if keep_blank_rows else content[1:]
-    return Table(header=header, header_row=header_row, rows=body), detected, [], warnings
+    if isinstance(found, Problem):
+        return None, detected, [found], warnings
+    number, header, body = found
+    if keep_blank_rows:
+        body = [(n, cells) for n, cells in rows if n > number]
+    return Table(header=list(header), header_row=number, rows=body), detected, [], warnings
 
 
 class _CountedArchive(zipfile.ZipFile):

@@ -38,7 +38,7 @@ def add_read_options(parser: CommandParser) -> None:
         "--header-row",
         type=_row_number,
         metavar="ROW",
-        help="The row of a CSV's column names (from 1), when it is not the first.",
+        help="The row of a CSV's or a workbook's column names (from 1), when it is not the first.",
     )
     parser.add_argument(
         "--number-tasks",

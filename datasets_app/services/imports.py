@@ -32,6 +32,7 @@ from datasets_app.importing.aliases import FIELD_KEYS
 from datasets_app.importing.spec import (
     MAX_FILE_BYTES,
     READ_OPTIONS,
+    CheckOptions,
     CheckResult,
     DatasetSpec,
     FieldMap,
@@ -264,7 +265,8 @@ def _store_problems_csv(upload: Upload, result: CheckResult) -> None:
     if result.format in ("csv", "xlsx"):
         with upload.file.open("rb") as fileobj:
             data = fileobj.read(MAX_FILE_BYTES + 1)
-    body = problems_csv.problems_csv(result, data, upload.read_options.get("encoding"))
+    options = CheckOptions().read_as(upload.read_options)
+    body = problems_csv.problems_csv(result, data, options)
     upload.problems_file.save(PROBLEMS_FILE_NAME, ContentFile(body), save=False)
 
 

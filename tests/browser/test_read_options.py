@@ -1,9 +1,11 @@
 """Read options in the import dialog, in a browser: a GBK file whose text reads as several
-encodings shows each reading; choosing GBK reads it again and imports what it says."""
+encodings shows each reading; choosing GBK reads it again and imports what it says. Ids that
+repeat are numbered; a workbook's header row is said when the check cannot find it."""
 
 from __future__ import annotations
 
 import pytest
+from openpyxl import Workbook
 from playwright.sync_api import expect
 
 from datasets_app.models import Dataset
@@ -80,4 +82,41 @@ def test_ids_that_repeat_are_numbered_from_read_options(
     expect(page.get_by_text("Imported 2 tasks as drafts.")).to_be_visible()
     ids = sorted(Dataset.objects.get().tasks.values_list("task_id", flat=True))
     assert ids == ["task-1", "task-2"]
+    assert errors == []
+
+
+def test_a_workbooks_header_row_is_said_in_read_options_and_the_sheet_imports(
+    logged_in, live_server, django_user_model, screenshot, tmp_path
+):
+    page = logged_in
+    errors = watch_console(page)
+    owner = django_user_model.objects.get(username="grace")
+    dataset = datasets.dataset_create(owner=owner, name="Quarterly")
+    book = Workbook()
+    for row in (
+        ("Quarterly eval", "team-a"),
+        ("id", "prompt", "expected"),
+        ("q1", "What is 2+2?", "4"),
+        ("q2", "Capital of France?", "Paris"),
+    ):
+        book.active.append(row)
+    path = tmp_path / "quarterly.xlsx"
+    book.save(path)
+    page.goto(live_server.url + dataset.get_absolute_url())
+
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(path))
+    expect(dialog.get_by_text("Which column is which?")).to_be_visible()
+    dialog.get_by_text("Read options").click()
+    expect(dialog.get_by_label("Encoding")).to_have_count(0)
+    dialog.get_by_label("Header row").fill("2")
+    dialog.get_by_role("button", name="Read the file again").click()
+    button = dialog.get_by_role("button", name="Import 2 tasks")
+    expect(button).to_be_enabled()
+    expect(dialog.get_by_text("Capital of France?").first).to_be_visible()
+    assert clipped(page) == []
+    assert axe_violations(page, live_server.url) == []
+    screenshot(page, "import-xlsx-header-row", full_page=False)
+    button.click()
+    expect(page.get_by_text("Imported 2 tasks as drafts.")).to_be_visible()
     assert errors == []

@@ -501,10 +501,8 @@ def test_a_header_below_a_title_and_a_blank_row_is_found_and_said():
     assert problems == []
     assert [(task.id, task.expected_text) for task in plan.tasks] == [("q1", "4"), ("q2", "Paris")]
     (warning,) = warnings
-    assert (warning.code, warning.row) == (csv_format.HEADER_BELOW_PREAMBLE.code, 3)
-    assert warning.message == csv_format.HEADER_BELOW_PREAMBLE.format(
-        above="rows 1 to 2 above it are"
-    )
+    assert (warning.code, warning.row) == (columns.HEADER_BELOW_PREAMBLE.code, 3)
+    assert warning.message == columns.HEADER_BELOW_PREAMBLE.format(above="rows 1 to 2 above it are")
 
 
 def test_a_problem_below_a_title_row_names_the_row_a_spreadsheet_shows():

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 from openpyxl import Workbook
 
-from datasets_app.importing import shapes, xlsx_format
+from datasets_app.importing import checker, columns, shapes, xlsx_format
+from datasets_app.importing.spec import CheckOptions
 from tests.importing.csv_helpers import check_csv, check_xlsx
 
 
@@ -330,3 +331,29 @@ def test_a_pandas_index_and_other_tools_headers_read_as_in_a_csv():
     assert problems == []
     assert [(t.prompt, t.expected_text) for t in plan.tasks] == [("Q1?", "A1"), ("Q2?", "2")]
     assert [w.code for w in warnings] == [shapes.PANDAS_INDEX.code]
+
+
+def test_a_sheets_header_is_found_below_title_lines_as_a_csvs_is():
+    rows = [["Exported from EvalTool"], [], ["id", "prompt", "expected"], ["a", "Q?", "A"]]
+    data = workbook_bytes(rows)
+    csv_text = b"Exported from EvalTool,,\n,,\nid,prompt,expected\na,Q?,A\n"
+
+    sheet = checker.check_file(data, "t.xlsx")
+    text = checker.check_file(csv_text, "t.csv")
+
+    assert sheet.ok and [t.prompt for t in sheet.plan.tasks] == ["Q?"]
+    said = [(w.code, w.row, w.message) for w in sheet.warnings]
+    assert said == [(w.code, w.row, w.message) for w in text.warnings]
+    assert said[0][:2] == (columns.HEADER_BELOW_PREAMBLE.code, 3)
+
+
+def test_the_header_row_a_person_chose_is_read_and_a_blank_one_refused():
+    data = workbook_bytes([["Report", "Q3"], ["id", "prompt", "expected"], ["a", "Q?", "A"]])
+
+    chosen = checker.check_file(data, "t.xlsx", options=CheckOptions(header_row=2))
+    blank = checker.check_file(data, "t.xlsx", options=CheckOptions(header_row=7))
+
+    assert chosen.ok and [t.expected_text for t in chosen.plan.tasks] == ["A"]
+    assert [(p.code, p.message) for p in blank.problems] == [
+        (columns.NO_HEADER_THERE.code, columns.NO_HEADER_THERE.format(number=7, rows=3))
+    ]
