@@ -616,8 +616,16 @@ class Upload(models.Model):
 
     @property
     def stored_check(self) -> StoredCheck:
-        """The check kept on the upload (an empty one until its file is checked)."""
-        return StoredCheck.from_json(self.result)
+        """The check kept on the upload (an empty one until its file is checked), read once
+        for each value of `result`: a page asks it several things (a 1,000-task check holds
+        2,000 preview rows), and `refresh_from_db` or a new check gives `result` a new value."""
+        kept = self.__dict__.get("_stored_check")
+        if kept is None or kept[0] is not self.result:
+            kept = self.__dict__["_stored_check"] = (
+                self.result,
+                StoredCheck.from_json(self.result),
+            )
+        return kept[1]
 
 
 class ApiTokenQuerySet(models.QuerySet["ApiToken"]):

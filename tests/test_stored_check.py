@@ -102,3 +102,15 @@ def test_a_check_kept_before_the_version_reads_as_far_as_it_goes():
     assert kept.tasks[0].total_weight == 3 and kept.added_tasks is None
     assert kept.codes == {"x"}
     assert StoredCheck.from_json({}) == StoredCheck()
+
+
+def test_the_check_is_read_again_once_the_upload_holds_a_new_one(auth_client, make_dataset):
+    dataset = make_dataset()
+    upload = checked_upload(auth_client, dataset, "bad.json", b'{"tasks": [{"id": "a"}]}')
+    assert upload.stored_check is upload.stored_check  # read once for one result
+    assert not upload.stored_check.ok
+
+    Upload.objects.filter(pk=upload.pk).update(result=StoredCheck(ok=True, task_count=3).to_json())
+    upload.refresh_from_db()
+
+    assert upload.stored_check.ok and upload.stored_check.task_count == 3
