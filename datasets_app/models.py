@@ -318,8 +318,9 @@ class Version(models.Model):
     # out of the versions saved before it): `selectors.version_head` reads it.
     snapshot = models.JSONField()
     tasks = models.ManyToManyField(Task, related_name="versions", blank=True)
-    # How many tasks it holds, written as it is saved (migration 0020): never counted again.
-    task_count = models.PositiveIntegerField(default=0, editable=False)
+    # How many tasks it holds, written once by the save from the rows its list received
+    # (migration 0020; empty only inside that transaction): never counted again.
+    task_count = models.PositiveIntegerField(editable=False, null=True)
     created_by = models.ForeignKey(
         project_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )

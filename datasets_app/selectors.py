@@ -877,7 +877,7 @@ def version_tasks(version: Version) -> TaskQuerySet:
 
 def version_task_count(version: Version) -> int:
     """How many tasks `version` holds: kept on it as it was saved (it never changes)."""
-    return version.task_count
+    return version.task_count or 0
 
 
 def version_spec_streamed(version: Version) -> DatasetSpec:

@@ -9,6 +9,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from datasets_app import selectors
 from datasets_app.models import Version
+from datasets_app.services import datasets
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,3 +50,15 @@ def test_versions_saved_before_are_counted_and_their_count_cannot_change(old_app
     with pytest.raises(IntegrityError), transaction.atomic():
         Version.objects.filter(dataset_id=dataset.pk, number=2).update(task_count=7)
     assert Version.objects.get(dataset_id=dataset.pk, number=2).task_count == 3
+
+
+def test_a_version_saved_now_keeps_the_count_of_the_rows_it_holds(make_dataset, user):
+    dataset = make_dataset(tasks=3)
+
+    version = datasets.version_save(dataset=dataset, user=user)
+
+    held = Version.tasks.through.objects.filter(version=version).count()
+    assert Version.objects.get(pk=version.pk).task_count == held == 3
+    # Written once: not even back to empty.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Version.objects.filter(pk=version.pk).update(task_count=None)

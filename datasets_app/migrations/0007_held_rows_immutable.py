@@ -223,14 +223,15 @@ CREATE TRIGGER datasets_app_version_tasks_held_delete BEFORE DELETE ON datasets_
 def _statements(
     vendor: str,
     task_content: tuple[str, ...] = TASK_CONTENT,
-    version_content: tuple[str, ...] = VERSION_CONTENT,
+    version_also_refused: str | None = None,
 ) -> list[tuple[str, str]]:
-    """(forward, reverse) SQL of every trigger, a task's content being `task_content` and a
-    version's `version_content` (later migrations add columns to both)."""
+    """(forward, reverse) SQL of every trigger, a task's content being `task_content`, and
+    a change of a version refused also when `version_also_refused` holds (later migrations
+    add to both)."""
     rules = {
         **RULES,
         "task": {**RULES["task"], "content": task_content},
-        "version": {**RULES["version"], "content": version_content},
+        "version": {**RULES["version"], "also_refused": version_also_refused},
     }
     if vendor == "postgresql":
         same = _same_task(task_content, sqlite=False)

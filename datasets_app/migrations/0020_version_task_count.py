@@ -2,9 +2,11 @@
 the dataset page's list of versions and the version page never count a version's rows (at
 100,000 tasks a count was 10 ms a version, on every view of the dataset page).
 
-A version never changes, so neither does its count: the held-row triggers are made again
-with `task_count` in a version's content (a saved version's count cannot be altered, as
-its number and head cannot). Versions saved before this are counted from their lists here.
+A version never changes, so neither does its count: the held-row triggers are made again so
+that a version's count, once written, cannot change (as its number and head cannot). It is
+written once, by the save itself, from the rows its list received (`version_save`): empty
+until then, inside the save's transaction. Versions saved before this are counted from
+their lists here.
 On SQLite adding the column rebuilds the version table, which the triggers name, so they
 are dropped first and made again after, as migration 0014 does.
 
@@ -19,7 +21,10 @@ from django.db import migrations, models
 held_rows = importlib.import_module("datasets_app.migrations.0007_held_rows_immutable")
 metadata = importlib.import_module("datasets_app.migrations.0014_task_metadata")
 
-VERSION_CONTENT = (*held_rows.VERSION_CONTENT, "task_count")
+# Plain SQL that both databases read alike.
+COUNT_WRITTEN_ONCE = (
+    "(OLD.task_count IS NOT NULL AND (NEW.task_count IS NULL OR NEW.task_count <> OLD.task_count))"
+)
 
 
 def drop_triggers(apps, schema_editor) -> None:
@@ -30,7 +35,7 @@ def drop_triggers(apps, schema_editor) -> None:
 def create_triggers(apps, schema_editor) -> None:
     vendor = schema_editor.connection.vendor
     for forward, _reverse in held_rows._statements(
-        vendor, metadata.TASK_CONTENT, VERSION_CONTENT
+        vendor, metadata.TASK_CONTENT, COUNT_WRITTEN_ONCE
     ):
         held_rows._run(schema_editor, forward)
 
@@ -54,7 +59,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="version",
             name="task_count",
-            field=models.PositiveIntegerField(default=0, editable=False),
+            field=models.PositiveIntegerField(editable=False, null=True),
         ),
         migrations.RunPython(count_tasks, migrations.RunPython.noop, elidable=False),
         migrations.RunPython(create_triggers, drop_triggers, elidable=False),

@@ -105,14 +105,10 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
             count = "1 is" if unreviewed == 1 else f"{unreviewed:,} are"
             raise NotAllReviewed(NOT_ALL_REVIEWED.format(name=dataset.name, count=count))
     last = dataset.versions.aggregate(n=Max("number"))["n"] or 0
-    # Counted under the dataset's lock, which every change of its tasks takes: the count the
-    # version keeps (and can never change, migration 0020) is what it links below.
-    held = dataset.tasks.live().count()
     version = Version.objects.create(
         dataset=dataset,
         number=last + 1,
         snapshot=version_head_document(dataset),
-        task_count=held,
         created_by=user,
     )
     # Drafts become saved before the version holds them: a task no version holds yet
@@ -120,10 +116,10 @@ def version_save(*, dataset: Dataset, user: User | None) -> Version:
     # live drafts are the dataset's drafts (an archived task is never a draft): one
     # statement, not a list of ids. Only what changed since the last version is a draft.
     dataset.tasks.filter(state=TaskState.DRAFT).update(state=TaskState.SAVED)
-    linked = version_link_live_tasks(version=version)
-    if linked != held:
-        # Rolled back with the save: a version never keeps a count that is not its own.
-        raise RuntimeError(f"{version} counted {held} tasks and linked {linked}")
+    # The count is what the list received, whatever changed meanwhile: written once, here
+    # (the database refuses to change it after, migration 0020).
+    version.task_count = version_link_live_tasks(version=version)
+    Version.objects.filter(pk=version.pk).update(task_count=version.task_count)
     return version
 
 
