@@ -10,7 +10,7 @@ the new set made after the column is there.
 The search box looks in metadata too: on PostgreSQL through a trigram index like those of
 migration 0010.
 
-Migration 0020 made the set after this one (with a version's task_count in its content): a
+Migration 0020 made the set after this one (a version's task_count written once): a
 later migration that has to drop and make the triggers again uses 0020's.
 """
 

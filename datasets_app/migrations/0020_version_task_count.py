@@ -7,6 +7,7 @@ that a version's count, once written, cannot change (as its number and head cann
 written once, by the save itself, from the rows its list received (`version_save`): empty
 until then, inside the save's transaction. Versions saved before this are counted from
 their lists here.
+
 On SQLite adding the column rebuilds the version table, which the triggers name, so they
 are dropped first and made again after, as migration 0014 does.
 
