@@ -534,9 +534,11 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
     """
     result = upload.stored_check
     file_ids = result.file_ids
-    # The dataset's ids, intersected here: cheaper than an IN clause of 1,000 file ids.
-    live = live_task_ids(dataset)
-    taken = live.intersection(file_ids)
+    # Looked up in the index of live ids, and the live tasks counted from it: the work of
+    # the file's ids, not of the dataset's (reading 100,000 ids cost 40 ms an import).
+    live = dataset.tasks.live()
+    taken = set(live.filter(task_id__in=file_ids).values_list("task_id", flat=True))
+    live_count = live.count()
     shared = set(result.dataset.criteria if result.dataset else ())
     taken_criteria = shared.intersection(
         dataset_criteria(dataset).values_list("criterion_id", flat=True)
@@ -554,10 +556,10 @@ def add_conflicts(*, dataset: Dataset, upload: Upload) -> list[dict[str, Any]]:
         for criterion_id in sorted(taken_criteria)
     ]
     limit = settings.MAX_TASKS_PER_DATASET
-    if len(live) + len(file_ids) > limit:
+    if live_count + len(file_ids) > limit:
         problems.append(
             TOO_MANY_TASKS.at(
-                upload.original_name, count=len(live), adding=len(file_ids), limit=limit
+                upload.original_name, count=live_count, adding=len(file_ids), limit=limit
             )
         )
     return [problem.to_json() for problem in problems]
