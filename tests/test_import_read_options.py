@@ -33,9 +33,14 @@ def check(client, dataset, name: str, data: bytes, *, htmx: bool = True):
     return client.post(url, {"file": SimpleUploadedFile(name, data)}, **(HTMX if htmx else {}))
 
 
-def read_as(client, dataset, upload, encoding: str, *, htmx: bool = True):
+def read_again(client, dataset, upload, *, htmx: bool = True, **options: str):
+    """Read options' "Read the file again", with `options` as the form sends them."""
     url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
-    return client.post(url, {"mode": "add", "encoding": encoding}, **(HTMX if htmx else {}))
+    return client.post(url, {"mode": "add", **options}, **(HTMX if htmx else {}))
+
+
+def read_as(client, dataset, upload, encoding: str, *, htmx: bool = True):
+    return read_again(client, dataset, upload, htmx=htmx, encoding=encoding)
 
 
 def test_a_file_whose_encoding_cannot_be_told_asks_and_imports_once_chosen(
@@ -116,8 +121,7 @@ def test_ids_that_collide_open_read_options_and_numbering_imports_every_task(
     assert '<details class="read-options" open>' in page
 
     upload = Upload.objects.get()
-    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
-    page = auth_client.post(url, {"mode": "add", "number_tasks": "on"}, **HTMX).content.decode()
+    page = read_again(auth_client, dataset, upload, number_tasks="on").content.decode()
     assert "Import 3 tasks" in page
     assert (
         "The tasks are numbered task-1 to task-3, as you asked: 3 ids of the file were "
@@ -165,14 +169,13 @@ def test_the_header_row_a_person_says_is_read_as_the_columns(auth_client, make_d
     assert "Fix it and choose the file again.\n" in page  # Read options closed, unnamed
 
     upload = Upload.objects.get()
-    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
-    page = auth_client.post(url, {"mode": "add", "header_row": "3"}, **HTMX).content.decode()
+    page = read_again(auth_client, dataset, upload, header_row="3").content.decode()
     assert "Import 1 task" in page and "What is 2+2?" in page
     assert 'name="header_row" value="3"' in page
     upload.refresh_from_db()
     assert upload.read_options == {"header_row": 3}
 
-    page = auth_client.post(url, {"mode": "add", "header_row": "9"}, **HTMX).content.decode()
+    page = read_again(auth_client, dataset, upload, header_row="9").content.decode()
     assert columns.NO_HEADER_THERE.format(number=9, rows=4) in page
     assert '<details class="read-options" open>' in page
 
@@ -181,8 +184,7 @@ def test_a_header_row_that_is_not_a_row_number_is_said_on_the_field(auth_client,
     dataset = make_dataset()
     check(auth_client, dataset, "q.csv", b"prompt,expected\nQ,A\n")
     upload = Upload.objects.get()
-    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
-    page = auth_client.post(url, {"mode": "add", "header_row": "0"}, **HTMX).content.decode()
+    page = read_again(auth_client, dataset, upload, header_row="0").content.decode()
     assert "Ensure this value is greater than or equal to 1." in page
     upload.refresh_from_db()
     assert upload.read_options == {}
@@ -214,8 +216,7 @@ def test_a_workbook_takes_its_header_row_from_read_options_and_offers_no_encodin
     assert 'name="header_row"' in page and 'name="encoding"' not in page
 
     upload = Upload.objects.get()
-    url = reverse("datasets_app:import_read", args=[dataset.pk, upload.key])
-    page = auth_client.post(url, {"mode": "add", "header_row": "2"}, **HTMX).content.decode()
+    page = read_again(auth_client, dataset, upload, header_row="2").content.decode()
     assert "Import 2 tasks" in page and "Capital of France?" in page
     commit = reverse("datasets_app:import_commit", args=[dataset.pk, upload.key])
     auth_client.post(commit, {"mode": "add"})

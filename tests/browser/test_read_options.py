@@ -21,19 +21,25 @@ GBK_ENGLISH = (
 ).encode("gbk")
 
 
+def file_chosen(page, live_server, django_user_model, name: str, path):
+    """The import dialog of a new dataset of grace's, named `name`, with `path` chosen."""
+    owner = django_user_model.objects.get(username="grace")
+    dataset = datasets.dataset_create(owner=owner, name=name)
+    page.goto(live_server.url + dataset.get_absolute_url())
+    dialog = open_import_dialog(page)
+    dialog.get_by_label("Choose the file").set_input_files(str(path))
+    return dialog
+
+
 def test_an_encoding_the_check_cannot_tell_is_chosen_and_the_file_imports(
     logged_in, live_server, django_user_model, screenshot, tmp_path
 ):
     page = logged_in
     errors = watch_console(page)
-    owner = django_user_model.objects.get(username="grace")
-    dataset = datasets.dataset_create(owner=owner, name="Physics")
     path = tmp_path / "physics.csv"
     path.write_bytes(GBK_ENGLISH)
-    page.goto(live_server.url + dataset.get_absolute_url())
 
-    dialog = open_import_dialog(page)
-    dialog.get_by_label("Choose the file").set_input_files(str(path))
+    dialog = file_chosen(page, live_server, django_user_model, "Physics", path)
     expect(dialog.get_by_text("reads equally well in 4 encodings")).to_be_visible()
     encoding = dialog.get_by_label("Encoding")
     expect(encoding).to_be_visible()
@@ -60,16 +66,12 @@ def test_ids_that_repeat_are_numbered_from_read_options(
 ):
     page = logged_in
     errors = watch_console(page)
-    owner = django_user_model.objects.get(username="grace")
-    dataset = datasets.dataset_create(owner=owner, name="Generated")
     path = tmp_path / "generated.jsonl"
     path.write_text(
         '{"id": "q1", "prompt": "What is 2+2?", "expected": "4"}\n'
         '{"id": "q1", "prompt": "Capital of France?", "expected": "Paris"}\n'
     )
-    page.goto(live_server.url + dataset.get_absolute_url())
-    dialog = open_import_dialog(page)
-    dialog.get_by_label("Choose the file").set_input_files(str(path))
+    dialog = file_chosen(page, live_server, django_user_model, "Generated", path)
     expect(dialog.get_by_text('Task id "q1" is already used by task 1')).to_be_visible()
     dialog.get_by_label("Number the tasks").check()
     dialog.get_by_role("button", name="Read the file again").click()
@@ -90,8 +92,6 @@ def test_a_workbooks_header_row_is_said_in_read_options_and_the_sheet_imports(
 ):
     page = logged_in
     errors = watch_console(page)
-    owner = django_user_model.objects.get(username="grace")
-    dataset = datasets.dataset_create(owner=owner, name="Quarterly")
     book = Workbook()
     for row in (
         ("Quarterly eval", "team-a"),
@@ -102,10 +102,8 @@ def test_a_workbooks_header_row_is_said_in_read_options_and_the_sheet_imports(
         book.active.append(row)
     path = tmp_path / "quarterly.xlsx"
     book.save(path)
-    page.goto(live_server.url + dataset.get_absolute_url())
 
-    dialog = open_import_dialog(page)
-    dialog.get_by_label("Choose the file").set_input_files(str(path))
+    dialog = file_chosen(page, live_server, django_user_model, "Quarterly", path)
     expect(dialog.get_by_text("Which column is which?")).to_be_visible()
     dialog.get_by_text("Read options").click()
     expect(dialog.get_by_label("Encoding")).to_have_count(0)
