@@ -16,6 +16,8 @@ Decisions (also in docs/field-names.md):
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from enum import Enum
 from typing import Any, TypeGuard
 
 from datasets_app.importing.shapes.base import LABELS, NOT_TEXT_VALUE, ValueProblem
@@ -155,6 +157,78 @@ def option_scores(value: Any) -> dict[str, Any] | None:
     return None
 
 
+class _Unread(Enum):
+    """What a reader of one kind of value returns for a value not of its kind (None is
+    a blank field, so it cannot say so)."""
+
+    UNREAD = "unread"
+
+
+_UNREAD = _Unread.UNREAD
+# A value's text, None when blank, or _UNREAD for the next reader to try.
+_Reading = str | None | _Unread
+
+
+def _chat_prompt_text(value: Any, key: str, source: str) -> _Reading:
+    return chat_prompt(value, source) if is_chat(value) else _UNREAD
+
+
+def _best_scored_options(value: Any, key: str, source: str) -> _Reading:
+    scores = option_scores(value) if source == TARGET_SCORES_KEY else None
+    if scores is None:
+        return _UNREAD
+    # The options scored best are the accepted answers (BIG-bench may score several).
+    best = max(scores.values())
+    return answers_text([option for option, score in scores.items() if score == best])
+
+
+def _inner_answer(value: Any, key: str, source: str) -> _Reading:
+    if not isinstance(value, dict):
+        return _UNREAD
+    # SQuAD's {"text": [...]}, TriviaQA's {"value": ..., "aliases": [...]}.
+    inner = next((value[k] for k in ("text", "value", "answer") if k in value), None)
+    if inner is None:
+        return _UNREAD
+    return text_value(inner, key, source)
+
+
+def _assistant_turns(value: Any, key: str, source: str) -> _Reading:
+    if not is_chat(value):
+        return _UNREAD
+    # A target conversation (OpenRLHF's `output`): what the assistant says.
+    said = [m["content"] for m in value if m.get("role") == "assistant"] or [
+        m["content"] for m in value
+    ]
+    return "\n\n".join(_content_text(c, source, n) for n, c in enumerate(said, start=1))
+
+
+def _structured_output(value: Any, key: str, source: str) -> _Reading:
+    if not isinstance(value, dict) or not value:
+        return _UNREAD
+    # A structured output (Braintrust's `expected` {"match", "filter", …}): the object
+    # itself, as the JSON text a judge compares the answer with.
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _accepted_answers(value: Any, key: str, source: str) -> _Reading:
+    text = answers_text(value) if isinstance(value, list) else None
+    if text is None:
+        return _UNREAD
+    return text or None
+
+
+# The readers of values that are not a scalar, each with the fields it reads, in the order
+# they are tried: the first that reads a value gives its text.
+_READERS: tuple[tuple[frozenset[str], Callable[[Any, str, str], _Reading]], ...] = (
+    (frozenset({"prompt"}), _chat_prompt_text),
+    (frozenset({"expected"}), _best_scored_options),
+    (frozenset({"expected", "name", "id"}), _inner_answer),
+    (frozenset({"expected"}), _assistant_turns),
+    (frozenset({"expected"}), _structured_output),
+    (frozenset({"expected"}), _accepted_answers),
+)
+
+
 def text_value(value: Any, key: str, source: str) -> str | None:
     """A record's value as the text of field `key`; None when blank. Raises ValueProblem."""
     if value is None:
@@ -162,32 +236,10 @@ def text_value(value: Any, key: str, source: str) -> str | None:
     scalar = _scalar_text(value)
     if scalar is not None:
         return scalar
-    if key == "prompt" and is_chat(value):
-        return chat_prompt(value, source)
-    scores = option_scores(value) if key == "expected" and source == TARGET_SCORES_KEY else None
-    if scores is not None:
-        # The options scored best are the accepted answers (BIG-bench may score several).
-        best = max(scores.values())
-        return answers_text([option for option, score in scores.items() if score == best])
-    if key in ("expected", "name", "id") and isinstance(value, dict):
-        # SQuAD's {"text": [...]}, TriviaQA's {"value": ..., "aliases": [...]}.
-        inner = next((value[k] for k in ("text", "value", "answer") if k in value), None)
-        if inner is not None:
-            return text_value(inner, key, source)
-    if key == "expected" and is_chat(value):
-        # A target conversation (OpenRLHF's `output`): what the assistant says.
-        said = [m["content"] for m in value if m.get("role") == "assistant"] or [
-            m["content"] for m in value
-        ]
-        return "\n\n".join(_content_text(c, source, n) for n, c in enumerate(said, start=1))
-    if key == "expected" and isinstance(value, dict) and value:
-        # A structured output (Braintrust's `expected` {"match", "filter", …}): the object
-        # itself, as the JSON text a judge compares the answer with.
-        return json.dumps(value, ensure_ascii=False, indent=2)
-    if key == "expected" and isinstance(value, list):
-        text = answers_text(value)
-        if text is not None:
-            return text or None
+    for keys, read in _READERS:
+        text = read(value, key, source) if key in keys else _UNREAD
+        if text is not _UNREAD:
+            return text
     if isinstance(value, list) and not value:
         return None
     raise ValueProblem(NOT_TEXT_VALUE, source=source, kind=_kind(value), label=LABELS[key])
