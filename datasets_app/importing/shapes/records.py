@@ -6,9 +6,9 @@ the envelopes tools wrap them in, and the records into the page's document.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from datasets_app.importing.aliases import field_for
 from datasets_app.importing.document import TOO_MANY_TASKS
@@ -181,31 +181,49 @@ _DESCRIBED_CONTAINERS = {
 }
 
 
-def _pandas_table(document: dict[str, Any]) -> Records | None:
-    """pandas' `to_json()` orientations other than records: "columns" (the default,
-    {column: {index: value}}), "split" ({"columns", "index", "data"}) and one list per
-    column ({"questions": [...], "ground_truths": [...]}, as `to_dict(orient="list")` and
-    hand-written benchmarks hold them)."""
+# A reader of one way a document may hold its records: the records, or None when the
+# document does not hold them so.
+_TableReader = Callable[[dict[str, Any]], Records | None]
+
+
+def _first_table(readers: Iterable[_TableReader], document: dict[str, Any]) -> Records | None:
+    """The records the first of `readers` finds in the document, or None."""
+    for reader in readers:
+        table = reader(document)
+        if table is not None:
+            return table
+    return None
+
+
+def _is_list_of(value: Any, kind: type[Any]) -> TypeGuard[list[Any]]:
+    """Whether a value is a non-empty list of `kind` (objects: records; lists: rows)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, kind) for item in value)
+
+
+def _two_or_more(inner: list[Any], kind: type[Any]) -> bool:
+    """Whether there are two or more values, each a non-empty `kind` (an object or a list)."""
+    return len(inner) >= 2 and all(isinstance(value, kind) and value for value in inner)
+
+
+def _pandas_split(document: dict[str, Any]) -> Records | None:
+    """pandas' "split" orientation: {"columns", "index", "data"}, a row a list."""
     columns = document.get("columns")
     data = document.get("data")
-    if (
-        isinstance(columns, list)
-        and isinstance(data, list)
-        and data
-        and all(isinstance(row, list) for row in data)
-    ):
-        names = [str(name) for name in columns]
-        values = [
-            (dict(zip(names, row, strict=False)), ("data", i), None) for i, row in enumerate(data)
-        ]
-        found = records_of(values)
-        found.container = "pandas split"
-        return found
-    columns_as_lists = _columns_as_lists(document)
-    if columns_as_lists is not None:
-        return columns_as_lists
+    if not isinstance(columns, list) or not _is_list_of(data, list):
+        return None
+    names = [str(name) for name in columns]
+    values = [
+        (dict(zip(names, row, strict=False)), ("data", i), None) for i, row in enumerate(data)
+    ]
+    found = records_of(values)
+    found.container = "pandas split"
+    return found
+
+
+def _pandas_columns(document: dict[str, Any]) -> Records | None:
+    """pandas' "columns" orientation (`to_json()`'s default): {column: {index: value}}."""
     inner = list(document.values())
-    if len(inner) < 2 or not all(isinstance(value, dict) and value for value in inner):
+    if not _two_or_more(inner, dict):
         return None
     index = list(inner[0])
     if not all(str(key).isdigit() for key in index) or any(list(v) != index for v in inner):
@@ -222,7 +240,7 @@ def _columns_as_lists(document: dict[str, Any]) -> Records | None:
     """Two or more columns, each a list of values (no records) of the same length: row i
     is each column's i-th value."""
     inner = list(document.values())
-    if len(inner) < 2 or not all(isinstance(value, list) and value for value in inner):
+    if not _two_or_more(inner, list):
         return None
     if len({len(value) for value in inner}) != 1:
         return None
@@ -238,9 +256,17 @@ def _columns_as_lists(document: dict[str, Any]) -> Records | None:
     return found
 
 
+def _pandas_table(document: dict[str, Any]) -> Records | None:
+    """pandas' `to_json()` orientations other than records: "columns" (the default,
+    {column: {index: value}}), "split" ({"columns", "index", "data"}) and one list per
+    column ({"questions": [...], "ground_truths": [...]}, as `to_dict(orient="list")` and
+    hand-written benchmarks hold them)."""
+    return _first_table((_pandas_split, _columns_as_lists, _pandas_columns), document)
+
+
 def _shared_ids(inner: list[Any]) -> list[str]:
     """The ids two or more objects all map to a value that is no object, else []."""
-    if len(inner) < 2 or not all(isinstance(value, dict) and value for value in inner):
+    if not _two_or_more(inner, dict):
         return []
     ids = list(inner[0])
     if any(set(value) != set(ids) for value in inner[1:]):
@@ -285,41 +311,52 @@ class _ListItems(Sequence[tuple[dict[str, Any], DocPath, None]]):
         return self.items[index], (*self.path, index), None
 
 
+def _records_under(key: str, items: list[Any]) -> Records:
+    found = records_of(_ListItems(items, (key,)))
+    found.container = key
+    return found
+
+
+def _keyed_by_id(document: dict[str, Any]) -> Records:
+    """An object keyed by id: each key is its record's id."""
+    found = records_of([(value, (key,), None) for key, value in document.items()])
+    for record, key in zip(found.records, document.keys(), strict=True):
+        record.values.setdefault("id", key)
+    found.container = "keyed by id"
+    return found
+
+
+def _records_in_object(document: dict[str, Any]) -> Records | None:
+    """The records under a key of the document (a container key such as `data`, else its
+    only list of objects), the document keyed by id, or the document as one record."""
+    lists = {key: value for key, value in document.items() if _is_list_of(value, dict)}
+    known = next((key for key in CONTAINER_KEYS if key in lists), None)
+    if known is not None:
+        return _records_under(known, lists[known])
+    # An object of objects has no lists: keyed by id, never one record.
+    if document and all(isinstance(value, dict) for value in document.values()):
+        return _keyed_by_id(document)
+    # Before its only list: one record's chat turns or rubric items are no records.
+    single = _one_record(document)
+    if single is not None:
+        return single
+    if len(lists) == 1:
+        only = next(iter(lists))
+        return _records_under(only, lists[only])
+    return None
+
+
 def find_records(document: Any) -> Records | str:
     """The records a parsed .json holds, or what it holds instead (for the message)."""
     if isinstance(document, list):
-        if document and all(isinstance(item, dict) for item in document):
+        if _is_list_of(document, dict):
             return records_of(_ListItems(document, ()))
         return "a list of " + ("values" if document else "nothing")
     if not isinstance(document, dict):
         return _kind(document)
-    for reader in (_squad, _pandas_table, _objects_by_id):
-        table = reader(document)
-        if table is not None:
-            return table
-    lists = {
-        key: value
-        for key, value in document.items()
-        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value)
-    }
-    chosen = next((key for key in CONTAINER_KEYS if key in lists), None)
-    keyed = bool(document) and all(isinstance(value, dict) for value in document.values())
-    single = _one_record(document) if chosen is None and not keyed else None
-    if single is not None:
-        return single
-    if chosen is None and len(lists) == 1:
-        chosen = next(iter(lists))
-    if chosen is not None:
-        found = records_of(_ListItems(lists[chosen], (chosen,)))
-        found.container = chosen
-        return found
-    if keyed:
-        # An object keyed by id: each key is its record's id.
-        found = records_of([(value, (key,), None) for key, value in document.items()])
-        for record, key in zip(found.records, document.keys(), strict=True):
-            record.values.setdefault("id", key)
-        found.container = "keyed by id"
-        return found
+    table = _first_table((_squad, _pandas_table, _objects_by_id, _records_in_object), document)
+    if table is not None:
+        return table
     return "an object with " + (", ".join(list(document)[:8]) or "no keys")
 
 
