@@ -37,7 +37,7 @@ from datasets_app.importing.shapes.mapping import (
     add_path_values,
     mapping_problems,
 )
-from datasets_app.importing.shapes.recognise import recognise
+from datasets_app.importing.shapes.recognise import Recognised, recognise
 from datasets_app.importing.shapes.refusals import Evidence, refusal_problem
 from datasets_app.importing.shapes.registry import PREPARES
 from datasets_app.importing.shapes.rubrics import STATEMENTS_KEY, is_requirement_tree, score_levels
@@ -440,6 +440,103 @@ def _is_chat_prompt(records: Sequence[Record], fields: Mapping[str, str]) -> boo
     return bool(records and source and is_chat(records[0].values.get(source)))
 
 
+def _detected(found: Records, recognised: Recognised) -> str:
+    """The Detected line: the shape (or the fields read), then what wrapped and what held
+    the records."""
+    shape = recognised.shape or _described(recognised.fields, "records")
+    if found.wrapper:
+        shape = f"{found.wrapper}, {shape}"
+    if found.container in _DESCRIBED_CONTAINERS:
+        return f"{shape}, {_DESCRIBED_CONTAINERS[found.container]}"
+    if found.container and found.container != "tasks":
+        return f"{shape} under {found.container!r}"
+    return shape
+
+
+def _unknown_sources(recognised: Recognised, file_name: str) -> list[Problem]:
+    """A problem for each key of the person's mapping that no record has ([] for a
+    mapping not given)."""
+    if recognised.how != "given":
+        return []
+    missing = _missing_sources(recognised.fields, recognised.sources)
+    shown = ", ".join(recognised.sources) or "nothing"
+    return [
+        UNKNOWN_SOURCE.at(
+            file_name, source=shorten(part), label=LABELS[key], kind="key", found=shown
+        )
+        for key, part in missing
+    ]
+
+
+def _not_read(
+    found: Records, recognised: Recognised, file_name: str, max_tasks: int
+) -> Problem | None:
+    """Why no record is read: another tool's file this one does not import (unless the
+    person mapped it), or more tasks than a file may hold."""
+    if recognised.how != "given":
+        seen = Evidence(
+            recognised.sources, recognised.named, "keys", found.records, recognised.fields
+        )
+        refused = refusal_problem(seen, file_name)
+        if refused is not None:
+            return refused
+    total = max(found.total, len(found.records))
+    if total > max_tasks:
+        # The validator's own words for the canonical document's `tasks`.
+        return TOO_MANY_TASKS.at(file_name, count=total, limit=max_tasks)
+    return None
+
+
+def _field_map(recognised: Recognised, built: Built) -> FieldMap:
+    """The mapping the records are read with, as the mapping step shows it."""
+    matched = recognised.matched
+    return FieldMap(
+        fields=dict(recognised.fields),
+        how=recognised.how,
+        sources=tuple(recognised.sources),
+        shape=recognised.shape,
+        sample=sample_of(built.tasks),
+        graded=bool({"assert", "criteria"} & set(recognised.sources))
+        or bool(matched and matched.judged_by),
+    )
+
+
+def _handled_sources(recognised: Recognised, built: Built, records: Sequence[Record]) -> set[str]:
+    """The keys read other than as a field, which are not reported as left out."""
+    sources, fields = recognised.sources, recognised.fields
+    handled = {"assert"} if "assert" in sources else set()
+    handled |= {"is_impossible"} if built.left_out else set()
+    if "prompt" in fields:
+        handled |= set(HISTORY_KEYS) & set(sources)
+    if "criteria" in sources and "criterion" not in fields:
+        handled.add("criteria")
+    if recognised.matched:
+        handled |= recognised.matched.keys_read  # it names the tasks, or counts what it left
+    if records and is_requirement_tree(records[0].values.get(fields.get("criterion", ""))):
+        handled.add("weight")  # the root's, alone at the top of its tree: all of the score
+    return handled
+
+
+def _read_tasks(
+    shaped: Shaped, built: Built, recognised: Recognised, records: Sequence[Record], file_name: str
+) -> None:
+    """Fill `shaped` with the built tasks, their problems and warnings, the metadata they
+    keep and a warning naming the keys not imported."""
+    fields = recognised.fields
+    shaped.problems = built.problems
+    shaped.problem_records = list(built.problem_records)
+    shaped.warnings = built.warnings
+    handled = _handled_sources(recognised, built, records)
+    ignored = ignored_sources(recognised.sources, fields, handled=handled)
+    ignored = _keep_metadata(built, ignored, chat=_is_chat_prompt(records, fields))
+    if ignored:
+        shaped.warnings.append(IGNORED_KEYS.at(file_name, kind="keys", names=", ".join(ignored)))
+    # Every record refused: their problems say why, where "the file has no tasks" would not.
+    if built.tasks or not built.problems:
+        shaped.document = {"tasks": built.tasks}
+    shaped.places = built.places
+
+
 def read_records(found: Records, *, file_name: str, options: CheckOptions | None) -> Shaped:
     """The canonical document of a .json or .jsonl file of records (not yet validated).
 
@@ -451,68 +548,20 @@ def read_records(found: Records, *, file_name: str, options: CheckOptions | None
     records = found.records
     add_path_values(records, given)
     recognised = recognise(records, given=given, remembered=remembered)
-    fields = recognised.fields
-    shape = recognised.shape or _described(fields, "records")
-    if found.wrapper:
-        shape = f"{found.wrapper}, {shape}"
-    if found.container in _DESCRIBED_CONTAINERS:
-        shape = f"{shape}, {_DESCRIBED_CONTAINERS[found.container]}"
-    elif found.container and found.container != "tasks":
-        shape = f"{shape} under {found.container!r}"
-    shaped = Shaped(None, None, shape)
-    missing = _missing_sources(fields, recognised.sources) if recognised.how == "given" else []
-    if missing:
-        shown = ", ".join(recognised.sources) or "nothing"
-        shaped.mapping = FieldMap(dict(fields), "given", tuple(recognised.sources))
-        shaped.problems = [
-            UNKNOWN_SOURCE.at(
-                file_name, source=shorten(part), label=LABELS[key], kind="key", found=shown
-            )
-            for key, part in missing
-        ]
+    shaped = Shaped(None, None, _detected(found, recognised))
+    unknown = _unknown_sources(recognised, file_name)
+    if unknown:
+        shaped.mapping = FieldMap(dict(recognised.fields), "given", tuple(recognised.sources))
+        shaped.problems = unknown
         return shaped
-    seen = Evidence(recognised.sources, recognised.named, "keys", records, fields)
-    refused = refusal_problem(seen, file_name) if recognised.how != "given" else None
-    if refused is not None:
-        shaped.problems = [refused]
+    not_read = _not_read(found, recognised, file_name, max_tasks)
+    if not_read is not None:
+        shaped.problems = [not_read]
         return shaped
-    total = max(found.total, len(records))
-    if total > max_tasks:
-        # The validator's own words for the canonical document's `tasks`.
-        shaped.problems = [TOO_MANY_TASKS.at(file_name, count=total, limit=max_tasks)]
-        return shaped
-    built = build_tasks(records, fields, file_name=file_name, shape=recognised.matched)
-    shaped.mapping = FieldMap(
-        fields=dict(fields),
-        how=recognised.how,
-        sources=tuple(recognised.sources),
-        shape=recognised.shape,
-        sample=sample_of(built.tasks),
-        graded=bool({"assert", "criteria"} & set(recognised.sources))
-        or bool(recognised.matched and recognised.matched.judged_by),
-    )
+    built = build_tasks(records, recognised.fields, file_name=file_name, shape=recognised.matched)
+    shaped.mapping = _field_map(recognised, built)
     if shaped.mapping.needs_confirmation:
         shaped.problems = mapping_problems(recognised, file_name=file_name, kind="keys")
         return shaped
-    shaped.problems = built.problems
-    shaped.problem_records = list(built.problem_records)
-    shaped.warnings = built.warnings
-    handled = {"assert"} if "assert" in recognised.sources else set()
-    handled |= {"is_impossible"} if built.left_out else set()
-    if "prompt" in fields:
-        handled |= set(HISTORY_KEYS) & set(recognised.sources)
-    if "criteria" in recognised.sources and "criterion" not in fields:
-        handled.add("criteria")
-    if recognised.matched:
-        handled |= recognised.matched.keys_read  # it names the tasks, or counts what it left
-    if records and is_requirement_tree(records[0].values.get(fields.get("criterion", ""))):
-        handled.add("weight")  # the root's, alone at the top of its tree: all of the score
-    ignored = ignored_sources(recognised.sources, fields, handled=handled)
-    ignored = _keep_metadata(built, ignored, chat=_is_chat_prompt(records, fields))
-    if ignored:
-        shaped.warnings.append(IGNORED_KEYS.at(file_name, kind="keys", names=", ".join(ignored)))
-    # Every record refused: their problems say why, where "the file has no tasks" would not.
-    if built.tasks or not built.problems:
-        shaped.document = {"tasks": built.tasks}
-    shaped.places = built.places
+    _read_tasks(shaped, built, recognised, records, file_name)
     return shaped
