@@ -137,6 +137,30 @@ def _hinted(source: str, hints: Sequence[str]) -> bool:
     return any(hint in name for hint in hints)
 
 
+def _first_hinted(texts: Sequence[tuple[str, float]], hints: Sequence[str]) -> str | None:
+    """The first text column whose name suggests the role `hints` are words for."""
+    return next((s for s, _ in texts if _hinted(s, hints)), None)
+
+
+def _guess_expected(texts: Sequence[tuple[str, float]], *, has_prompt: bool) -> str | None:
+    """The expected answer's column: one named like an answer, else the shortest text when
+    a prompt is known or another text is left to be it."""
+    hinted = _first_hinted(texts, _EXPECTED_HINTS)
+    if hinted is not None:
+        return hinted
+    if len(texts) >= 2 or (texts and has_prompt):
+        return min(texts, key=lambda item: item[1])[0]
+    return None
+
+
+def _guess_prompt(texts: Sequence[tuple[str, float]]) -> str | None:
+    """The prompt's column: one named like a question, else the longest text."""
+    if not texts:
+        return None
+    hinted = _first_hinted(texts, _PROMPT_HINTS)
+    return hinted if hinted is not None else max(texts, key=lambda item: item[1])[0]
+
+
 def guess_fields(
     records: Sequence[Record], sources: Sequence[str], known: dict[str, str]
 ) -> dict[str, str]:
@@ -152,15 +176,13 @@ def guess_fields(
     ]
     graded = "expected" in fields or "criterion" in fields or "assert" in sources
     if not graded:
-        hinted = [s for s, _ in texts if _hinted(s, _EXPECTED_HINTS)]
-        if hinted:
-            fields["expected"] = hinted[0]
-        elif len(texts) >= 2 or (texts and "prompt" in fields):
-            fields["expected"] = min(texts, key=lambda item: item[1])[0]
-        texts = [(s, length) for s, length in texts if s != fields.get("expected")]
-    if "prompt" not in fields and texts:
-        hinted = [s for s, _ in texts if _hinted(s, _PROMPT_HINTS)]
-        fields["prompt"] = hinted[0] if hinted else max(texts, key=lambda item: item[1])[0]
+        expected = _guess_expected(texts, has_prompt="prompt" in fields)
+        if expected is not None:
+            fields["expected"] = expected
+            texts = [(s, length) for s, length in texts if s != expected]
+    prompt = _guess_prompt(texts) if "prompt" not in fields else None
+    if prompt is not None:
+        fields["prompt"] = prompt
     return fields
 
 
@@ -183,18 +205,10 @@ def _not_a_label(key: str, value: Any) -> bool:
     return key in ("id", "name") and value is not None and _scalar_text(value) is None
 
 
-def recognise(
-    records: Sequence[Record],
-    *,
-    given: Mapping[str, str] | None = None,
-    remembered: Mapping[str, Mapping[str, str]] | None = None,
-) -> Recognised:
-    """Which source fills which field: given > a shape > names > remembered > guessed."""
-    sources = _sources(records)
-    keys = set(sources)
-    first = records[0].values if records else {}
-    shape = next((s for s in SHAPES if s.matches(keys, first)), None)
-    fields = dict(shape.fields(keys, first)) if shape else {}
+def _named_fields(
+    sources: Sequence[str], fields: Mapping[str, str], first: Mapping[str, Any]
+) -> dict[str, str]:
+    """The fields the sources' names give that the shape did not."""
     by_name = {
         k: v
         for k, v in _alias_fields(sources, fields.values()).items()
@@ -209,23 +223,53 @@ def recognise(
         # A requirement tree weighs its own leaves: a `weight` beside it is its root's, read
         # with the tree (`read_records`), not the weight of each criterion.
         by_name.pop("weight", None)
-    fields.update(by_name)
-    name = shape.name if shape else ""
+    return by_name
+
+
+def _with_choices(
+    name: str, fields: dict[str, str], keys: set[str], first: Mapping[str, Any]
+) -> str:
+    """Join a multiple-choice question's options to its prompt (`question + A + B`);
+    returns the shape's name, then saying so."""
     choices = _choice_sources(keys, first)
     prompt = fields.get("prompt")
-    if choices and prompt and " + " not in prompt and prompt not in choices:
-        fields["prompt"] = " + ".join([prompt, *choices])
-        name = f"{name}, {MULTIPLE_CHOICE}" if name else f"{MULTIPLE_CHOICE} ({prompt} + options)"
+    if not choices or not prompt or " + " in prompt or prompt in choices:
+        return name
+    fields["prompt"] = " + ".join([prompt, *choices])
+    return f"{name}, {MULTIPLE_CHOICE}" if name else f"{MULTIPLE_CHOICE} ({prompt} + options)"
+
+
+def _with_given(fields: Mapping[str, str], given: Mapping[str, str]) -> dict[str, str]:
+    """The person's mapping, and the recognised fields whose sources it does not use."""
+    chosen = {k: v for k, v in fields.items() if v not in given.values()}
+    chosen.update(given)
+    return chosen
+
+
+def _is_graded_prompt(fields: Mapping[str, str], keys: set[str], shape: Shape | None) -> bool:
+    """Whether the fields name a prompt and something that grades it: enough to import
+    without remembering or guessing."""
+    graded = "expected" in fields or "criterion" in fields or keys & {"criteria", "assert"}
+    return "prompt" in fields and bool(graded or (shape and shape.judged_by))
+
+
+def recognise(
+    records: Sequence[Record],
+    *,
+    given: Mapping[str, str] | None = None,
+    remembered: Mapping[str, Mapping[str, str]] | None = None,
+) -> Recognised:
+    """Which source fills which field: given > a shape > names > remembered > guessed."""
+    sources = _sources(records)
+    keys = set(sources)
+    first = records[0].values if records else {}
+    shape = next((s for s in SHAPES if s.matches(keys, first)), None)
+    fields = dict(shape.fields(keys, first)) if shape else {}
+    fields.update(_named_fields(sources, fields, first))
+    name = _with_choices(shape.name if shape else "", fields, keys, first)
     if given:
-        chosen = {k: v for k, v in fields.items() if v not in given.values()}
-        chosen.update(given)
-        return Recognised(name, chosen, "given", fields, sources, shape)
-    if "prompt" in fields and (
-        "expected" in fields
-        or "criterion" in fields
-        or keys & {"criteria", "assert"}
-        or (shape and shape.judged_by)
-    ):
+        return Recognised(name, _with_given(fields, given), "given", fields, sources, shape)
+    if _is_graded_prompt(fields, keys, shape):
         return Recognised(name, fields, "recognised", fields, sources, shape)
     memory = (remembered or {}).get(signature_of(sources))
     if memory:
