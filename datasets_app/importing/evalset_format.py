@@ -607,6 +607,42 @@ class BeirMembers:
     not_read: tuple[str, ...] = field(default_factory=tuple)
 
 
+# The files a dataset zip takes as its dataset file (a BEIR zip has only its queries and
+# corpus among them).
+_DATASET_LIKE_SUFFIXES = (".csv", ".json", ".jsonl", ".xlsx")
+
+
+def _stem(name: str) -> str:
+    """A member's file name without folder or extension, lowercased."""
+    return posixpath.splitext(posixpath.basename(name))[0].lower()
+
+
+def _suffix(name: str) -> str:
+    """A member's extension, lowercased."""
+    return posixpath.splitext(name)[1].lower()
+
+
+def _files_under(names: Iterable[str], folder: str) -> list[str]:
+    """The zip's files (not its folders) under `folder`."""
+    return [name for name in names if name.startswith(folder) and not name.endswith("/")]
+
+
+def _jsonl_named(names: list[str], prefix: str) -> list[str]:
+    """The `.jsonl` files among `names` whose name starts with `prefix`."""
+    return [name for name in names if _suffix(name) == ".jsonl" and _stem(name).startswith(prefix)]
+
+
+def _chosen_qrels(qrels: list[str]) -> str | None:
+    """The qrels file to read: the one `test.tsv` (BEIR evaluates on it), else the only one,
+    else None (the person chooses)."""
+    tests = [name for name in qrels if posixpath.basename(name).lower() == "test.tsv"]
+    if len(tests) == 1:
+        return tests[0]
+    if len(qrels) == 1:
+        return qrels[0]
+    return None
+
+
 def find_beir_members(names: Iterable[str], folder: str = "") -> BeirMembers | None:
     """A BEIR benchmark as published, or None: the zip is then an ordinary dataset zip.
 
@@ -616,23 +652,15 @@ def find_beir_members(names: Iterable[str], folder: str = "") -> BeirMembers | N
     qrels files, `test.tsv` is the one BEIR evaluates on; without it the choice is the
     person's (`qrels` is None and `qrels_candidates` lists them).
     """
-    names = [name for name in names if name.startswith(folder) and not name.endswith("/")]
+    names = _files_under(names, folder)
     top = [name for name in names if "/" not in name[len(folder) :]]
-
-    def stem(name: str) -> str:
-        return posixpath.splitext(posixpath.basename(name))[0].lower()
-
-    def suffix(name: str) -> str:
-        return posixpath.splitext(name)[1].lower()
-
-    dataset_like = [name for name in top if suffix(name) in (".csv", ".json", ".jsonl", ".xlsx")]
-    queries = [n for n in dataset_like if suffix(n) == ".jsonl" and stem(n).startswith("queries")]
-    corpus = [n for n in dataset_like if suffix(n) == ".jsonl" and stem(n).startswith("corpus")]
-    qrels = sorted(name for name in names if suffix(name) == ".tsv")
+    dataset_like = [name for name in top if _suffix(name) in _DATASET_LIKE_SUFFIXES]
+    queries = _jsonl_named(dataset_like, "queries")
+    corpus = _jsonl_named(dataset_like, "corpus")
+    qrels = sorted(name for name in names if _suffix(name) == ".tsv")
     if len(queries) != 1 or not qrels or len(dataset_like) != len(queries) + len(corpus):
         return None
-    tests = [name for name in qrels if posixpath.basename(name).lower() == "test.tsv"]
-    chosen = tests[0] if len(tests) == 1 else qrels[0] if len(qrels) == 1 else None
+    chosen = _chosen_qrels(qrels)
     not_read = tuple(corpus) + tuple(name for name in qrels if chosen and name != chosen)
     return BeirMembers(queries[0], chosen, tuple(qrels), not_read)
 
