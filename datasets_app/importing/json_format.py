@@ -35,6 +35,7 @@ from datasets_app.importing.json_text import (
     long_list_head,
     no_place,
 )
+from datasets_app.importing.shapes.records import Shaped
 from datasets_app.importing.spec import (
     MAX_TASKS,
     CheckOptions,
@@ -44,6 +45,7 @@ from datasets_app.importing.spec import (
     DocPath,
     FileSpec,
     Parsed,
+    Problem,
     TaskSpec,
     Verifier,
     field_path,
@@ -205,13 +207,7 @@ def _shaped(
         file_name=file_name,
         options=options,
     )
-    # Problems the records' reader found are on a record: give them its line.
-    on_records = [record for record in shaped.problem_records if record is not None]
-    lines = JsonLocator(text).many([record.path for record in on_records]) if on_records else {}
-    problems = [
-        replace(problem, line=lines[record.path][1]) if record is not None else problem
-        for problem, record in zip_longest(shaped.problems, shaped.problem_records)
-    ]
+    problems = _with_record_lines(shaped, text)
     problems += [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
     if shaped.document is not None and isinstance(document, dict) and found.container == "tasks":
         # Our own document whose tasks are another tool's records: keep its other keys.
@@ -227,6 +223,16 @@ def _shaped(
         field_label=_record_field,
         mapping=shaped.mapping,
     )
+
+
+def _with_record_lines(shaped: Shaped, text: str) -> list[Problem]:
+    """The problems the records' reader found, each one on a record given that record's line."""
+    on_records = [record for record in shaped.problem_records if record is not None]
+    lines = JsonLocator(text).many([record.path for record in on_records]) if on_records else {}
+    return [
+        replace(problem, line=lines[record.path][1]) if record is not None else problem
+        for problem, record in zip_longest(shaped.problems, shaped.problem_records)
+    ]
 
 
 def _record_field(path: DocPath) -> str:
