@@ -63,23 +63,11 @@ def _sheet_rows(
 
 
 def _annotated_sheet(rows: list[list[str]], problems: tuple[Problem, ...]) -> bytes:
-    header_number = next(
-        (number for number, cells in enumerate(rows, 1) if any(c.strip() for c in cells)), 1
-    )
+    """The sheet row for row, each row's problems in two added columns, and those on no
+    data row on one extra row at the end."""
+    header_number = _header_number(rows)
     columns = {cell.strip() for cell in rows[header_number - 1] if cell.strip()}
-    by_row: dict[int, list[Problem]] = defaultdict(list)
-    elsewhere: list[Problem] = []
-    for problem in problems:
-        if problem.row is not None and header_number < problem.row <= len(rows):
-            by_row[problem.row].append(problem)
-        else:
-            elsewhere.append(problem)
-
-    def elsewhere_message(problem: Problem) -> str:
-        if problem.row == header_number:
-            return HEADER_ROW.format(row=problem.row) + _message(problem, columns)
-        return WHOLE_FILE + _where(problem) + _message(problem, columns)
-
+    by_row, elsewhere = _by_row(problems, header_number, len(rows))
     width = max(len(cells) for cells in rows)
     out: list[list[str]] = []
     for number, cells in enumerate(rows, 1):
@@ -89,21 +77,45 @@ def _annotated_sheet(rows: list[list[str]], problems: tuple[Problem, ...]) -> by
         else:
             found = by_row.get(number, [])
             out.append(
-                [
-                    *padded,
-                    "; ".join(problem.code for problem in found),
-                    "; ".join(_message(problem, columns) for problem in found),
-                ]
+                [*padded, *_annotation(found, [_message(problem, columns) for problem in found])]
             )
     if elsewhere:
-        out.append(
-            [""] * width
-            + [
-                "; ".join(problem.code for problem in elsewhere),
-                "; ".join(elsewhere_message(problem) for problem in elsewhere),
-            ]
-        )
+        messages = [_elsewhere_message(problem, header_number, columns) for problem in elsewhere]
+        out.append([""] * width + _annotation(elsewhere, messages))
     return csv_format.encode_rows(out[0], out[1:])
+
+
+def _header_number(rows: list[list[str]]) -> int:
+    """The number of the sheet's header row: its first row that is not blank (1 if none)."""
+    return next(
+        (number for number, cells in enumerate(rows, 1) if any(c.strip() for c in cells)), 1
+    )
+
+
+def _by_row(
+    problems: tuple[Problem, ...], header_number: int, row_count: int
+) -> tuple[dict[int, list[Problem]], list[Problem]]:
+    """The problems on each data row, and those on no data row (in the order given)."""
+    by_row: dict[int, list[Problem]] = defaultdict(list)
+    elsewhere: list[Problem] = []
+    for problem in problems:
+        if problem.row is not None and header_number < problem.row <= row_count:
+            by_row[problem.row].append(problem)
+        else:
+            elsewhere.append(problem)
+    return by_row, elsewhere
+
+
+def _annotation(problems: list[Problem], messages: list[str]) -> list[str]:
+    """The two cells added to a row: its problems' codes, and their messages."""
+    return ["; ".join(problem.code for problem in problems), "; ".join(messages)]
+
+
+def _elsewhere_message(problem: Problem, header_number: int, columns: set[str]) -> str:
+    """A problem on the extra last row, saying where it was (the header row, or a place)."""
+    if problem.row == header_number:
+        return HEADER_ROW.format(row=problem.row) + _message(problem, columns)
+    return WHOLE_FILE + _where(problem) + _message(problem, columns)
 
 
 def problem_list(problems: Iterable[Problem]) -> bytes:
