@@ -171,6 +171,27 @@ def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Pa
     return parsed
 
 
+# A workbook refused: no table, what it was taken for, the one problem, no warnings.
+_Refused = tuple[None, str, list[Problem], list[Problem]]
+
+
+def _failed(problem: Problem, detected: str = "Excel workbook") -> _Refused:
+    return None, detected, [problem], []
+
+
+def _unpacked_refusal(data: bytes, file_name: str) -> _Refused | None:
+    """The workbook refused before openpyxl opens it: not a zip, or more unpacked than the cap."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            unpacked = sum(member.file_size for member in zf.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return _failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
+    if unpacked > MAX_UNPACKED_BYTES:
+        limit = MAX_UNPACKED_BYTES // (1024 * 1024)
+        return _failed(TOO_LARGE_UNPACKED.at(file_name, limit=limit))
+    return None
+
+
 def read_table(
     data: bytes, file_name: str, *, keep_blank_rows: bool = False, header_row: int | None = None
 ) -> tuple[Table | None, str, list[Problem], list[Problem]]:
@@ -180,33 +201,21 @@ def read_table(
     that are not the table, as a CSV's (`columns.find_header`). With `keep_blank_rows` the
     table keeps empty rows too (the problems download writes the sheet back row for row).
     """
-
-    def failed(
-        problem: Problem, detected: str = "Excel workbook"
-    ) -> tuple[None, str, list[Problem], list[Problem]]:
-        return None, detected, [problem], []
-
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            unpacked = sum(member.file_size for member in zf.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-        return failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
-    if unpacked > MAX_UNPACKED_BYTES:
-        limit = MAX_UNPACKED_BYTES // (1024 * 1024)
-        return failed(TOO_LARGE_UNPACKED.at(file_name, limit=limit))
-
+    refused = _unpacked_refusal(data, file_name)
+    if refused is not None:
+        return refused
     try:
         workbook = _Workbook(data)
     except archive.MemberTooLarge as exc:
-        return failed(_part_too_large(exc, file_name))
+        return _failed(_part_too_large(exc, file_name))
     except Exception:
         # openpyxl parses untrusted XML and raises whatever its parsers raise on a damaged
         # file (KeyError, ValueError, ParseError, InvalidFileException, …); every one of
         # them means the same thing to the person uploading it.
-        return failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
+        return _failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
     with workbook:
         if not workbook.sheets:
-            return failed(NO_SHEET.at(file_name))
+            return _failed(NO_SHEET.at(file_name))
         title, sheet_path = workbook.sheets[0]
         detected = f"Excel workbook, sheet “{title}”"
         warnings = []
@@ -223,18 +232,41 @@ def read_table(
             return None, detected, [problem], warnings
         except Exception:
             # The sheet XML is parsed as it is read, so damage inside it surfaces here.
-            return failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
+            return _failed(NOT_A_WORKBOOK.at(file_name), "not a workbook")
     if problem is not None:
         return None, detected, [problem], warnings
+    table = _table(
+        rows,
+        file_name,
+        title,
+        header_row=header_row,
+        keep_blank_rows=keep_blank_rows,
+        warnings=warnings,
+    )
+    if isinstance(table, Problem):
+        return None, detected, [table], warnings
+    return table, detected, [], warnings
+
+
+def _table(
+    rows: list[tuple[int, list[str]]],
+    file_name: str,
+    title: str,
+    *,
+    header_row: int | None,
+    keep_blank_rows: bool,
+    warnings: list[Problem],
+) -> Table | Problem:
+    """The sheet's rows under their header (`columns.find_header`), or the problem."""
     found = find_header(rows, file_name, header_row=header_row, warnings=warnings)
     if found is None:
-        return None, detected, [EMPTY_SHEET.at(file_name, sheet=f"“{title}”")], warnings
+        return EMPTY_SHEET.at(file_name, sheet=f"“{title}”")
     if isinstance(found, Problem):
-        return None, detected, [found], warnings
+        return found
     number, header, body = found
     if keep_blank_rows:
         body = [(n, cells) for n, cells in rows if n > number]
-    return Table(header=list(header), header_row=number, rows=body), detected, [], warnings
+    return Table(header=list(header), header_row=number, rows=body)
 
 
 class _CountedArchive(zipfile.ZipFile):
