@@ -208,6 +208,7 @@ def _check_archive(
     progress: Progress | None = None,
     measured: Measured | None = None,
 ) -> CheckResult:
+    """Check an opened zip: refused whole if hostile, else its BEIR pair or its dataset file."""
     infos = zf.infolist()
     problems = archive_problems(infos, zip_name)
     if not problems:
@@ -217,10 +218,11 @@ def _check_archive(
         return _refused(zip_name, *problems)
 
     files = [info for info in infos if not info.is_dir() and not is_junk(info.filename)]
-    folder = _dataset_folder([info.filename for info in files])
+    names = [info.filename for info in files]
+    folder = _dataset_folder(names)
     # A BEIR benchmark zipped as published (queries.jsonl beside qrels/test.tsv) has no
     # dataset file: it is a contextgrid eval set (rule in find_beir_members).
-    beir = evalset_format.find_beir_members([info.filename for info in files], folder)
+    beir = evalset_format.find_beir_members(names, folder)
     if beir is not None:
         return _check_beir(zf, zip_name, beir, options)
     dataset_info, problem = _find_dataset_file(files, folder, zip_name)
@@ -230,11 +232,36 @@ def _check_archive(
             zip_name, problem, detected=f"ZIP archive with {counted(len(files), 'file')}"
         )
 
-    dataset_name = dataset_info.filename
     data, problem = _read_dataset_file(zf, dataset_info)
     if data is None:
         assert problem is not None
         return _refused(zip_name, problem)
+    return _check_dataset_file(
+        zf,
+        zip_name,
+        data,
+        dataset_info.filename,
+        files=files,
+        folder=folder,
+        options=options,
+        progress=progress,
+        measured=measured,
+    )
+
+
+def _check_dataset_file(
+    zf: zipfile.ZipFile,
+    zip_name: str,
+    data: bytes,
+    dataset_name: str,
+    *,
+    files: list[zipfile.ZipInfo],
+    folder: str,
+    options: CheckOptions,
+    progress: Progress | None,
+    measured: Measured | None,
+) -> CheckResult:
+    """The zip's dataset file read and checked, with the members its tasks attach."""
     parsed = _read_dataset(data, dataset_name, options)
     problems = list(parsed.problems)
     warnings = list(parsed.warnings)
