@@ -553,53 +553,66 @@ def write_csv(evalset: EvalSet, path: str | Path) -> Path:
     Only the first anchor of each item fits, and gold spans have no column: a ``UserWarning``
     names the questions that lose evidence. Use :func:`write_jsonl` to keep everything.
     """
-    extra_anchors = [item.id for item in evalset if len(item.anchors) > 1]
-    gold_only = [item.id for item in evalset if item.gold and not item.anchors]
     buffer = io.StringIO()
     # RFC 4180's CRLF: the csv module quotes a cell holding any line-terminator character,
     # so with "\n" alone a cell ending in a bare "\r" would be written unquoted and lose it.
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     for item in evalset:
-        anchor = item.anchors[0] if item.anchors else None
-        texts: tuple[str, ...] = (item.id, item.question, item.answer or "")
-        if anchor is not None:
-            texts += (anchor.source_id, anchor.quote)
-        if any("\x00" in text for text in texts):
-            # read_csv refuses NUL as the mark of a binary file, so it must not be written.
-            raise EvalSetError(f"item {item.id!r}: a NUL character cannot be written to CSV")
-        writer.writerow(
-            [
-                item.id,
-                item.question,
-                anchor.source_id if anchor else "",
-                anchor.quote if anchor else "",
-                anchor.grade if anchor else "",
-                "" if anchor is None or anchor.page_hint is None else anchor.page_hint,
-                anchor.occurrence if anchor else "",
-                _qtype_value(item.qtype, f"item {item.id!r}"),
-                "" if item.answer is None else item.answer,
-                _dumps(item.meta, f"item {item.id!r}") if item.meta else "",
-            ]
-        )
+        writer.writerow(_csv_row(item))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(_encode(buffer.getvalue(), path.name))
-    if extra_anchors or gold_only:
-        problems = []
-        if extra_anchors:
-            problems.append("only the first anchor is written for " + ", ".join(extra_anchors))
-        if gold_only:
-            problems.append(
-                "gold spans have no CSV column, so these lose all their evidence: "
-                + ", ".join(gold_only)
-            )
+    lost = _lost_in_csv(evalset)
+    if lost:
         warnings.warn(
-            f"{path.name}: {'; '.join(problems)}. Use write_jsonl to keep them intact.",
+            f"{path.name}: {lost}. Use write_jsonl to keep them intact.",
             UserWarning,
             stacklevel=2,
         )
     return path
+
+
+def _csv_row(item: EvalItem) -> list[Any]:
+    """An item's cells in `CSV_COLUMNS` order, with its first anchor only."""
+    anchor = item.anchors[0] if item.anchors else None
+    texts: tuple[str, ...] = (item.id, item.question, item.answer or "")
+    if anchor is not None:
+        texts += (anchor.source_id, anchor.quote)
+    if any("\x00" in text for text in texts):
+        # read_csv refuses NUL as the mark of a binary file, so it must not be written.
+        raise EvalSetError(f"item {item.id!r}: a NUL character cannot be written to CSV")
+    return [
+        item.id,
+        item.question,
+        *_anchor_cells(anchor),
+        _qtype_value(item.qtype, f"item {item.id!r}"),
+        "" if item.answer is None else item.answer,
+        _dumps(item.meta, f"item {item.id!r}") if item.meta else "",
+    ]
+
+
+def _anchor_cells(anchor: GoldAnchor | None) -> list[Any]:
+    """An anchor's source_id, quote, grade, page and occurrence cells (blank for none)."""
+    if anchor is None:
+        return ["", "", "", "", ""]
+    page = "" if anchor.page_hint is None else anchor.page_hint
+    return [anchor.source_id, anchor.quote, anchor.grade, page, anchor.occurrence]
+
+
+def _lost_in_csv(evalset: EvalSet) -> str:
+    """What writing ``evalset`` as CSV leaves out, said for its warning ("" for nothing)."""
+    extra_anchors = [item.id for item in evalset if len(item.anchors) > 1]
+    gold_only = [item.id for item in evalset if item.gold and not item.anchors]
+    problems = []
+    if extra_anchors:
+        problems.append("only the first anchor is written for " + ", ".join(extra_anchors))
+    if gold_only:
+        problems.append(
+            "gold spans have no CSV column, so these lose all their evidence: "
+            + ", ".join(gold_only)
+        )
+    return "; ".join(problems)
 
 
 def _csv_int(value: str, column: str, where: _Where) -> int:
