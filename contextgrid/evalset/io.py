@@ -1038,44 +1038,20 @@ def parse_legalbench_rag_text(
     tests_skipped = 0
     snippets_skipped: dict[str, int] = {}
     for index, test in enumerate(tests):
-        where = _Where(name, test=index)
-        if not isinstance(test, dict):
-            raise where.error(f"expected an object, got {type(test).__name__}")
-        query = test.get("query")
-        if query is not None and not isinstance(query, str):
-            raise where.error(f'"query" must be a string, got {type(query).__name__}')
-        if not query or not query.strip():
+        query = _legalbench_query(test, _Where(name, test=index))
+        if query is None:
             tests_skipped += 1
             continue
-        # Files re-serialised by others carry a "query_id"; it is a better id than a position.
-        query_id = test.get("query_id")
-        item_id = query_id if isinstance(query_id, str) and query_id else f"lb{index}"
+        item_id = _legalbench_id(test, index)
         where = _Where(name, test=index, item=item_id)
         if item_id in used_ids:
             raise where.error(f"the id {item_id!r} is used by an earlier test")
         used_ids.add(item_id)
-        answer = test.get("answer")
-        if answer is not None and not isinstance(answer, str):
-            raise where.error(f'"answer" must be a string, got {type(answer).__name__}')
-        snippets = test.get("snippets")
-        if snippets is None:
-            snippets = []
-        if not isinstance(snippets, list):
-            raise where.error(f'"snippets" must be an array, got {type(snippets).__name__}')
-        gold = []
-        for number, snippet in enumerate(snippets):
-            span = _legalbench_span(snippet, number, where, corpus)
-            if isinstance(span, Span):
-                gold.append(GoldSpan(span))
-            else:
-                snippets_skipped[span] = snippets_skipped.get(span, 0) + 1
-        meta: dict[str, Any] = {}
+        answer = _optional_str(test, "answer", where)
+        gold = _legalbench_gold(test, where, corpus, snippets_skipped)
         tags = test.get("tags")
-        if isinstance(tags, list) and tags:
-            meta["tags"] = tags
-        items.append(
-            EvalItem(id=item_id, question=query, gold=tuple(gold), answer=answer, meta=meta)
-        )
+        meta: dict[str, Any] = {"tags": tags} if isinstance(tags, list) and tags else {}
+        items.append(EvalItem(id=item_id, question=query, gold=gold, answer=answer, meta=meta))
 
     return EvalSet(
         id=evalset_id,
@@ -1089,6 +1065,50 @@ def parse_legalbench_rag_text(
         },
         items=tuple(items),
     )
+
+
+def _optional_str(obj: dict[str, Any], key: str, where: _Where, prefix: str = "") -> str | None:
+    """``obj[key]`` if it is a string, None if absent or null; any other type raises."""
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise where.error(f'{prefix}"{key}" must be a string, got {type(value).__name__}')
+    return value
+
+
+def _legalbench_query(test: object, where: _Where) -> str | None:
+    """A test's query, or None for a test to skip (no query, or a blank one)."""
+    if not isinstance(test, dict):
+        raise where.error(f"expected an object, got {type(test).__name__}")
+    query = _optional_str(test, "query", where)
+    if not query or not query.strip():
+        return None
+    return query
+
+
+def _legalbench_id(test: dict[str, Any], index: int) -> str:
+    """A test's item id: its "query_id", else ``lb<position>``."""
+    # Files re-serialised by others carry a "query_id"; it is a better id than a position.
+    query_id = test.get("query_id")
+    return query_id if isinstance(query_id, str) and query_id else f"lb{index}"
+
+
+def _legalbench_gold(
+    test: dict[str, Any], where: _Where, corpus: _Corpus | None, skipped: dict[str, int]
+) -> tuple[GoldSpan, ...]:
+    """A test's snippets as gold spans; each snippet skipped is counted in `skipped` by why."""
+    snippets = test.get("snippets")
+    if snippets is None:
+        snippets = []
+    if not isinstance(snippets, list):
+        raise where.error(f'"snippets" must be an array, got {type(snippets).__name__}')
+    gold = []
+    for number, snippet in enumerate(snippets):
+        span = _legalbench_span(snippet, number, where, corpus)
+        if isinstance(span, Span):
+            gold.append(GoldSpan(span))
+        else:
+            skipped[span] = skipped.get(span, 0) + 1
+    return tuple(gold)
 
 
 def _legalbench_tests(text: str, name: str) -> list[Any]:
@@ -1119,31 +1139,14 @@ def _legalbench_span(
     snippet: object, number: int, where: _Where, corpus: _Corpus | None
 ) -> Span | str:
     """A snippet's gold span, or why it is skipped; wrong types raise."""
-    if not isinstance(snippet, dict):
-        raise where.error(f"snippet {number} must be an object, got {type(snippet).__name__}")
-    file_path, span = snippet.get("file_path"), snippet.get("span")
-    if file_path is not None and not isinstance(file_path, str):
-        raise where.error(
-            f'snippet {number}: "file_path" must be a string, got {type(file_path).__name__}'
-        )
-    if span is not None and not isinstance(span, list):
-        # "117,202" must not become characters "1" to "1".
-        raise where.error(f'snippet {number}: "span" must be an array [start, end], got {span!r}')
+    file_path, span = _snippet_fields(snippet, number, where)
     if not file_path:
         return SKIP_NO_FILE_PATH
     if span is None:
         return SKIP_NO_SPAN
     if len(span) < 2:
         return SKIP_SHORT_SPAN
-    if len(span) > 2 or not all(_is_int(n) for n in span):
-        raise where.error(
-            f'snippet {number}: "span" must be two whole numbers [start, end], got {span!r}'
-        )
-    start, end = span
-    if start < 0 or end < start:
-        raise where.error(
-            f"snippet {number}: the span {span!r} ends before it starts or starts below 0"
-        )
+    start, end = _span_bounds(span, number, where)
     if start == end:
         return SKIP_EMPTY_SPAN
     if corpus is not None:
@@ -1153,6 +1156,35 @@ def _legalbench_span(
         if end > length:
             return SKIP_SPAN_PAST_END
     return Span(file_path, start, end)
+
+
+def _snippet_fields(
+    snippet: object, number: int, where: _Where
+) -> tuple[str | None, list[Any] | None]:
+    """A snippet's "file_path" and "span", each None when absent; wrong types raise."""
+    if not isinstance(snippet, dict):
+        raise where.error(f"snippet {number} must be an object, got {type(snippet).__name__}")
+    file_path = _optional_str(snippet, "file_path", where, f"snippet {number}: ")
+    span = snippet.get("span")
+    if span is not None and not isinstance(span, list):
+        # "117,202" must not become characters "1" to "1".
+        raise where.error(f'snippet {number}: "span" must be an array [start, end], got {span!r}')
+    return file_path, span
+
+
+def _span_bounds(span: list[Any], number: int, where: _Where) -> tuple[int, int]:
+    """The start and end of a span of two or more items; anything but [start, end] with
+    0 <= start <= end raises."""
+    if len(span) > 2 or not all(_is_int(n) for n in span):
+        raise where.error(
+            f'snippet {number}: "span" must be two whole numbers [start, end], got {span!r}'
+        )
+    start, end = span
+    if start < 0 or end < start:
+        raise where.error(
+            f"snippet {number}: the span {span!r} ends before it starts or starts below 0"
+        )
+    return start, end
 
 
 def read_legalbench_rag(
