@@ -816,6 +816,11 @@ _NO_IDS: frozenset[str | None] = frozenset()
 _finish = object.__setattr__
 
 
+def _name_from_prompt_or_id(task: TaskSpec, task_id: str) -> str:
+    """The name of a task the file gives none: made from its prompt, else its id."""
+    return name_from_prompt(task.prompt or "") or task_id
+
+
 def _blank(value: str | None) -> bool:
     return value is None or value.strip() == ""
 
@@ -1006,7 +1011,7 @@ class _Validator:
             task_id = f"task-{self.options.first_task_number + index}"
             _finish(task, "id", task_id)
         if not task.name:
-            _finish(task, "name", name_from_prompt(task.prompt or "") or task_id)
+            _finish(task, "name", _name_from_prompt_or_id(task, task_id))
         # As the file wrote it: None, the text, or {"text": ..., "verifier": ...}.
         expected: Any = task.expected_text
         text, verifier = expected, None
@@ -1031,16 +1036,7 @@ class _Validator:
             criteria = alone + criteria if criteria else alone
         if criteria is not given:
             _finish(task, "criteria", criteria)
-        # Absent files are () already; null, [] or a list of files are not.
-        files: Any = task.input_files
-        if type(files) is not tuple:
-            path: DocPath = ("tasks", index, "inputFiles")
-            _finish(task, "input_files", self.files(files, path) if files else ())
-        files = task.expected_files
-        if type(files) is not tuple:
-            path = ("tasks", index, "expectedFiles")
-            _finish(task, "expected_files", self.files(files, path) if files else ())
-        self.free_json(task, index, task_id)
+        self.optional_parts(task, index, task_id)
 
     def answer(
         self, text: str | None, verifier: Verifier | None, index: int, task_id: str
@@ -1072,8 +1068,18 @@ class _Validator:
         self._last_expected = (verifier, alone)
         return alone
 
-    def free_json(self, task: TaskSpec, index: int, task_id: str) -> None:
-        """A task's evidence and metadata: free-form JSON, checked when given, {} for null."""
+    def optional_parts(self, task: TaskSpec, index: int, task_id: str) -> None:
+        """What the usual task leaves out: its files, checked when given, () for null or [];
+        its evidence and metadata, free-form JSON checked when given, {} for null."""
+        # Absent files are () already; null, [] or a list of files are not.
+        files: Any = task.input_files
+        if type(files) is not tuple:
+            path: DocPath = ("tasks", index, "inputFiles")
+            _finish(task, "input_files", self.files(files, path) if files else ())
+        files = task.expected_files
+        if type(files) is not tuple:
+            path = ("tasks", index, "expectedFiles")
+            _finish(task, "expected_files", self.files(files, path) if files else ())
         evidence: dict[str, Any] | None = task.evidence
         if evidence:
             self.evidence(evidence, ("tasks", index, "evidence"), task_id)
@@ -1458,14 +1464,7 @@ def _value_problem(
             TEXT_TOO_LONG, path, label=label, count=len(value), limit=ctx.get("max_length")
         )
     elif kind == "too_long":
-        count, limit = ctx.get("actual_length"), ctx.get("max_length")
-        if path[-1] == "tasks":
-            findings.problem(TOO_MANY_TASKS, path, count=count, limit=limit)
-        elif path[-1] == "criteria":
-            findings.problem(TOO_MANY_CRITERIA, path, count=count, limit=limit)
-        else:
-            kind_name = "input files" if path[-1] == "inputFiles" else "expected files"
-            findings.problem(TOO_MANY_FILES, path, count=count, kind=kind_name, limit=limit)
+        _too_long_problem(path, ctx, findings)
     elif kind == "literal_error":
         rule = UNKNOWN_OUTPUT_TYPE if path[-1] == "outputType" else UNKNOWN_VERIFIER_KIND
         findings.problem(rule, path, value=_shown(value))
@@ -1475,6 +1474,18 @@ def _value_problem(
         findings.problem(_TYPE_RULES[kind], path, label=label)
     else:
         findings.problem(WRONG_TYPE, path, label=label, detail=error["msg"])
+
+
+def _too_long_problem(path: DocPath, ctx: dict[str, Any], findings: _Findings) -> None:
+    """A list longer than its limit: the tasks, a criteria list, or a task's files."""
+    count, limit = ctx.get("actual_length"), ctx.get("max_length")
+    if path[-1] == "tasks":
+        findings.problem(TOO_MANY_TASKS, path, count=count, limit=limit)
+    elif path[-1] == "criteria":
+        findings.problem(TOO_MANY_CRITERIA, path, count=count, limit=limit)
+    else:
+        kind_name = "input files" if path[-1] == "inputFiles" else "expected files"
+        findings.problem(TOO_MANY_FILES, path, count=count, kind=kind_name, limit=limit)
 
 
 # A value that must be there, put in place of a wrong one so that the rest of the document
