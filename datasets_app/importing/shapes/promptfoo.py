@@ -13,8 +13,9 @@ Decisions (also in docs/field-names.md):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from datasets_app.importing.aliases import field_for
@@ -199,6 +200,90 @@ def _promptfoo_assertions(value: Any, task: dict[str, Any], source: str) -> None
 _PROMPTFOO_EXPECTED = re.compile(r"^__expected\d*$", re.IGNORECASE)
 
 
+def _cell(cells: Sequence[str], index: int) -> str:
+    """A row's cell, or "" past its end (a short row)."""
+    return cells[index] if index < len(cells) else ""
+
+
+@dataclass
+class _GradedRow:
+    """What one row's `__expected` cells grade by, and what they raise."""
+
+    expected: str = ""
+    verifier: str = ""
+    criteria: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    # The `kind:` of each assertion left out for the sheet's own answer column.
+    left_out: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _PromptfooColumns:
+    """Which columns of a promptfoo sheet are assertions, and which are kept as they are."""
+
+    header: list[str]
+    asserting: list[int]
+    kept: list[int]
+    has_id: bool
+    # The sheet's own expected-answer column ("" when it has none).
+    own_answer: str
+
+    @classmethod
+    def of(cls, header: list[str]) -> _PromptfooColumns:
+        asserting = [i for i, name in enumerate(header) if _PROMPTFOO_EXPECTED.match(name.strip())]
+        kept = [i for i in range(len(header)) if i not in asserting]
+        has_id = any(field_for(header[i]) == "id" for i in kept)
+        own_answer = next(
+            (header[i].strip() for i in kept if field_for(header[i]) == "expected"), ""
+        )
+        return cls(header, asserting, kept, has_id, own_answer)
+
+    def new_header(self) -> list[str]:
+        answer_columns = [] if self.own_answer else ["expected_answer", "expected_verifier"]
+        task_id = [] if self.has_id else ["task_id"]
+        return [self.header[i] for i in self.kept] + [*answer_columns, "criterion", *task_id]
+
+    def graded(self, file_name: str, row: int, cells: Sequence[str]) -> _GradedRow:
+        """The answer, criteria, problems and left-out assertions of one row's cells."""
+        graded = _GradedRow()
+        for i in self.asserting:
+            cell = _cell(cells, i).strip()
+            if not cell:
+                continue
+            assertion = promptfoo_assertion(cell)
+            if assertion.rubric is not None:
+                graded.criteria.append(assertion.rubric)
+            elif self.own_answer:
+                graded.left_out.append(assertion.kind + ":")
+            elif assertion.answer is not None:
+                graded.expected, graded.verifier = assertion.answer, "exact_match"
+            else:
+                # Kept as the row's answer so that the row's one problem is this one (the
+                # file is refused, so it never imports).
+                graded.expected = graded.expected or cell
+                problem = assertion.unsupported()
+                graded.problems.append(
+                    problem.rule.at(
+                        file_name, row=row, field=self.header[i].strip(), **problem.params
+                    )
+                )
+        return graded
+
+    def task_rows(
+        self, number: int, row: int, cells: Sequence[str], graded: _GradedRow
+    ) -> list[Row]:
+        """One row per criterion, as our own sheets write a task with several (the first
+        row carries the task's other cells)."""
+        base = [_cell(cells, i) for i in self.kept]
+        task_id = [] if self.has_id else [f"task-{number}"]
+        answer = [] if self.own_answer else [graded.expected, graded.verifier]
+        first_criterion = graded.criteria[0] if graded.criteria else ""
+        task_rows: list[Row] = [(row, [*base, *answer, first_criterion, *task_id])]
+        blank = ["" for _ in [*base, *answer]]
+        task_rows += [(row, [*blank, criterion, *task_id]) for criterion in graded.criteria[1:]]
+        return task_rows
+
+
 def _promptfoo_columns(
     header: list[str], rows: Sequence[Row], file_name: str, first_task_number: int = 1
 ) -> tuple[list[str], Sequence[Row], list[Problem], list[Problem]]:
@@ -211,53 +296,22 @@ def _promptfoo_columns(
     beside `python:file://…`) is graded by it: its other assertions are left out, with one
     warning. Returns the header, the rows, the problems and the warnings.
     """
-    asserting = [i for i, name in enumerate(header) if _PROMPTFOO_EXPECTED.match(name.strip())]
-    kept = [i for i in range(len(header)) if i not in asserting]
-    has_id = any(field_for(header[i]) == "id" for i in kept)
-    own_answer = next((header[i].strip() for i in kept if field_for(header[i]) == "expected"), "")
-    answer_columns = [] if own_answer else ["expected_answer", "expected_verifier"]
-    new_header = [header[i] for i in kept] + [*answer_columns, "criterion"]
-    if not has_id:
-        new_header.append("task_id")
+    columns = _PromptfooColumns.of(header)
     problems: list[Problem] = []
-    left_out: dict[str, int] = {}
+    left_out: Counter[str] = Counter()
     new_rows: list[Row] = []
     for number, (row, cells) in enumerate(rows, start=first_task_number):
-        base = [cells[i] if i < len(cells) else "" for i in kept]
-        expected, verifier, criteria = "", "", []
-        for i in asserting:
-            cell = cells[i].strip() if i < len(cells) else ""
-            if not cell:
-                continue
-            assertion = promptfoo_assertion(cell)
-            if assertion.rubric is not None:
-                criteria.append(assertion.rubric)
-            elif own_answer:
-                name = assertion.kind + ":"
-                left_out[name] = left_out.get(name, 0) + 1
-            elif assertion.answer is not None:
-                expected, verifier = assertion.answer, "exact_match"
-            else:
-                # Kept as the row's answer so that the row's one problem is this one (the
-                # file is refused, so it never imports).
-                expected = expected or cell
-                problem = assertion.unsupported()
-                problems.append(
-                    problem.rule.at(file_name, row=row, field=header[i].strip(), **problem.params)
-                )
-        task_id = [] if has_id else [f"task-{number}"]
-        answer = [] if own_answer else [expected, verifier]
-        new_rows.append((row, [*base, *answer, criteria[0] if criteria else "", *task_id]))
-        for criterion in criteria[1:]:
-            blank = ["" for _ in [*base, *answer]]
-            new_rows.append((row, [*blank, criterion, *task_id]))
-    warnings = [
-        PROMPTFOO_LEFT_OUT.at(
-            file_name,
-            row=1,
-            count=sum(left_out.values()),
-            kinds=", ".join(left_out),
-            column=own_answer,
-        )
-    ]
-    return new_header, new_rows, problems, warnings if left_out else []
+        graded = columns.graded(file_name, row, cells)
+        problems += graded.problems
+        left_out.update(graded.left_out)
+        new_rows += columns.task_rows(number, row, cells, graded)
+    if not left_out:
+        return columns.new_header(), new_rows, problems, []
+    warning = PROMPTFOO_LEFT_OUT.at(
+        file_name,
+        row=1,
+        count=sum(left_out.values()),
+        kinds=", ".join(left_out),
+        column=columns.own_answer,
+    )
+    return columns.new_header(), new_rows, problems, [warning]
