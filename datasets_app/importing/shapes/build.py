@@ -87,43 +87,75 @@ def _split_conversation(value: Any, source: str) -> dict[str, str]:
 
 def _task(values: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
     """One record as a canonical task. Raises ValueProblem for a value that cannot be one."""
-    task: dict[str, Any] = {}
     conversation = fields.get("prompt")
-    if conversation and conversation == fields.get("expected"):
-        task.update(_split_conversation(values.get(conversation), conversation))
-    elif conversation:
-        prompt = compose_prompt(values, _parts(conversation))
-        history = _history(values) if prompt else None
-        if history and history[0] not in _parts(conversation):
-            # A follow-up question is asked after the turns it follows, as a chat prompt.
-            key, messages = history
-            prompt = chat_prompt([*messages, {"role": "user", "content": prompt}], key)
-        if prompt:
-            task["prompt"] = prompt
-    for key in ("id", "name", "expected"):
-        source = fields.get(key)
-        if source and not (key == "expected" and source == conversation):
-            text = text_value(values.get(source), key, source)
-            if text is not None and (key != "id" or text.strip()):
-                task[key] = text
-    if isinstance(values.get("criteria"), list) and "criterion" not in fields:
-        task["criteria"] = values["criteria"]
-    criterion = fields.get("criterion")
-    if criterion:
-        # A score rubric's criterion comes with the reference answer its judge reads.
-        rubric, *with_it = _parts(criterion)
-        if values.get(rubric) not in (None, "", []):
-            weight = values.get(fields["weight"]) if "weight" in fields else None
-            reference = (
-                text_value(values.get(with_it[0]), "expected", with_it[0]) if with_it else None
-            )
-            task["criteria"] = criteria_value(values[rubric], weight, rubric, reference=reference)
+    task = _prompt_task(values, conversation, fields.get("expected"))
+    task.update(_field_texts(values, fields, conversation))
+    criteria = _criteria(values, fields)
+    if criteria is not None:
+        task["criteria"] = criteria
     if "assert" in values and not fields.get("expected"):
         _promptfoo_assertions(values["assert"], task, "assert")
     answer = values.get("expected")
     if isinstance(answer, dict) and "text" in answer and fields.get("expected") == "expected":
         task["expected"] = answer  # our own {"text", "verifier"}
     return task
+
+
+def _prompt_task(
+    values: Mapping[str, Any], conversation: str | None, expected_source: str | None
+) -> dict[str, Any]:
+    """The task's prompt (and, from a whole conversation, its expected answer)."""
+    if not conversation:
+        return {}
+    if conversation == expected_source:
+        return _split_conversation(values.get(conversation), conversation)
+    prompt = _asked_prompt(values, conversation)
+    return {"prompt": prompt} if prompt else {}
+
+
+def _asked_prompt(values: Mapping[str, Any], conversation: str) -> str:
+    """The prompt composed from its parts, after the earlier turns it follows, if any."""
+    prompt = compose_prompt(values, _parts(conversation))
+    history = _history(values) if prompt else None
+    if history and history[0] not in _parts(conversation):
+        # A follow-up question is asked after the turns it follows, as a chat prompt.
+        key, messages = history
+        prompt = chat_prompt([*messages, {"role": "user", "content": prompt}], key)
+    return prompt
+
+
+def _field_texts(
+    values: Mapping[str, Any], fields: Mapping[str, str], conversation: str | None
+) -> dict[str, str]:
+    """The task's id, name and expected answer, each the text of its mapped source (an
+    expected answer a whole conversation gave is not read again; a blank id is none)."""
+    texts: dict[str, str] = {}
+    for key in ("id", "name", "expected"):
+        source = fields.get(key)
+        if not source or (key == "expected" and source == conversation):
+            continue
+        text = text_value(values.get(source), key, source)
+        if text is not None and (key != "id" or text.strip()):
+            texts[key] = text
+    return texts
+
+
+def _criteria(values: Mapping[str, Any], fields: Mapping[str, str]) -> list[Any] | None:
+    """The task's criteria: its mapped criterion's, or else the record's own `criteria`
+    list; None when it has neither."""
+    if "criterion" not in fields:
+        own = values.get("criteria")
+        return own if isinstance(own, list) else None
+    criterion = fields["criterion"]
+    if not criterion:
+        return None
+    # A score rubric's criterion comes with the reference answer its judge reads.
+    rubric, *with_it = _parts(criterion)
+    if values.get(rubric) in (None, "", []):
+        return None
+    weight = values.get(fields["weight"]) if "weight" in fields else None
+    reference = text_value(values.get(with_it[0]), "expected", with_it[0]) if with_it else None
+    return criteria_value(values[rubric], weight, rubric, reference=reference)
 
 
 def _task_name(
@@ -162,34 +194,50 @@ def build_tasks(
     built = Built()
     judged = 0
     prompt_parts = _parts(fields["prompt"]) if "prompt" in fields else []
+    named_by = shape.named_by if shape else ""
+    judged_by = shape.judged_by if shape else ""
     for record in records:
-        values = record.values
-        if _is_unanswerable(values, fields.get("expected")):
+        if _is_unanswerable(record.values, fields.get("expected")):
             built.left_out += 1
             continue
         try:
-            if record.cut:
-                raise ValueProblem(CELLS_CUT, cells=", ".join(record.cut))
-            task = _task(values, fields)
+            task = _record_task(record, fields)
         except ValueProblem as exc:
             problem = exc.rule.at(file_name, row=record.row, line=record.line, **exc.params)
             built.problems.append(problem)
             built.problem_records.append(record)
             continue
         if "prompt" in task and "name" not in task:
-            named_by = shape.named_by if shape else ""
-            task["name"] = _task_name(values, prompt_parts, task["prompt"], named_by)
-        if shape and shape.judged_by and not task.get("expected") and not task.get("criteria"):
-            task["criteria"] = [{"criterion": shape.judged_by}]
+            task["name"] = _task_name(record.values, prompt_parts, task["prompt"], named_by)
+        if judged_by and not task.get("expected") and not task.get("criteria"):
+            task["criteria"] = [{"criterion": judged_by}]
             judged += 1
         built.tasks.append(task)
         built.places.append(record)
-    if built.left_out:
-        built.warnings.append(UNANSWERABLE_LEFT_OUT.at(file_name, count=built.left_out))
-    if judged and shape:
-        built.warnings.append(JUDGED_BY_TOOL.at(file_name, count=judged, criterion=shape.judged_by))
-    built.warnings.extend(_follow_ups_left_out(built.places, shape, file_name))
+    built.warnings.extend(_build_warnings(built, judged, shape, file_name))
     return built
+
+
+def _record_task(record: Record, fields: Mapping[str, str]) -> dict[str, Any]:
+    """A record's task. Raises ValueProblem for a record with cells cut or a value that
+    cannot be one."""
+    if record.cut:
+        raise ValueProblem(CELLS_CUT, cells=", ".join(record.cut))
+    return _task(record.values, fields)
+
+
+def _build_warnings(
+    built: Built, judged: int, shape: Shape | None, file_name: str
+) -> list[Problem]:
+    """The warnings that count the tasks left out, judged by the tool's own criterion and
+    with their later turns left out, in that order."""
+    warnings: list[Problem] = []
+    if built.left_out:
+        warnings.append(UNANSWERABLE_LEFT_OUT.at(file_name, count=built.left_out))
+    if judged and shape:
+        warnings.append(JUDGED_BY_TOOL.at(file_name, count=judged, criterion=shape.judged_by))
+    warnings.extend(_follow_ups_left_out(built.places, shape, file_name))
+    return warnings
 
 
 def _follow_ups_left_out(
