@@ -28,7 +28,7 @@ from datasets_app.importing.shapes.promptfoo import (
     _PROMPTFOO_EXPECTED,
     _promptfoo_columns,
 )
-from datasets_app.importing.shapes.recognise import recognise
+from datasets_app.importing.shapes.recognise import Recognised, recognise
 from datasets_app.importing.shapes.refusals import Evidence, refusal_problem
 from datasets_app.importing.shapes.registry import SHAPES
 from datasets_app.importing.spec import (
@@ -182,63 +182,101 @@ def shape_table(
     synthetic = _spreadsheet_habits(shaped, file_name, first_task_number)
     if shaped.header is None:
         return shaped
-    header, rows = shaped.header, shaped.rows
     if not given and _reads_as_it_is(shaped, reads):
         return shaped
-    records = _table_records(header, rows)
+    records = _table_records(shaped.header, shaped.rows)
     recognised = recognise(records, given=given, remembered=remembered)
     if not recognised.sources:
         return shaped
     shaped.shape = shaped.shape or recognised.shape
-    if recognised.how == "given":
-        missing = _missing_sources(recognised.fields, recognised.sources)
+    # Asked before the made columns leave the sources: a given mapping may name them.
+    missing = (
+        _missing_sources(recognised.fields, recognised.sources) if recognised.how == "given" else []
+    )
     if synthetic:
         # promptfoo's assertion columns are the file's own grading: the person maps the
         # columns they wrote, not the ones made from `__expected`.
         recognised.sources = [s for s in recognised.sources if s not in synthetic]
+    sheet = _Sheet(shaped, recognised, synthetic, reads, file_name)
     if recognised.how == "given":
-        if missing:
-            shown = ", ".join(recognised.sources)
-            shaped.mapping = FieldMap(dict(recognised.fields), "given", tuple(recognised.sources))
-            shaped.header = None
-            shaped.problems = [
+        return sheet.given_mapping(missing)
+    return sheet.guessed_mapping(records)
+
+
+@dataclass(frozen=True)
+class _Sheet:
+    """A sheet whose columns were recognised, on its way to its mapping."""
+
+    shaped: ShapedTable
+    recognised: Recognised
+    # The columns made from promptfoo's `__expected` ones.
+    synthetic: set[str]
+    reads: Callable[[str], str | None]
+    file_name: str
+
+    def given_mapping(self, missing: Sequence[tuple[str, str]]) -> ShapedTable:
+        """The mapping the person gave, refused when it names a column the sheet lacks."""
+        if not missing:
+            return self.mapped()
+        recognised = self.recognised
+        shown = ", ".join(recognised.sources)
+        self.shaped.mapping = FieldMap(dict(recognised.fields), "given", tuple(recognised.sources))
+        return self.refused(
+            [
                 UNKNOWN_SOURCE.at(
-                    file_name, source=shorten(part), label=LABELS[key], kind="column", found=shown
+                    self.file_name,
+                    source=shorten(part),
+                    label=LABELS[key],
+                    kind="column",
+                    found=shown,
                 )
                 for key, part in missing
             ]
-            return shaped
-    else:
+        )
+
+    def guessed_mapping(self, records: Sequence[Record]) -> ShapedTable:
+        """The mapping recognised, when the sheet is not one to refuse and says enough."""
+        recognised = self.recognised
         seen = Evidence(recognised.sources, recognised.named, "columns", records, recognised.fields)
-        refused = refusal_problem(seen, file_name)
+        refused = refusal_problem(seen, self.file_name)
         if refused is not None:
-            shaped.header = None
-            shaped.problems = [refused]
-            return shaped
-    complete = "prompt" in recognised.fields and recognised.fields.keys() & {
-        "expected",
-        "criterion",
-    }
-    if recognised.how != "given" and not complete:
-        # Nothing to guess from: `columns` names the missing column, as it always has.
+            return self.refused([refused])
+        if not _is_complete(recognised.fields):
+            # Nothing to guess from: `columns` names the missing column, as it always has.
+            return self.shaped
+        return self.mapped()
+
+    def refused(self, problems: list[Problem]) -> ShapedTable:
+        self.shaped.header = None
+        self.shaped.problems = problems
+        return self.shaped
+
+    def mapped(self) -> ShapedTable:
+        """The sheet renamed as the mapping says, its prompt's parts in one column."""
+        shaped, recognised, synthetic = self.shaped, self.recognised, self.synthetic
+        header, rows = shaped.header or [], shaped.rows
+        fields = recognised.fields
+        if " + " in fields.get("prompt", ""):
+            # A question and its options (or an instruction and its input): one prompt column.
+            header, rows = _composed_prompt(header, rows, _parts(fields["prompt"]))
+            fields = {**fields, "prompt": "prompt"}
+        shaped.header, shaped.not_read = _renamed(header, fields, self.reads)
+        shaped.rows = rows
+        shaped.mapping = FieldMap(
+            fields={k: v for k, v in recognised.fields.items() if v not in synthetic},
+            how=recognised.how,
+            sources=tuple(recognised.sources),
+            shape=recognised.shape,
+            graded=bool(synthetic),
+        )
+        if shaped.mapping.needs_confirmation:
+            shaped.problems = mapping_problems(recognised, file_name=self.file_name, kind="columns")
         return shaped
-    fields = recognised.fields
-    if " + " in fields.get("prompt", ""):
-        # A question and its options (or an instruction and its input): one prompt column.
-        header, rows = _composed_prompt(header, rows, _parts(fields["prompt"]))
-        fields = {**fields, "prompt": "prompt"}
-    shaped.header, shaped.not_read = _renamed(header, fields, reads)
-    shaped.rows = rows
-    shaped.mapping = FieldMap(
-        fields={k: v for k, v in recognised.fields.items() if v not in synthetic},
-        how=recognised.how,
-        sources=tuple(recognised.sources),
-        shape=recognised.shape,
-        graded=bool(synthetic),
-    )
-    if shaped.mapping.needs_confirmation:
-        shaped.problems = mapping_problems(recognised, file_name=file_name, kind="columns")
-    return shaped
+
+
+def _is_complete(fields: Mapping[str, str]) -> bool:
+    """Whether the fields say a prompt and something to grade it by."""
+    return "prompt" in fields and bool(fields.keys() & {"expected", "criterion"})
 
 
 def _composed_prompt(
