@@ -49,25 +49,43 @@ def _choice_list(value: Any) -> list[tuple[str, Any]] | None:
     options' texts beside their own labels (ARC's `{"text": [...], "label": [...]}`, whose
     labels are sometimes 1, 2, 3, 4, as its answer key is; its original files give each
     option as `{"text", "label"}`), or BIG-bench's `target_scores` (the options are its keys)."""
-    scores = option_scores(value)
-    if scores is not None:
-        value = list(scores)
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(choice, dict) and {"text", "label"} <= choice.keys() for choice in value)
-    ):
-        value = {"text": [c["text"] for c in value], "label": [c["label"] for c in value]}
+    value = _texts_beside_labels(value)
     if isinstance(value, dict) and isinstance(value.get("text"), list):
-        labels = value.get("label")
-        texts = value["text"]
-        if isinstance(labels, list) and len(labels) == len(texts):
-            return [(str(label), text) for label, text in zip(labels, texts, strict=True)]
-        value = texts
+        labelled = _labelled_options(value["text"], value.get("label"))
+        if labelled is not None:
+            return labelled
+        value = value["text"]
     if isinstance(value, str) and "," in value:
         value = [choice.strip() for choice in value.split(",")]
     if isinstance(value, list):
         return [(_option_label(index), choice) for index, choice in enumerate(value)]
+    return None
+
+
+def _texts_beside_labels(value: Any) -> Any:
+    """BIG-bench's `target_scores` as the list of its keys, and ARC's original options (each
+    `{"text", "label"}`) as its texts beside its labels; any other value as it is."""
+    scores = option_scores(value)
+    if scores is not None:
+        value = list(scores)
+    if not _is_option_objects(value):
+        return value
+    return {"text": [c["text"] for c in value], "label": [c["label"] for c in value]}
+
+
+def _is_option_objects(value: Any) -> bool:
+    """Whether a value is a list of options, each given as `{"text", "label"}`."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(choice, dict) and {"text", "label"} <= choice.keys() for choice in value)
+    )
+
+
+def _labelled_options(texts: list[Any], labels: Any) -> list[tuple[str, Any]] | None:
+    """The options' texts by their own labels, when there is one label for each."""
+    if isinstance(labels, list) and len(labels) == len(texts):
+        return [(str(label), text) for label, text in zip(labels, texts, strict=True)]
     return None
 
 
@@ -88,21 +106,13 @@ def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
         if part in SYSTEM_PROMPT_KEYS:
             system = text_value(value, "prompt", part) or ""
             continue
-        choices = _choice_list(value) if _is_choices(part) else None
-        if choices is not None:
-            options += [f"{label}. {_scalar_text(choice)}" for label, choice in choices]
+        part_options = _option_lines(part, value)
+        if part_options is not None:
+            options += part_options
             continue
-        if part in TEST_LIST_KEYS and isinstance(value, list):
-            tests = [text_value(test, "prompt", part) for test in value]
-            blocks.append("\n".join(test for test in tests if test and test.strip()))
-            continue
-        text = text_value(value, "prompt", part)
-        if not text:
-            continue
-        if len(part) == 1 and part in LETTERS:
-            options.append(f"{part}. {text}")
-        else:
-            blocks.append(text)
+        block = _prompt_block(part, value)
+        if block is not None:
+            blocks.append(block)
     if options:
         blocks.append("\n".join(options))
     prompt = "\n\n".join(blocks)
@@ -111,3 +121,24 @@ def compose_prompt(values: Mapping[str, Any], parts: Sequence[str]) -> str:
             [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         )
     return prompt
+
+
+def _option_lines(part: str, value: Any) -> list[str] | None:
+    """The lettered lines of a part that holds options (a `choices` list, or the column of
+    one letter); None for any other part."""
+    choices = _choice_list(value) if _is_choices(part) else None
+    if choices is not None:
+        return [f"{label}. {_scalar_text(choice)}" for label, choice in choices]
+    if len(part) == 1 and part in LETTERS:
+        text = text_value(value, "prompt", part)
+        return [f"{part}. {text}"] if text else []
+    return None
+
+
+def _prompt_block(part: str, value: Any) -> str | None:
+    """A part's block of the prompt (a coding problem's tests one per line); None for a
+    part without text."""
+    if part in TEST_LIST_KEYS and isinstance(value, list):
+        tests = [text_value(test, "prompt", part) for test in value]
+        return "\n".join(test for test in tests if test and test.strip())
+    return text_value(value, "prompt", part) or None
