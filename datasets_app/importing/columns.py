@@ -846,37 +846,59 @@ _VERIFIER_SUFFIXES = {
 }
 
 
+# The columns of a task's own values, by the key below the task in a document path.
+_TASK_COLUMNS: dict[str | int, str] = {
+    "id": "task_id",
+    "name": "name",
+    "prompt": "prompt",
+    "inputFiles": "input_files",
+    "expectedFiles": "expected_files",
+}
+
+
 def _column_for_path(path: DocPath) -> str | None:
     """("tasks", 3, "criteria", 0, "weight") → "weight": the column a value came from."""
+    criterion = _below_criterion(path)
+    if criterion is not None:
+        return _criterion_column(criterion)
+    if len(path) >= 3 and path[0] == "tasks":
+        below_task = path[2:]
+        if below_task[0] == "expected":
+            return _expected_column(below_task)
+        return _TASK_COLUMNS.get(below_task[0])
+    return None
+
+
+def _below_criterion(path: DocPath) -> DocPath | None:
+    """The path below a criterion (the dataset's or a task's), or None for another path."""
     if len(path) >= 3 and path[0] == "criteria":
-        criterion = path[2:]
-    elif len(path) >= 5 and path[0] == "tasks" and path[2] == "criteria":
-        criterion = path[4:]
-    elif len(path) >= 3 and path[0] == "tasks":
-        rest = path[2:]
-        if rest[0] == "id":
-            return "task_id"
-        if rest[0] in ("name", "prompt"):
-            return str(rest[0])
-        if rest[0] == "inputFiles":
-            return "input_files"
-        if rest[0] == "expectedFiles":
-            return "expected_files"
-        if rest[0] == "expected":
-            if len(rest) >= 3 and rest[1] == "verifier" and rest[2] in _VERIFIER_SUFFIXES:
-                return "expected_verifier" + _VERIFIER_SUFFIXES[str(rest[2])]
-            if len(rest) == 2 and rest[1] == "verifier":
-                return "expected_verifier"
-            return "expected"
-        return None
-    else:
-        return None
+        return path[2:]
+    if len(path) >= 5 and path[0] == "tasks" and path[2] == "criteria":
+        return path[4:]
+    return None
+
+
+def _criterion_column(criterion: DocPath) -> str | None:
     if criterion[0] in _CRITERION_COLUMNS:
         return _CRITERION_COLUMNS[str(criterion[0])]
     if criterion[0] == "verifier":
-        if len(criterion) >= 2 and criterion[1] in _VERIFIER_SUFFIXES:
-            return "verifier" + _VERIFIER_SUFFIXES[str(criterion[1])]
-        return "verifier"
+        return _verifier_column("verifier", criterion[1:]) or "verifier"
+    return None
+
+
+def _expected_column(expected: DocPath) -> str:
+    if len(expected) >= 2 and expected[1] == "verifier":
+        return _verifier_column("expected_verifier", expected[2:]) or "expected"
+    return "expected"
+
+
+def _verifier_column(prefix: str, below_verifier: DocPath) -> str | None:
+    """The column of a verifier (`prefix`) or of one of its keys (suffixed); None for
+    another key."""
+    if not below_verifier:
+        return prefix
+    if below_verifier[0] in _VERIFIER_SUFFIXES:
+        return prefix + _VERIFIER_SUFFIXES[str(below_verifier[0])]
     return None
 
 
