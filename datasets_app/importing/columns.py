@@ -492,11 +492,23 @@ class _Builder:
     # -- columns ---------------------------------------------------------------------------
 
     def map_columns(self) -> dict[str, int] | None:
-        header = self.header
-        found = [name.strip() for name in header if name.strip()]
+        """{key: index} of the columns read; None (and problems) when the sheet has a
+        column twice or lacks the prompt or an answer or criterion column."""
+        positions, ignored = self._column_positions()
+        self._check_duplicate_columns(positions)
+        if self.problems or self._lacks_a_column(positions):
+            return None
+        if ignored:
+            self.warnings.append(
+                IGNORED_COLUMNS.at(self.file_name, row=self.header_row, columns=", ".join(ignored))
+            )
+        return {key: indexes[0] for key, indexes in positions.items()}
+
+    def _column_positions(self) -> tuple[dict[str, list[int]], list[str]]:
+        """The indexes of each key's columns, and the names of the columns not read."""
         positions: dict[str, list[int]] = {}
         ignored: list[str] = []
-        for index, name in enumerate(header):
+        for index, name in enumerate(self.header):
             if not name.strip():
                 continue
             key = self._column_key(name)
@@ -504,16 +516,22 @@ class _Builder:
                 ignored.append(name.strip())
             else:
                 positions.setdefault(key, []).append(index)
+        return positions, ignored
+
+    def _check_duplicate_columns(self, positions: dict[str, list[int]]) -> None:
         for key, indexes in positions.items():
             if len(indexes) > 1:
                 self.problem(
                     DUPLICATE_COLUMN,
                     row=self.header_row,
-                    columns=", ".join(header[i].strip() for i in indexes),
+                    columns=", ".join(self.header[i].strip() for i in indexes),
                     meaning=key,
                 )
-        if self.problems:
-            return None
+
+    def _lacks_a_column(self, positions: dict[str, list[int]]) -> bool:
+        """Whether the sheet has no prompt column, or no answer or criterion column (a
+        problem says which, and what the columns found are)."""
+        found = [name.strip() for name in self.header if name.strip()]
         found_text = ", ".join(found) or "(no column names)"
         if "prompt" not in positions:
             self.problem(
@@ -522,7 +540,7 @@ class _Builder:
                 found=found_text,
                 expected=", ".join(COLUMNS_BY_KEY["prompt"].spellings),
             )
-            return None
+            return True
         if "expected" not in positions and not positions.keys() & set(CRITERION_KEYS):
             self.problem(
                 NO_ANSWER_COLUMN,
@@ -531,12 +549,8 @@ class _Builder:
                 expected=", ".join(COLUMNS_BY_KEY["expected"].spellings),
                 criterion=", ".join(COLUMNS_BY_KEY["criterion"].spellings),
             )
-            return None
-        if ignored:
-            self.warnings.append(
-                IGNORED_COLUMNS.at(self.file_name, row=self.header_row, columns=", ".join(ignored))
-            )
-        return {key: indexes[0] for key, indexes in positions.items()}
+            return True
+        return False
 
     def _column_key(self, name: str) -> str | None:
         """The key of the column a header cell names: a field's, `metadata.<key>`, or None."""
@@ -568,15 +582,12 @@ class _Builder:
         is read with two `itemgetter` calls and one dict copy, and lands on its task; any
         other row is placed by `_place`.
         """
-        header = self.header
-        width = len(header)
-        nameless = [i for i, name in enumerate(header) if not name.strip()]
+        width = len(self.header)
+        nameless = self._nameless_columns()
         global_criteria: list[tuple[int, dict[str, str]]] = []
         tasks: list[_Task] = []
         has_task_ids = self.has_task_ids = "task_id" in columns
-        # Header order, which `_merge` reports conflicts in.
-        task_keys = [key for key in columns if _is_task_key(key)]
-        task_reader = _CellReader(task_keys, [columns[key] for key in task_keys])
+        task_reader = _task_cell_reader(columns)
         read_task = task_reader.read
         criterion_reader = _CriterionReader(columns)
         read_criterion = criterion_reader.read
@@ -585,10 +596,9 @@ class _Builder:
         # A task's rows repeat its id cell: each run of them is read once.
         id_cell, id_value = "", None
         current: _Task | None = None
-        # The task a row without task cells adds to: `current`, when the row has its id (or
-        # neither has one).
+        # The task a row without task cells adds to (`_continued`).
         continued: _Task | None = None
-        no_task_cells = ("",) * len(task_keys)
+        no_task_cells = ("",) * len(task_reader.fields)
         for row_number, cells in rows:
             if len(cells) != width or nameless:
                 shaped = self._shaped(cells, row_number, width, nameless)
@@ -598,7 +608,7 @@ class _Builder:
             if has_task_ids and cells[id_at] != id_cell:
                 id_cell = cells[id_at]
                 id_value = _cell_value(id_cell, text=False)
-                continued = current if current and current.explicit_id == id_value else None
+                continued = _continued(current, id_value)
             criterion = read_criterion(cells)
             task_cells = task_cells_of(cells)
             if task_cells == no_task_cells:
@@ -614,13 +624,25 @@ class _Builder:
             if id_value is not None or values or criterion:
                 self._place(row_number, id_value, values, criterion, tasks, global_criteria)
                 current = tasks[-1] if tasks else None
-                continued = current if current and current.explicit_id == id_value else None
+                continued = _continued(current, id_value)
+        return self._finished(global_criteria, tasks, criterion_reader.ids_left_out)
 
+    def _nameless_columns(self) -> list[int]:
+        """The indexes of the header's blank cells (a cell below one is a stray)."""
+        return [i for i, name in enumerate(self.header) if not name.strip()]
+
+    def _finished(
+        self,
+        global_criteria: list[tuple[int, dict[str, str]]],
+        tasks: list[_Task],
+        ids_left_out: bool,
+    ) -> dict[str, Any] | None:
+        """The document of the rows read; None when nothing but problems came of them."""
         if not tasks and not global_criteria and not self.problems:
             self.problem(NO_ROWS, row=None)
         if self.problems and not tasks:
             return None
-        return self._document(global_criteria, tasks, criterion_reader.ids_left_out)
+        return self._document(global_criteria, tasks, ids_left_out)
 
     def _shaped(
         self, cells: Sequence[str], row_number: int, width: int, nameless: list[int]
@@ -654,32 +676,57 @@ class _Builder:
         """Put a row where it belongs: a new task, more of the task above (a criterion,
         cells it had left blank), or a criterion for every task before the first task."""
         current = tasks[-1] if tasks else None
-        if task_id is not None:
-            starts_task = current is None or current.explicit_id != task_id
-        elif "prompt" in values:
-            # Without task ids, a row repeating the prompt above with a criterion adds to it.
-            starts_task = not (
-                current is not None
-                and not self.has_task_ids
-                and criterion
-                and current.criteria
-                and current.values.get("prompt") == values["prompt"]
-            )
-        else:
-            starts_task = False
-        if starts_task:
+        if self._starts_task(current, task_id, values, criterion):
             # A task's first row: its cells are the task's (a copy only of the shared empty).
             task = _Task(row_number, task_id, values if values else {})
             tasks.append(task)
             if criterion:
                 task.add(row_number, criterion)
-            return
-        if current is None:
-            if values or not criterion:
-                self.problem(ROW_WITHOUT_TASK, row=row_number)
-            else:
-                global_criteria.append((row_number, criterion))
-            return
+        elif current is None:
+            self._place_before_tasks(row_number, values, criterion, global_criteria)
+        else:
+            self._add_to_task(current, row_number, values, criterion)
+
+    def _starts_task(
+        self,
+        current: _Task | None,
+        task_id: str | None,
+        values: dict[str, str],
+        criterion: dict[str, Any],
+    ) -> bool:
+        """Whether a row is a task's first: its id is not the task's above, or (without
+        ids) its prompt starts one."""
+        if task_id is not None:
+            return current is None or current.explicit_id != task_id
+        if "prompt" not in values:
+            return False
+        # Without task ids, a row repeating the prompt above with a criterion adds to it.
+        return not (
+            current is not None
+            and not self.has_task_ids
+            and criterion
+            and current.criteria
+            and current.values.get("prompt") == values["prompt"]
+        )
+
+    def _place_before_tasks(
+        self,
+        row_number: int,
+        values: dict[str, str],
+        criterion: dict[str, Any],
+        global_criteria: list[tuple[int, dict[str, Any]]],
+    ) -> None:
+        """A row above every task: a criterion for every task, or a problem."""
+        if values or not criterion:
+            self.problem(ROW_WITHOUT_TASK, row=row_number)
+        else:
+            global_criteria.append((row_number, criterion))
+
+    def _add_to_task(
+        self, current: _Task, row_number: int, values: dict[str, str], criterion: dict[str, Any]
+    ) -> None:
+        """More of the task above: the cells it had left blank, a criterion; a row adding
+        neither is a problem."""
         if not (values and self._merge(current, values, row_number)) and not criterion:
             self.problem(
                 REPEATED_TASK_ROW,
@@ -782,6 +829,19 @@ class _Builder:
 def _is_task_key(key: str) -> bool:
     """Whether a column's key is one of the task's (not its criterion's): a field, metadata."""
     return key in TASK_KEYS or key.startswith(METADATA_PREFIX)
+
+
+def _task_cell_reader(columns: dict[str, int]) -> _CellReader:
+    """The reader of a row's task cells, in header order (which `_merge` reports
+    conflicts in)."""
+    task_keys = [key for key in columns if _is_task_key(key)]
+    return _CellReader(task_keys, [columns[key] for key in task_keys])
+
+
+def _continued(current: _Task | None, id_value: str | None) -> _Task | None:
+    """The task a row without task cells adds to: `current`, when the row has its id (or
+    neither has one)."""
+    return current if current and current.explicit_id == id_value else None
 
 
 def _task_document(
