@@ -221,7 +221,7 @@ class _Sheet:
         recognised = self.recognised
         shown = ", ".join(recognised.sources)
         self.shaped.mapping = FieldMap(dict(recognised.fields), "given", tuple(recognised.sources))
-        return self.refused(
+        return self.refuse(
             [
                 UNKNOWN_SOURCE.at(
                     self.file_name,
@@ -240,13 +240,14 @@ class _Sheet:
         seen = Evidence(recognised.sources, recognised.named, "columns", records, recognised.fields)
         refused = refusal_problem(seen, self.file_name)
         if refused is not None:
-            return self.refused([refused])
+            return self.refuse([refused])
         if not _is_complete(recognised.fields):
             # Nothing to guess from: `columns` names the missing column, as it always has.
             return self.shaped
         return self.mapped()
 
-    def refused(self, problems: list[Problem]) -> ShapedTable:
+    def refuse(self, problems: list[Problem]) -> ShapedTable:
+        """The sheet refused: no header to read, and the problems that say why."""
         self.shaped.header = None
         self.shaped.problems = problems
         return self.shaped
