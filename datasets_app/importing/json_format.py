@@ -33,6 +33,7 @@ from datasets_app.importing.json_text import (
     is_json_lines,
     loads,
     long_list_head,
+    may_hold_escaped_nul,
     no_place,
 )
 from datasets_app.importing.shapes.records import Shaped
@@ -261,9 +262,8 @@ def check(
         return CheckResult(file_name, "json", detected, problems=tuple(problems))
     if options.mapping:
         return check_parsed(_parse(text, file_name, encoding, options), options=options)
-    # A backslash is found far faster than a longer string, and most files have none.
     errors = None
-    if _few_keys(text) and ("\\" not in text or "\\u0000" not in text):
+    if _few_keys(text) and not may_hold_escaped_nul(text):
         fast = validate_json_text(
             text,
             file_name=file_name,

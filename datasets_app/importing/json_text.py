@@ -42,6 +42,8 @@ TOO_DEEP = Rule(
 )
 # An escaped NUL (\u0000) that is not itself an escaped backslash followed by "u0000".
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+# The same six characters, escaped or not: the quick test for any.
+_NUL_ESCAPE = re.compile(r"\\u0000")
 # The json module's string scanner (not in typeshed): a JSON string's value and its end.
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -71,10 +73,17 @@ def _bad_byte(rule: Rule, data: bytes, offset: int, file_name: str) -> Problem:
     return rule.at(file_name, line=line, byte=offset + 1, line_number=line)
 
 
+def may_hold_escaped_nul(text: str) -> bool:
+    """Whether the text may hold an escaped NUL (\\u0000); False is certain."""
+    # A backslash is found far faster than a longer string, and most files have none. The
+    # regex engine finds "\\u0000" in text full of backslashes and zeros (escaped newlines,
+    # timestamps) in half the time `in` takes, which tries each of them.
+    return "\\" in text and _NUL_ESCAPE.search(text) is not None
+
+
 def escaped_nul_lines(text: str) -> list[int]:
     """Lines holding an escaped NUL (\\u0000): valid JSON, but no database stores it."""
-    # A backslash is found far faster than a longer string, and most files have none.
-    if "\\" not in text or "\\u0000" not in text:
+    if not may_hold_escaped_nul(text):
         return []
     return sorted({line_of(text, match.start()) for match in _ESCAPED_NUL.finditer(text)})
 
