@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
-from datasets_app.importing import evalset_format, zip_format
+from datasets_app.importing import evalset_format, shapes, zip_format
 from datasets_app.importing.csv_format import looks_like_utf16
 from datasets_app.importing.document import check_parsed
 from datasets_app.importing.formats import READERS, WHOLE_CHECKS
@@ -24,6 +24,7 @@ from datasets_app.importing.spec import (
     CheckResult,
     Parsed,
     Problem,
+    Read,
     Rule,
     TaskPreview,
     file_size,
@@ -184,13 +185,22 @@ def _check_unzipped(
     # says which one this is (rules in evalset_format's docstring), before the format's
     # own reader sees it.
     evalset_kind = evalset_format.detect(data, fmt)
-    if evalset_kind is not None:
-        parsed = evalset_format.read(data, file_name, evalset_kind, options.encoding)
-        return check_parsed(parsed, options=options)
     whole = WHOLE_CHECKS.get(fmt)
-    if whole is not None:
+    if evalset_kind is None and whole is not None:
         return whole(data, file_name, options=options)
-    return check_parsed(READERS[fmt](data, file_name, options), options=options)
+    # The importer's stages (spec.py): read, shape, validate.
+    read = _read(data, file_name, fmt, evalset_kind, options)
+    parsed = shapes.shape(read, options=options)
+    return check_parsed(parsed, options=options)
+
+
+def _read(
+    data: bytes, file_name: str, fmt: str, evalset_kind: str | None, options: CheckOptions
+) -> Read:
+    """The read stage: the format's reader, or the eval set's (`evalset_format.detect`)."""
+    if evalset_kind is not None:
+        return evalset_format.read(data, file_name, evalset_kind, options.encoding)
+    return READERS[fmt](data, file_name, options)
 
 
 def preview(result: CheckResult) -> list[TaskPreview]:
@@ -249,11 +259,8 @@ def locate_tasks(
         parsed = zip_format.read_dataset_file(source, options)
     elif fmt is not None:
         data = _read_capped(source)
-        kind = evalset_format.detect(data, fmt)
-        if kind is not None:
-            parsed = evalset_format.read(data, file_name, kind)
-        else:
-            parsed = READERS[fmt](data, file_name, options)
+        read = _read(data, file_name, fmt, evalset_format.detect(data, fmt), options)
+        parsed = shapes.shape(read, options=options)
     if parsed is None or parsed.document is None:
         return {}
     paths = [("tasks", index) for index in indexes]

@@ -18,11 +18,10 @@ import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from pathlib import PurePath
 from typing import IO
 
 from contextgrid import textfile
-from datasets_app.importing import encodings, shapes
+from datasets_app.importing import encodings
 from datasets_app.importing.columns import (
     NumberedRows,
     Row,
@@ -37,10 +36,9 @@ from datasets_app.importing.spec import (
     MAX_TEXT_CHARS,
     CheckOptions,
     DatasetSpec,
-    Parsed,
     Problem,
+    Read,
     Rule,
-    nowhere,
 )
 
 # A cell holds up to what a text field may (MAX_TEXT_CHARS), as in every other format:
@@ -104,40 +102,24 @@ class DecodedCsv:
     warnings: list[Problem] = field(default_factory=list)
 
 
-def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
-    """Read a .csv dataset file into the canonical document (see `columns.py` for columns)."""
+def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Read:
+    """Read a .csv dataset file's table (the reader of the importer's stages, `spec.Read`;
+    see `columns.py` for what its columns mean)."""
     decoded = decode(
         data,
         file_name,
         encoding=options.encoding if options else None,
         header_row=options.header_row if options else None,
     )
-    parsed = Parsed(
-        format="csv",
-        detected=decoded.detected,
-        file_name=file_name,
-        document=None,
-        locate=nowhere,
-        problems=list(decoded.problems),
-        warnings=list(decoded.warnings),
+    table = decoded.table if not decoded.problems else None
+    return Read(
+        "csv",
+        decoded.detected,
+        file_name,
+        list(decoded.problems),
+        list(decoded.warnings),
+        table=table,
     )
-    if decoded.table is None or decoded.problems:
-        return parsed
-    built, shaped = shapes.read_table(
-        decoded.table, file_name=file_name, dataset_name=PurePath(file_name).stem, options=options
-    )
-    if shaped.shape:
-        parsed.detected = f"{parsed.detected}, {shaped.shape}"
-    parsed.mapping = shaped.mapping
-    parsed.problems.extend(shaped.problems)
-    parsed.warnings.extend(shaped.warnings)
-    parsed.document = built.document
-    parsed.only_known_keys = True
-    parsed.locate = built.locate
-    parsed.field_label = built.label
-    parsed.problems.extend(built.problems)
-    parsed.warnings.extend(built.warnings)
-    return parsed
 
 
 def looks_like_utf16(data: bytes) -> bool:

@@ -2,8 +2,9 @@
 
 An eval set (contextgrid's JSONL or CSV, a LegalBench-RAG .json, a BEIR queries + qrels
 pair) shares its extension with a dataset file, so `detect` tells them apart by content and
-`read` hands the shared validator a `Parsed` like every other reader. `write` exports a
-dataset as contextgrid JSONL; importing that export gives back the same tasks and evidence.
+`read` hands the shape stage a `Read` like every other reader: a document of the page's
+keys, which it hands on as it is. `write` exports a dataset as contextgrid JSONL; importing
+that export gives back the same tasks and evidence.
 
 Decisions the reference pages leave open:
 - Each question is a task: id = item id, prompt = the question, name = its first line
@@ -77,8 +78,8 @@ from datasets_app.importing.json_text import (
 from datasets_app.importing.spec import (
     DatasetSpec,
     DocPath,
-    Parsed,
     Problem,
+    Read,
     Rule,
     TaskSpec,
     counted,
@@ -411,7 +412,7 @@ def _parsed(
     source: str,
     places: Callable[[], list[tuple[int | None, int | None]]],
     problem_file: str | None = None,
-) -> Parsed:
+) -> Read:
     """The eval set as the canonical document, with the preview's words and cautions."""
     facts = assess(evalset)
     count = len(evalset)
@@ -432,7 +433,7 @@ def _parsed(
         problem = NO_QUESTIONS.at(
             problem_file, skipped="" if skipped == NOTHING_SKIPPED else f" {skipped}"
         )
-        return Parsed(fmt, detected, file_name, None, locate, problems=[problem], notes=notes)
+        return Read(fmt, detected, file_name, [problem], notes=notes)
 
     tasks: list[dict[str, Any]] = []
     problems: list[Problem] = []
@@ -470,14 +471,14 @@ def _parsed(
     # The tasks' indexes must stay the items' for `locate`: with any left out, the file is
     # refused anyway, and only these problems are reported.
     document = {"name": evalset.id, "tasks": tasks} if not problems else None
-    return Parsed(
+    return Read(
         fmt,
         detected,
         file_name,
-        document,
-        locate,
-        problems=problems,
+        problems,
         notes=notes,
+        document=document,
+        locate=locate,
         field_label=_field_label,
     )
 
@@ -512,14 +513,14 @@ def _csv_rows(text: str, count: int) -> list[tuple[int | None, int | None]]:
     return rows if len(rows) == count else []
 
 
-def read(data: bytes, file_name: str, kind: str, encoding: str | None = None) -> Parsed:
+def read(data: bytes, file_name: str, kind: str, encoding: str | None = None) -> Read:
     """Read an eval set (`kind` from `detect`: "jsonl", "csv" or "legalbench") for checking;
     `encoding`, a CSV's as the person chose it (`CheckOptions.encoding`)."""
     fmt = {"jsonl": "jsonl", "csv": "csv", "legalbench": "json"}[kind]
     text, label, problems, warnings = _decoded(data, file_name, fmt, encoding)
     if text is None:
         detected = f"contextgrid eval set, {label}"
-        return Parsed(fmt, detected, file_name, None, _nowhere, problems=problems)
+        return Read(fmt, detected, file_name, problems)
     try:
         if kind == "jsonl":
             evalset = parse_jsonl_text(text, name=file_name)
@@ -557,7 +558,7 @@ def read(data: bytes, file_name: str, kind: str, encoding: str | None = None) ->
         problem = error_problem(
             exc, [file_name], file_name, test_line=lambda index: _test_line(text, index)
         )
-        return Parsed(fmt, detected, file_name, None, _nowhere, problems=[problem])
+        return Read(fmt, detected, file_name, [problem])
     if fmt != "csv":
         parsed.problems.extend(
             NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)
@@ -678,13 +679,13 @@ def read_beir(
     qrels_name: str,
     *,
     not_read: Iterable[str] = (),
-) -> Parsed:
+) -> Read:
     """Read a BEIR queries file and qrels file (zip members) for checking."""
     texts = []
     for data, name in ((queries, queries_name), (qrels, qrels_name)):
         text, _encoding, problems = decode(data, name)
         if text is None:
-            return Parsed("zip", "BEIR eval set", queries_name, None, _nowhere, problems=problems)
+            return Read("zip", "BEIR eval set", queries_name, problems)
         texts.append(text)
     queries_text, qrels_text = texts
     try:
@@ -697,7 +698,7 @@ def read_beir(
         )
     except EvalSetError as exc:
         problem = error_problem(exc, [queries_name, qrels_name], queries_name)
-        return Parsed("zip", "BEIR eval set", queries_name, None, _nowhere, problems=[problem])
+        return Read("zip", "BEIR eval set", queries_name, [problem])
     parsed = _parsed(
         evalset,
         fmt="zip",

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from typing import IO, Protocol
 
 from datasets_app.importing import csv_format, json_format, jsonl_format, xlsx_format
-from datasets_app.importing.spec import CheckOptions, CheckResult, DatasetSpec, Parsed
+from datasets_app.importing.spec import CheckOptions, CheckResult, DatasetSpec, Read
 
-# Bytes and a file name in, the canonical document (or its problems) out, not validated.
-Reader = Callable[[bytes, str, CheckOptions | None], Parsed]
+# The read stage: bytes and a file name in, what the file holds (or its problems) out.
+Reader = Callable[[bytes, str, CheckOptions | None], Read]
 # A plan written to a binary stream, as the format's file.
 Writer = Callable[[DatasetSpec, IO[bytes]], object]
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from itertools import zip_longest
 from typing import IO, Any
 
 from datasets_app.importing import jsonl_format, shapes
@@ -34,9 +33,9 @@ from datasets_app.importing.json_text import (
     loads,
     long_list_head,
     may_hold_escaped_nul,
-    no_place,
+    record_field,
 )
-from datasets_app.importing.shapes.records import Shaped
+from datasets_app.importing.shapes.base import Record
 from datasets_app.importing.spec import (
     MAX_TASKS,
     CheckOptions,
@@ -45,11 +44,12 @@ from datasets_app.importing.spec import (
     DatasetSpec,
     DocPath,
     FileSpec,
+    Locate,
     Parsed,
     Problem,
+    Read,
     TaskSpec,
     Verifier,
-    field_path,
 )
 
 # The end of a key: a closing quote, JSON white space, a colon. (A string value cannot be
@@ -61,12 +61,13 @@ _MAX_KEYS_FOR_ONE_PASS = 250_000
 _COUNT_KEYS_ABOVE = 2 * 1024 * 1024
 
 
-def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
-    """Read a .json dataset file into the canonical document (not yet validated)."""
+def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Read:
+    """Read a .json dataset file: the page's document, or another tool's records in it
+    (the reader of the importer's stages, `spec.Read`)."""
     text, encoding, problems = decode(data, file_name)
     detected = f"JSON dataset, {encoding}"
     if text is None:
-        return Parsed("json", detected, file_name, None, no_place, problems=problems)
+        return Read("json", detected, file_name, problems=problems)
     return _parse(text, file_name, encoding, options)
 
 
@@ -86,7 +87,7 @@ def _is_our_document(document: dict[str, Any]) -> bool:
     return shapes.is_canonical(task for task in tasks if isinstance(task, dict))
 
 
-def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | None = None) -> Parsed:
+def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | None = None) -> Read:
     detected = f"JSON dataset, {encoding}"
     max_tasks = options.max_tasks if options else MAX_TASKS
     counted = long_list_head(text, max_tasks + 1)
@@ -96,17 +97,17 @@ def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | Non
     if problems:
         if is_json_lines(text):
             return jsonl_format.read_text(text, file_name, encoding, options, kind=LINES_IN_JSON)
-        return Parsed("json", detected, file_name, None, no_place, problems=problems)
+        return Read("json", detected, file_name, problems=problems)
     mapped = bool(options and options.mapping)
     problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
     if not mapped and _is_list_of_our_tasks(document):
         # The page's tasks in a bare list are held to the page's rules, as in "tasks".
         located = _ListLocator(JsonLocator(text))
         document = {"tasks": document}
-        return Parsed("json", detected, file_name, document, located, problems=problems)
+        return Read("json", detected, file_name, problems, document=document, locate=located)
     if mapped or not (isinstance(document, dict) and _is_our_document(document)):
-        return _shaped(document, text, file_name, encoding, options)
-    return Parsed("json", detected, file_name, document, JsonLocator(text), problems=problems)
+        return _records(document, text, file_name, encoding, options, problems)
+    return Read("json", detected, file_name, problems, document=document, locate=JsonLocator(text))
 
 
 def _too_long_list(
@@ -116,7 +117,7 @@ def _too_long_list(
     file_name: str,
     encoding: str,
     options: CheckOptions | None,
-) -> Parsed:
+) -> Read:
     """A list of more records than a file may hold, read no further than its first ones:
     the page's tasks are refused as the validator refuses them, another tool's records
     go through their shape with the list's length (its refusal or mapping comes first)."""
@@ -124,10 +125,9 @@ def _too_long_list(
     if not (options and options.mapping) and _is_list_of_our_tasks(head):
         problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
         problems.append(TOO_MANY_TASKS.at(file_name, line=1, count=total, limit=max_tasks))
-        return Parsed(
-            "json", f"JSON dataset, {encoding}", file_name, None, no_place, problems=problems
-        )
-    return _shaped(head, text, file_name, encoding, options, total=total)
+        return Read("json", f"JSON dataset, {encoding}", file_name, problems)
+    nul = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
+    return _records(head, text, file_name, encoding, options, nul, total=total)
 
 
 def _is_list_of_our_tasks(document: Any) -> bool:
@@ -162,8 +162,8 @@ LINES_IN_JSON = "JSON Lines in a .json file"
 class _RecordLocator:
     """Puts a task built from another tool's record on the record's line in the text."""
 
-    def __init__(self, text: str, paths: list[DocPath]) -> None:
-        self.json = JsonLocator(text)
+    def __init__(self, json: JsonLocator, paths: list[DocPath]) -> None:
+        self.json = json
         self.paths = paths
 
     def __call__(self, path: DocPath) -> tuple[int | None, int | None]:
@@ -185,62 +185,58 @@ class _RecordLocator:
         return None
 
 
-def _shaped(
+class _JsonRecords:
+    """Where another tool's records stand in JSON text (`spec.RecordsLayout`): by their
+    paths in the document that held them."""
+
+    def __init__(self, text: str, encoding: str, held_by: Any, container: str) -> None:
+        self.json = JsonLocator(text)
+        self.encoding = encoding
+        self.held_by = held_by
+        self.container = container
+
+    def detected(self, shape: str) -> str:
+        return f"JSON, {shape}, {self.encoding}"
+
+    def lines(self, records: Sequence[Record]) -> list[int | None]:
+        found = self.json.many([record.path for record in records])
+        return [found[record.path][1] for record in records]
+
+    def locate(self, places: Sequence[Record]) -> Locate:
+        return _RecordLocator(self.json, [record.path for record in places])
+
+    def around(self, document: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(self.held_by, dict) and self.container == "tasks":
+            # Our own document whose tasks are another tool's records: keep its other keys.
+            return {**self.held_by, "tasks": document["tasks"]}
+        return document
+
+    def field_label(self, path: DocPath) -> str:
+        return record_field(path)
+
+
+def _records(
     document: Any,
     text: str,
     file_name: str,
     encoding: str,
     options: CheckOptions | None,
+    problems: list[Problem],
     *,
     total: int = 0,
-) -> Parsed:
-    """Another tool's records (a list, an object holding one, ...) as the canonical document."""
+) -> Read:
+    """Another tool's records (a list, an object holding one, ...), found in the document
+    for the shape stage; a document that is no dataset is refused here."""
     refused = None if options and options.mapping else shapes.document_refusal(document, file_name)
     if refused is not None:
-        return Parsed("json", f"JSON, {encoding}", file_name, None, no_place, problems=[refused])
+        return Read("json", f"JSON, {encoding}", file_name, [refused])
     found = shapes.find_records(document)
     if isinstance(found, str):
         problem = shapes.NO_RECORDS.at(file_name, line=1, what=found)
-        return Parsed("json", f"JSON, {encoding}", file_name, None, no_place, problems=[problem])
+        return Read("json", f"JSON, {encoding}", file_name, [problem])
     found.total = max(found.total, total)
-    shaped = shapes.read_records(
-        found,
-        file_name=file_name,
-        options=options,
-    )
-    problems = _with_record_lines(shaped, text)
-    problems += [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
-    if shaped.document is not None and isinstance(document, dict) and found.container == "tasks":
-        # Our own document whose tasks are another tool's records: keep its other keys.
-        shaped.document = {**document, "tasks": shaped.document["tasks"]}
-    return Parsed(
-        "json",
-        f"JSON, {shaped.detected}, {encoding}",
-        file_name,
-        shaped.document,
-        _RecordLocator(text, [record.path for record in shaped.places]),
-        problems=problems,
-        warnings=shaped.warnings,
-        field_label=_record_field,
-        mapping=shaped.mapping,
-    )
-
-
-def _with_record_lines(shaped: Shaped, text: str) -> list[Problem]:
-    """The problems the records' reader found, each one on a record given that record's line."""
-    on_records = [record for record in shaped.problem_records if record is not None]
-    lines = JsonLocator(text).many([record.path for record in on_records]) if on_records else {}
-    return [
-        replace(problem, line=lines[record.path][1]) if record is not None else problem
-        for problem, record in zip_longest(shaped.problems, shaped.problem_records)
-    ]
-
-
-def _record_field(path: DocPath) -> str:
-    # ("tasks", 3, "criteria", 0, "weight") -> "criteria[0].weight": the line says which record.
-    if len(path) > 2 and path[0] == "tasks":
-        return field_path(path[2:])
-    return field_path(path)
+    layout = _JsonRecords(text, encoding, document, found.container)
+    return Read("json", f"JSON, {encoding}", file_name, problems, records=found, layout=layout)
 
 
 def check(
@@ -261,7 +257,7 @@ def check(
     if text is None:
         return CheckResult(file_name, "json", detected, problems=tuple(problems))
     if options.mapping:
-        return check_parsed(_parse(text, file_name, encoding, options), options=options)
+        return check_parsed(_shaped(text, file_name, encoding, options), options=options)
     errors = None
     if _few_keys(text) and not may_hold_escaped_nul(text):
         fast = validate_json_text(
@@ -282,13 +278,19 @@ def check(
                 plan=plan,
             )
         errors = fast
-    parsed = _parse(text, file_name, encoding, options)
+    parsed = _shaped(text, file_name, encoding, options)
     if parsed.problems or parsed.mapping is not None:
         # The stricter parser found what the one pass let through (NaN, lone surrogates),
         # or an escaped NUL, or the file is another tool's records made into a document:
         # the one pass's errors may not match this document's.
         errors = None
     return check_parsed(parsed, options=options, zip_members=zip_members, type_errors=errors)
+
+
+def _shaped(text: str, file_name: str, encoding: str, options: CheckOptions) -> Parsed:
+    """The text read and shaped, for the validator (the stages `check` runs in one pass
+    when it can)."""
+    return shapes.shape(_parse(text, file_name, encoding, options), options=options)
 
 
 def _few_keys(text: str) -> bool:

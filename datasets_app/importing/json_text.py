@@ -18,7 +18,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from contextgrid import textfile
-from datasets_app.importing.spec import DocPath, Problem, Rule
+from datasets_app.importing.spec import DocPath, Problem, Rule, field_path
 
 NOT_UTF8 = Rule(
     "not_utf8",
@@ -86,6 +86,15 @@ def escaped_nul_lines(text: str) -> list[int]:
     if not may_hold_escaped_nul(text):
         return []
     return sorted({line_of(text, match.start()) for match in _ESCAPED_NUL.finditer(text)})
+
+
+def record_field(path: DocPath) -> str:
+    """How a problem names a field of a task whose line it gives (a JSON Lines line, the
+    record another tool's JSON made the task of): ("tasks", 3, "criteria", 0, "weight") ->
+    "criteria[0].weight", the line saying which task."""
+    if len(path) > 2 and path[0] == "tasks":
+        return field_path(path[2:])
+    return field_path(path)
 
 
 def line_of(text: str, position: int) -> int:

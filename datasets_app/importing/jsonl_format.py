@@ -8,6 +8,7 @@ A task's problems are on the line that holds it, so their `field` leaves out the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from datasets_app.importing import shapes
@@ -16,15 +17,17 @@ from datasets_app.importing.json_text import (
     decode,
     escaped_nul_lines,
     loads,
+    record_field,
 )
+from datasets_app.importing.shapes.base import Record
 from datasets_app.importing.spec import (
     CheckOptions,
     DocPath,
-    Parsed,
+    Locate,
     Problem,
+    Read,
     Rule,
     counted,
-    field_path,
 )
 
 LINE_NOT_A_TASK = Rule(
@@ -48,13 +51,6 @@ JSON_ARRAY_IN_JSONL = Rule(
 _DATASET_KEYS = ("format", "version", "settings", "tasks")
 
 
-def _field_label(path: DocPath) -> str:
-    # ("tasks", 3, "criteria", 0, "weight") -> "criteria[0].weight": the line says which task.
-    if len(path) > 2 and path[0] == "tasks":
-        return field_path(path[2:])
-    return field_path(path)
-
-
 class _LineLocator:
     def __init__(self, lines: list[int | None]) -> None:
         self.lines: list[int | None] = lines
@@ -66,18 +62,19 @@ class _LineLocator:
         return (None, None)
 
 
-def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
-    """Read a .jsonl file into the canonical document {"tasks": [...]} (not yet validated).
+def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Read:
+    """Read a .jsonl file: the page's tasks {"tasks": [...]}, or another tool's records
+    (the reader of the importer's stages, `spec.Read`).
 
-    Lines in another tool's shape (OpenAI evals, NQ-open, HealthBench, ...) are turned
-    into tasks by `shapes`; a line of our own format is taken as it is.
+    Lines in another tool's shape (OpenAI evals, NQ-open, HealthBench, ...) are made
+    tasks by the shape stage; a line of our own format is taken as it is.
     """
     text, encoding, problems = decode(data, file_name)
     array = _whole_array(text, file_name) if text is not None else None
     if text is None or array is not None:
         detected = f"JSON Lines, one task per line, {encoding}"
         problems = [array] if array is not None else problems
-        return Parsed("jsonl", detected, file_name, None, _LineLocator([]), problems=problems)
+        return Read("jsonl", detected, file_name, problems)
     return read_text(text, file_name, encoding, options)
 
 
@@ -99,13 +96,43 @@ def read_text(
     options: CheckOptions | None = None,
     *,
     kind: str = "JSON Lines",
-) -> Parsed:
+) -> Read:
     """`read` for decoded text; `kind` starts the Detected line (see `json_format`, which
     hands over JSON Lines saved as .json)."""
     detected = f"{kind}, one task per line, {encoding}"
-    locate = _LineLocator([])
+    tasks, lines, problems = _objects(text, file_name)
+    locate = _LineLocator(lines)
+    problems.extend(NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text))
+    if not tasks:
+        if not problems:
+            problems.append(EMPTY_JSONL.at(file_name))
+        return Read("jsonl", detected, file_name, problems)
+    if (options and options.mapping) or not shapes.is_canonical(tasks):
+        found = shapes.records_of(
+            [(value, (), line) for value, line in zip(tasks, lines, strict=True)]
+        )
+        layout = _LineRecords(f"{kind}, {{}}, {encoding}")
+        return Read("jsonl", detected, file_name, problems, records=found, layout=layout)
+    document = {"tasks": tasks}
+    return Read(
+        "jsonl",
+        detected,
+        file_name,
+        problems,
+        document=document,
+        locate=locate,
+        field_label=record_field,
+    )
+
+
+def _objects(
+    text: str, file_name: str
+) -> tuple[list[dict[str, Any]], list[int | None], list[Problem]]:
+    """Each line's object (a task, or another tool's record), the line each is on, and
+    what is wrong with the other lines."""
     problems: list[Problem] = []
     tasks: list[dict[str, Any]] = []
+    lines: list[int | None] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -124,56 +151,28 @@ def read_text(
             )
             continue
         tasks.append(value)
-        locate.lines.append(number)
-
-    problems.extend(NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text))
-    if not tasks:
-        if not problems:
-            problems.append(EMPTY_JSONL.at(file_name))
-        return Parsed("jsonl", detected, file_name, None, locate, problems=problems)
-    if (options and options.mapping) or not shapes.is_canonical(tasks):
-        return _shaped(
-            tasks, locate.lines, problems, file_name, f"{kind}, {{}}, {encoding}", options
-        )
-    document = {"tasks": tasks}
-    return Parsed(
-        "jsonl",
-        detected,
-        file_name,
-        document,
-        locate,
-        problems=problems,
-        field_label=_field_label,
-    )
+        lines.append(number)
+    return tasks, lines, problems
 
 
-def _shaped(
-    values: list[dict[str, Any]],
-    lines: list[int | None],
-    problems: list[Problem],
-    file_name: str,
-    detected: str,
-    options: CheckOptions | None,
-) -> Parsed:
-    """Lines of another tool's records as the canonical document (see `shapes`);
-    `detected` is the Detected line with `{}` where the records' shape goes."""
-    found = shapes.records_of(
-        [(value, (), line) for value, line in zip(values, lines, strict=True)]
-    )
-    shaped = shapes.read_records(
-        found,
-        file_name=file_name,
-        options=options,
-    )
-    locate = _LineLocator([record.line for record in shaped.places])
-    return Parsed(
-        "jsonl",
-        detected.format(shaped.detected),
-        file_name,
-        shaped.document,
-        locate,
-        problems=[*problems, *shaped.problems],
-        warnings=shaped.warnings,
-        field_label=_field_label,
-        mapping=shaped.mapping,
-    )
+class _LineRecords:
+    """Where another tool's records stand in JSON Lines (`spec.RecordsLayout`): each on its
+    line. `detected` holds `{}` where the records' shape goes."""
+
+    def __init__(self, detected: str) -> None:
+        self._detected = detected
+
+    def detected(self, shape: str) -> str:
+        return self._detected.format(shape)
+
+    def lines(self, records: Sequence[Record]) -> list[int | None]:
+        return [record.line for record in records]
+
+    def locate(self, places: Sequence[Record]) -> Locate:
+        return _LineLocator([record.line for record in places])
+
+    def around(self, document: dict[str, Any]) -> dict[str, Any]:
+        return document
+
+    def field_label(self, path: DocPath) -> str:
+        return record_field(path)

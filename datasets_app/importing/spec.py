@@ -9,10 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from datasets_app.importing.aliases import normalize
 from datasets_app.importing.encodings import CHOICES as ENCODINGS
+
+if TYPE_CHECKING:  # the parts of a Read the shape stage makes a document of
+    from datasets_app.importing.columns import Table
+    from datasets_app.importing.shapes.base import Record, Records
 
 ScoredBy = Literal["expected_answer", "criteria"]
 
@@ -625,9 +629,69 @@ def nowhere(path: DocPath) -> tuple[int | None, int | None]:
     return (None, None)
 
 
+# The importer's three stages, each with one input type and one output type:
+#
+#   read      bytes, file name, CheckOptions  ->  Read      (formats.READERS, evalset_format)
+#   shape     Read, CheckOptions              ->  Parsed    (shapes.shape)
+#   validate  Parsed, CheckOptions            ->  CheckResult  (document.check_parsed)
+#
+# `checker.check_file` runs them in turn (a .zip on its dataset file; a .json file that is
+# the page's own document is read and validated in one pass, `json_format.check`).
+
+
+class RecordsLayout(Protocol):
+    """Where another tool's records stand in the file they were read from (JSON text's
+    paths, JSON Lines' lines): what the shape stage needs to place the tasks it makes."""
+
+    def detected(self, shape: str) -> str:
+        """The Detected line, given the records' shape ("OpenAI evals samples")."""
+        ...
+
+    def lines(self, records: Sequence[Record]) -> list[int | None]:
+        """The line of each record (a problem on one is put there)."""
+        ...
+
+    def locate(self, places: Sequence[Record]) -> Locate:
+        """Where the paths of the document made of `places` (task n: the nth) are."""
+        ...
+
+    def around(self, document: dict[str, Any]) -> dict[str, Any]:
+        """The document made of the records, in what held them in the file."""
+        ...
+
+    def field_label(self, path: DocPath) -> str:
+        """How a problem names a field of a task made of a record."""
+        ...
+
+
+@dataclass
+class Read:
+    """What a format's reader hands the shape stage: the file decoded, and what it holds
+    with where each part of it is. At most one of
+    - `document`: a document of the page's own keys, handed on as it is (`locate` places
+      its paths, `field_label` names them);
+    - `records`: another tool's records, which `layout` places in the file;
+    - `table`: a sheet's header and rows;
+    none when the file could not be read (then `problems` says why).
+    """
+
+    format: str
+    detected: str
+    file_name: str
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    document: dict[str, Any] | None = None
+    locate: Locate = nowhere
+    field_label: Callable[[DocPath], str] | None = None
+    records: Records | None = None
+    layout: RecordsLayout | None = None
+    table: Table | None = None
+
+
 @dataclass
 class Parsed:
-    """What a format reader hands the shared validator.
+    """What the shape stage hands the shared validator: the page's document.
 
     `document` is the canonical dataset document (the .json format's shape:
     {"name", "description", "settings", "criteria", "tasks": [...]}) or None when the

@@ -14,7 +14,6 @@ import re
 import warnings
 import zipfile
 from collections.abc import Iterator
-from pathlib import PurePath
 from typing import IO, Any, Literal
 
 from openpyxl import Workbook
@@ -23,7 +22,7 @@ from openpyxl.worksheet._reader import WorkSheetParser
 from openpyxl.xml.constants import SHARED_STRINGS, SHEET_MAIN_NS
 from openpyxl.xml.functions import iterparse
 
-from datasets_app.importing import archive, shapes
+from datasets_app.importing import archive
 from datasets_app.importing.columns import (
     Table,
     column_letter,
@@ -41,11 +40,10 @@ from datasets_app.importing.spec import (
     MAX_TEXT_CHARS_PER_FILE,
     CheckOptions,
     DatasetSpec,
-    Parsed,
     Problem,
+    Read,
     Rule,
     counted,
-    nowhere,
 )
 
 # What a person reads, each with its stable code for programs.
@@ -139,36 +137,12 @@ MSG_WRITE_CARRIAGE_RETURNS = (
 )
 
 
-def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Parsed:
-    """Read a .xlsx dataset file's first sheet into the canonical document."""
+def read(data: bytes, file_name: str, options: CheckOptions | None = None) -> Read:
+    """Read a .xlsx dataset file's first sheet's table (the reader of the importer's
+    stages, `spec.Read`)."""
     header_row = options.header_row if options else None
     table, detected, problems, warnings = read_table(data, file_name, header_row=header_row)
-    parsed = Parsed(
-        format="xlsx",
-        detected=detected,
-        file_name=file_name,
-        document=None,
-        locate=nowhere,
-        problems=problems,
-        warnings=warnings,
-    )
-    if table is None or problems:
-        return parsed
-    built, shaped = shapes.read_table(
-        table, file_name=file_name, dataset_name=PurePath(file_name).stem, options=options
-    )
-    if shaped.shape:
-        parsed.detected = f"{parsed.detected}, {shaped.shape}"
-    parsed.mapping = shaped.mapping
-    parsed.problems.extend(shaped.problems)
-    parsed.warnings.extend(shaped.warnings)
-    parsed.document = built.document
-    parsed.only_known_keys = True
-    parsed.locate = built.locate
-    parsed.field_label = built.label
-    parsed.problems.extend(built.problems)
-    parsed.warnings.extend(built.warnings)
-    return parsed
+    return Read("xlsx", detected, file_name, problems, warnings, table=None if problems else table)
 
 
 # A workbook refused: no table, what it was taken for, the one problem, no warnings.

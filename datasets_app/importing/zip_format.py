@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Literal
 
-from datasets_app.importing import archive, evalset_format
+from datasets_app.importing import archive, evalset_format, shapes
 from datasets_app.importing.archive import ArchiveError
 from datasets_app.importing.columns import spreadsheet_warnings
 from datasets_app.importing.document import check_parsed, validate_document
@@ -327,9 +327,10 @@ def _check_beir(
             assert problem is not None
             return _refused(zip_name, problem)
         texts.append(data)
-    parsed = evalset_format.read_beir(
+    read = evalset_format.read_beir(
         texts[0], beir.queries, texts[1], beir.qrels, not_read=beir.not_read
     )
+    parsed = shapes.shape(read, options=options)
     result = check_parsed(parsed, options=options)
     return dataclasses.replace(
         result, file_name=zip_name, format="zip", detected=f"ZIP archive with {parsed.detected}"
@@ -451,9 +452,10 @@ def _read_dataset_file(
 
 
 def _read_dataset(data: bytes, name: str, options: CheckOptions | None = None) -> Parsed:
-    """The dataset file read by its own format's reader (`formats.READERS`). `options` bring
-    the person's mapping of its columns, if any."""
-    return READERS[DATASET_SUFFIXES[_suffix(name)]](data, name, options)
+    """The dataset file read by its own format's reader (`formats.READERS`) and shaped, for
+    the validator. `options` bring the person's mapping of its columns, if any."""
+    read = READERS[DATASET_SUFFIXES[_suffix(name)]](data, name, options)
+    return shapes.shape(read, options=options)
 
 
 def _members_by_task_path(

@@ -1,18 +1,23 @@
-"""What the CSV and XLSX tests share: read a file and run the shared validator on it."""
+"""What the CSV and XLSX tests share: read a file, shape it and run the shared validator
+on it, as the checker does."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from datasets_app.importing import csv_format, xlsx_format
+from datasets_app.importing import csv_format, shapes, xlsx_format
 from datasets_app.importing.document import validate_document
-from datasets_app.importing.spec import CheckOptions, DatasetSpec, Parsed, Problem, field_path
+from datasets_app.importing.spec import CheckOptions, DatasetSpec, Parsed, Problem, Read, field_path
 
 FILES = Path(__file__).resolve().parent.parent / "files" / "csv"
 
 
-def checked(parsed: Parsed) -> tuple[DatasetSpec | None, list[Problem], list[Problem]]:
-    """The reader's findings plus the validator's, as the checker would combine them."""
+def checked(
+    read: Read, options: CheckOptions | None = None
+) -> tuple[DatasetSpec | None, list[Problem], list[Problem]]:
+    """The reader's findings plus the shape stage's and the validator's, as the checker
+    would combine them."""
+    parsed: Parsed = shapes.shape(read, options=options)
     problems, warnings = list(parsed.problems), list(parsed.warnings)
     plan = None
     if parsed.document is not None:
@@ -29,7 +34,7 @@ def checked(parsed: Parsed) -> tuple[DatasetSpec | None, list[Problem], list[Pro
 
 
 def check_csv(data: bytes, file_name: str = "tasks.csv", options: CheckOptions | None = None):
-    return checked(csv_format.read(data, file_name, options))
+    return checked(csv_format.read(data, file_name, options), options)
 
 
 def check_xlsx(data: bytes, file_name: str = "tasks.xlsx"):

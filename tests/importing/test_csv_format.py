@@ -8,6 +8,7 @@ import csv
 import pytest
 
 from datasets_app.importing import columns, csv_format, document, shapes
+from datasets_app.importing.checker import check_file
 from datasets_app.importing.columns import field_for_header
 from datasets_app.importing.spec import MAX_TEXT_CHARS, CheckOptions
 from tests.importing.csv_helpers import FILES, check_csv
@@ -328,7 +329,8 @@ def test_utf16_with_bom_and_tabs():
     plan, problems, _ = check_csv(data)
 
     detected = "CSV, UTF-16 LE, tab-delimited, CRLF, deepeval goldens (input + expected_output)"
-    assert csv_format.read(data, "t.csv").detected == detected
+    # The reader's part of the Detected line, then the shape's.
+    assert check_file(data, "t.csv").detected == detected
     assert problems == []
     assert (plan.tasks[0].prompt, plan.tasks[0].expected_text) == ("Say ‘hi’", "Hi — there")
 

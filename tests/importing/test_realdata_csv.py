@@ -85,7 +85,8 @@ def test_hf_doc_qa_eval_names_the_broken_record_and_the_empty_answer_before_it()
         (51, document.NOTHING_TO_GRADE.code),
         (52, columns.NAMELESS_COLUMN_VALUE.code),
     ]
-    parsed = csv_format.read((REALDATA / "csv/ragas/hf_doc_qa_eval.csv").read_bytes(), "f.csv")
+    data = (REALDATA / "csv/ragas/hf_doc_qa_eval.csv").read_bytes()
+    parsed = shapes.shape(csv_format.read(data, "f.csv"), options=None)
     assert parsed.detected == "CSV, UTF-8, ','-delimited, CRLF"
     # The questions' bare LF inside CRLF records stays in the text.
     assert parsed.document["tasks"][0]["prompt"].endswith("?\n")

@@ -23,7 +23,8 @@ they would import, and the person confirms or changes the mapping.
 The package: `base` (what every shape shares), `registry` (the shapes in the order they
 are tried), one module per family of tools (`openai_evals`, `tracing`, `promptfoo`,
 `deepeval_ragas`, `azure`, `rubrics`, `mt_bench`, `benchmarks`, `retrieval`), `refusals`
-(files that are not datasets), and the steps: `records` (JSON and JSON Lines),
+(files that are not datasets), and the steps: `stage` (the importer's shape stage, `shape`:
+what a reader found as the page's document), `records` (JSON and JSON Lines),
 `spreadsheets` (CSV and XLSX), `recognise`, `mapping`, `build`. Each family's decisions are
 in its module's docstring.
 """
@@ -69,6 +70,7 @@ from datasets_app.importing.shapes.spreadsheets import (
     PANDAS_INDEX,
     read_table,
 )
+from datasets_app.importing.shapes.stage import shape
 from datasets_app.importing.shapes.values import CHAT_PART_NOT_TEXT
 
 __all__ = [
@@ -109,4 +111,5 @@ __all__ = [
     "read_table",
     "recognise",
     "records_of",
+    "shape",
 ]
