@@ -757,7 +757,10 @@ def _json_text(column: str) -> Cast:
 
 
 def _loaded(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    if text is None:
+        return None
+    # Most tasks' evidence and metadata: a new empty object, without the JSON decoder.
+    return {} if text == "{}" else json.loads(text)
 
 
 def _grouped(rows: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, list[tuple[Any, ...]]]]:
