@@ -8,6 +8,7 @@ import math
 import operator
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -2306,14 +2307,20 @@ class RunComparison:
         return SCATTER_SIZE
 
 
-def _run_rows(run: Run) -> tuple[dict[str, tuple[float | None, int]], dict[str, dict[str, str]]]:
+# A run's rows: {task key: (score if graded, result pk)}, {task key: {criterion: status}}.
+_RunScores = dict[str, tuple[float | None, int]]
+_RunStatuses = dict[str, dict[str, str]]
+_RunRows = tuple[_RunScores, _RunStatuses]
+
+
+def _run_rows(run: Run) -> _RunRows:
     results = {
         key: (score if graded else None, pk)
         for key, score, graded, pk in RunResult.objects.filter(run=run).values_list(
             "task_key", "score", "graded", "pk"
         )
     }
-    statuses: dict[str, dict[str, str]] = {}
+    statuses: _RunStatuses = {}
     for key, criterion, status in RunOutcome.objects.filter(run=run).values_list(
         "result__task_key", "criterion_key", "status"
     ):
@@ -2321,38 +2328,62 @@ def _run_rows(run: Run) -> tuple[dict[str, tuple[float | None, int]], dict[str, 
     return results, statuses
 
 
-def run_comparison(before: Run, after: Run) -> RunComparison:
-    """Per-task score deltas (what got worse first), criteria that flipped between passed
-    and failed, tasks only one run has, and the difference of the means with its noise
-    (paired over the tasks both graded)."""
-    a_results, a_statuses = _run_rows(before)
-    b_results, b_statuses = _run_rows(after)
+def _flips(before: dict[str, str], after: dict[str, str]) -> tuple[Flip, ...]:
+    """The criteria of one task that went from passed to failed or from failed to passed."""
+    return tuple(
+        Flip(criterion, before[criterion], status)
+        for criterion, status in after.items()
+        if {before.get(criterion), status} == PASS_FAIL
+    )
+
+
+def _task_deltas(before: _RunRows, after: _RunRows) -> list[TaskDelta]:
+    """The tasks both runs have, what got worse first and those without a delta last."""
+    a_results, a_statuses = before
+    b_results, b_statuses = after
     tasks = []
     for key, (a_score, a_pk) in a_results.items():
         if key not in b_results:
             continue
         b_score, b_pk = b_results[key]
-        a_criteria, b_criteria = a_statuses.get(key, {}), b_statuses.get(key, {})
-        flips = tuple(
-            Flip(criterion, a_criteria[criterion], status)
-            for criterion, status in b_criteria.items()
-            if {a_criteria.get(criterion), status} == PASS_FAIL
-        )
+        flips = _flips(a_statuses.get(key, {}), b_statuses.get(key, {}))
         tasks.append(TaskDelta(key, a_score, b_score, a_pk, b_pk, flips))
     tasks.sort(key=lambda t: (t.delta is None, t.delta or 0.0, t.task))
-    paired = [(t.before, t.after) for t in tasks if t.before is not None and t.after is not None]
-    every_flip = [flip for task in tasks for flip in task.flips]
+    return tasks
+
+
+def _mean_score(results: _RunScores) -> metrics.Mean:
+    """The mean over the tasks a run graded."""
+    return metrics.mean([score for score, _ in results.values() if score is not None])
+
+
+def _scored_pairs(tasks: list[TaskDelta]) -> list[tuple[float, float]]:
+    """(before, after) of the tasks both runs graded."""
+    return [(t.before, t.after) for t in tasks if t.before is not None and t.after is not None]
+
+
+def run_comparison(before: Run, after: Run) -> RunComparison:
+    """Per-task score deltas (what got worse first), criteria that flipped between passed
+    and failed, tasks only one run has, and the difference of the means with its noise
+    (paired over the tasks both graded)."""
+    before_rows, after_rows = _run_rows(before), _run_rows(after)
+    a_results, b_results = before_rows[0], after_rows[0]
+    tasks = _task_deltas(before_rows, after_rows)
+    changed = [t for t in tasks if t.delta != 0 or t.flips]
+    deltas = [t.delta or 0 for t in tasks]
+    flipped_to = Counter(flip.after for task in tasks for flip in task.flips)
     return RunComparison(
-        before=metrics.mean([s for s, _ in a_results.values() if s is not None]),
-        after=metrics.mean([s for s, _ in b_results.values() if s is not None]),
-        difference=metrics.paired_difference(paired),
-        tasks=[t for t in tasks if t.delta != 0 or t.flips],
-        changed=sum(1 for t in tasks if t.delta != 0 or t.flips),
-        worse=sum(1 for t in tasks if (t.delta or 0) < 0),
-        better=sum(1 for t in tasks if (t.delta or 0) > 0),
-        to_fail=sum(1 for flip in every_flip if flip.after == "failed"),
-        to_pass=sum(1 for flip in every_flip if flip.after == "passed"),
+        before=_mean_score(a_results),
+        after=_mean_score(b_results),
+        difference=metrics.paired_difference(_scored_pairs(tasks)),
+        tasks=changed,
+        changed=len(changed),
+        worse=sum(1 for delta in deltas if delta < 0),
+        better=sum(1 for delta in deltas if delta > 0),
+        to_fail=flipped_to["failed"],
+        to_pass=flipped_to["passed"],
         only_before=sorted(set(a_results) - set(b_results)),
         only_after=sorted(set(b_results) - set(a_results)),
-        points=[t for t in tasks if t.before is not None and t.after is not None][:SCATTER_POINTS],
+        # A task has a delta when both runs graded it.
+        points=[t for t in tasks if t.delta is not None][:SCATTER_POINTS],
     )
