@@ -1905,6 +1905,53 @@ def _no_output(results: Sequence[tuple[Any, ...]]) -> int:
     return sum(1 for row in results if not (row[4] or "").strip() and not row[11])
 
 
+# Outcomes not graded yet: counted among the outcomes, but in no rate.
+NOT_GRADED_YET = ("pending", "claimed")
+# Outcomes whose score counts in their task's pass rate.
+SCORED_STATUSES = ("passed", "failed", "scored")
+
+
+@dataclass
+class _OutcomeTally:
+    """What `run_summary` takes from a run's outcomes, in one pass over them."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    by_task: dict[int, list[float]] = field(default_factory=dict)
+    rate_rows: list[tuple[str, str, str, str, float | None, str | None]] = field(
+        default_factory=list
+    )
+    judge_calls: int = 0
+
+    def add(
+        self,
+        result_id: int,
+        key: str,
+        text: str,
+        kind: str,
+        status: str,
+        score: float | None,
+        code: str | None,
+        calls: list[Any] | None,
+    ) -> None:
+        self.counts[status] = self.counts.get(status, 0) + 1
+        self.judge_calls += len(calls or [])
+        if status in NOT_GRADED_YET:
+            return
+        self.rate_rows.append((key, text, kind, status, score, code or None))
+        if status in SCORED_STATUSES:
+            self.by_task.setdefault(result_id, []).append(score or 0.0)
+
+
+def _tally_outcomes(run_id: int) -> _OutcomeTally:
+    outcomes = RunOutcome.objects.filter(run_id=run_id).values_list(
+        "result_id", "criterion_key", "text", "kind", "status", "score", "code", "calls"
+    )
+    tally = _OutcomeTally()
+    for row in outcomes.iterator(2000):
+        tally.add(*row)
+    return tally
+
+
 def run_summary(*, run_id: int) -> RunSummary:
     """The run's figures from its rows: two reads, whatever its size."""
     results = list(
@@ -1925,21 +1972,7 @@ def run_summary(*, run_id: int) -> RunSummary:
             "labels",
         )
     )
-    outcomes = RunOutcome.objects.filter(run_id=run_id).values_list(
-        "result_id", "criterion_key", "text", "kind", "status", "score", "code", "calls"
-    )
-    counts: dict[str, int] = {}
-    by_task: dict[int, list[float]] = {}
-    rate_rows = []
-    judge_calls = 0
-    for result_id, key, text, kind, status, score, code, calls in outcomes.iterator(2000):
-        counts[status] = counts.get(status, 0) + 1
-        judge_calls += len(calls or [])
-        if status in ("pending", "claimed"):
-            continue
-        rate_rows.append((key, text, kind, status, score, code or None))
-        if status in ("passed", "failed", "scored"):
-            by_task.setdefault(result_id, []).append(score or 0.0)
+    tally = _tally_outcomes(run_id)
     scores = [row[1] for row in results if row[3] and row[1] is not None]
     graded = [row for row in results if row[3]]
     calibration, disagreements = _calibration(run_id, results)
@@ -1948,17 +1981,17 @@ def run_summary(*, run_id: int) -> RunSummary:
         disagreements=disagreements,
         score=metrics.mean(scores),
         coverage=dataset_score(Score(row[1], row[2]) for row in graded).coverage,
-        pass_rate=metrics.clustered_mean(by_task.values()),
+        pass_rate=metrics.clustered_mean(tally.by_task.values()),
         tasks=len(results),
         graded_tasks=len(graded),
         failed_tasks=sum(1 for row in graded if row[1] is not None and row[1] < 1),
         errored_tasks=sum(1 for row in graded if row[6]),
         no_output=_no_output(results),
-        outcomes=counts,
-        criteria=[rate.to_json() for rate in metrics.criterion_rates(rate_rows)],
+        outcomes=tally.counts,
+        criteria=[rate.to_json() for rate in metrics.criterion_rates(tally.rate_rows)],
         histogram=_histogram(scores),
         costs=_costs(results),
-        judge_calls=judge_calls,
+        judge_calls=tally.judge_calls,
     )
 
 
@@ -1983,7 +2016,7 @@ def _calibration(
             run_id=run_id,
             result_id__in=list(labelled),
             kind__in=JUDGED,
-            status__in=["passed", "failed", "scored"],
+            status__in=SCORED_STATUSES,
         )
         .order_by("result__position", "position")
         .values_list("result_id", "criterion_key", "status", "score", "reasoning")
