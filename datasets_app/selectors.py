@@ -945,23 +945,41 @@ def replace_fingerprint(dataset: Dataset) -> str:
     return hashlib.sha256(json.dumps([tasks, criteria]).encode()).hexdigest()[:32]
 
 
+def _file_tasks_against(
+    file_ids: list[str], digests: dict[str, str], mine: dict[str, str]
+) -> tuple[list[str], list[str], list[str]]:
+    """The file's task ids, in its order, as added (the dataset has no live task of that
+    id), changed (the digest the check kept differs from the live task's) and unchanged."""
+    added: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
+    for task_id in file_ids:
+        if task_id not in mine:
+            added.append(task_id)
+        elif digests.get(task_id) != mine[task_id]:
+            changed.append(task_id)
+        else:
+            unchanged.append(task_id)
+    return added, changed, unchanged
+
+
 def replace_preview(*, dataset: Dataset, upload: Upload) -> ReplacePreview:
     """Replace, as the dialog lists it before the button is clicked (read fresh each time)."""
     result = upload.stored_check
     file_ids = result.file_ids
-    digests = result.digests
     live = list(dataset.tasks.live().prefetch_related("criteria", "files"))
     # The check kept the digests of the file's tasks whose ids the dataset had then; a task
     # of that id added since has none, and counts as changed (Replace writes it anew).
     mine = {task.task_id: task_digest(task_spec(task)) for task in live}
+    added, changed, unchanged = _file_tasks_against(file_ids, result.digests, mine)
     return ReplacePreview(
         drafts=[t.task_id for t in live if t.state == TaskState.DRAFT],
         saved=[t.task_id for t in live if t.state == TaskState.SAVED],
         criteria=list(dataset_criteria(dataset).values_list("criterion_id", flat=True)),
         file_criteria=list(result.dataset.criteria if result.dataset else ()),
-        added=[task_id for task_id in file_ids if task_id not in mine],
-        changed=[i for i in file_ids if i in mine and digests.get(i) != mine[i]],
-        unchanged=[i for i in file_ids if i in mine and digests.get(i) == mine[i]],
+        added=added,
+        changed=changed,
+        unchanged=unchanged,
         removed=[task_id for task_id in mine if task_id not in set(file_ids)],
         fingerprint=replace_fingerprint(dataset),
     )
