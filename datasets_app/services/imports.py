@@ -480,42 +480,71 @@ def plan_as_added(*, dataset: Dataset, plan: DatasetSpec) -> DatasetSpec:
     return replace(plan, tasks=tasks)
 
 
+def _archive_replaced(dataset: Dataset) -> None:
+    """Archive what Replace replaces: the live tasks and the criteria for every task."""
+    dataset.tasks.live().update(state=TaskState.ARCHIVED)
+    dataset.criteria.filter(task__isnull=True, archived=False).update(archived=True)
+
+
+def _next_positions(dataset: Dataset) -> tuple[int, int]:
+    """Where Add's tasks and its criteria for every task start: after the dataset's own."""
+    last_task = dataset.tasks.live().aggregate(n=Max("position"))["n"]
+    last_shared = dataset.criteria.filter(task__isnull=True, archived=False).aggregate(
+        n=Max("position")
+    )["n"]
+    return (last_task or -1) + 1, (last_shared or -1) + 1
+
+
+def _task_row(dataset: Dataset, spec: TaskSpec, *, position: int) -> Task:
+    """The unsaved draft row of a task of the plan."""
+    return Task(
+        dataset=dataset,
+        task_id=spec.id,
+        name=spec.name,
+        prompt=spec.prompt,
+        expected_text=spec.expected_text or "",
+        expected_verifier=spec.expected_verifier.to_json() if spec.expected_verifier else None,
+        evidence=spec.evidence or {},
+        metadata=dict(spec.metadata),
+        position=position,
+        state=TaskState.DRAFT,
+    )
+
+
+def _task_file_rows(task: Task, spec: TaskSpec, placed: dict[str, str]) -> list[TaskFile]:
+    """The unsaved rows of a task's input files, then its expected files; a zip member's
+    file is where `_store_files` placed it (`placed`: {path: stored name})."""
+    return [
+        TaskFile(
+            task=task,
+            role=role,
+            name=file_spec.name,
+            url=file_spec.url or "",
+            file=placed.get(file_spec.path, "") if file_spec.path else "",
+            size=file_spec.size,
+            sha256=file_spec.sha256 or "",
+            position=position,
+        )
+        for role, specs in (("input", spec.input_files), ("expected", spec.expected_files))
+        for position, file_spec in enumerate(specs)
+    ]
+
+
 def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[str, str]) -> int:
     """Write the plan's tasks, criteria and files as drafts; a fixed number of queries
     (COPY on PostgreSQL, `bulk.insert_rows`)."""
     if mode == ImportMode.ADD:
         plan = plan_as_added(dataset=dataset, plan=plan)
-    live = dataset.tasks.live()
     if mode == ImportMode.REPLACE:
-        live.update(state=TaskState.ARCHIVED)
-        dataset.criteria.filter(task__isnull=True, archived=False).update(archived=True)
-        start = 0
-        shared_start = 0
+        _archive_replaced(dataset)
+        start, shared_start = 0, 0
     else:
-        start = (live.aggregate(n=Max("position"))["n"] or -1) + 1
-        shared_start = (
-            dataset.criteria.filter(task__isnull=True, archived=False).aggregate(n=Max("position"))[
-                "n"
-            ]
-            or -1
-        ) + 1
+        start, shared_start = _next_positions(dataset)
     _apply_settings(dataset, plan, mode)
     dataset.save(update_fields=["settings", "updated_at"])
 
     tasks = [
-        Task(
-            dataset=dataset,
-            task_id=spec.id,
-            name=spec.name,
-            prompt=spec.prompt,
-            expected_text=spec.expected_text or "",
-            expected_verifier=spec.expected_verifier.to_json() if spec.expected_verifier else None,
-            evidence=spec.evidence or {},
-            metadata=dict(spec.metadata),
-            position=start + index,
-            state=TaskState.DRAFT,
-        )
-        for index, spec in enumerate(plan.tasks)
+        _task_row(dataset, spec, position=start + index) for index, spec in enumerate(plan.tasks)
     ]
     bulk.insert_rows(Task, tasks)
     datasets.dataset_tasks_changed(dataset_id=dataset.pk)
@@ -529,20 +558,7 @@ def _write_plan(*, dataset: Dataset, plan: DatasetSpec, mode: str, placed: dict[
             datasets.criterion_row(dataset, task, position=position, spec=criterion)
             for position, criterion in enumerate(spec.criteria)
         ]
-        for role, specs in (("input", spec.input_files), ("expected", spec.expected_files)):
-            for position, file_spec in enumerate(specs):
-                files.append(
-                    TaskFile(
-                        task=task,
-                        role=role,
-                        name=file_spec.name,
-                        url=file_spec.url or "",
-                        file=placed.get(file_spec.path, "") if file_spec.path else "",
-                        size=file_spec.size,
-                        sha256=file_spec.sha256 or "",
-                        position=position,
-                    )
-                )
+        files += _task_file_rows(task, spec, placed)
     bulk.insert_rows(Criterion, criteria)
     bulk.insert_rows(TaskFile, files)
     if mode == ImportMode.ADD and plan.criteria:
