@@ -387,27 +387,8 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
     files stored") is kept on the upload's row as the files are stored, before the
     transaction opens.
     """
-    if upload.state == Upload.State.IMPORTED:
-        raise ImportRefused(UPLOAD_ALREADY_IMPORTED)
-    if upload.is_expired:
-        raise ImportRefused(UPLOAD_EXPIRED)
-    with upload.file.open("rb") as fileobj:
-        sha256, size = _sha256_of(fileobj)
-    if sha256 != upload.sha256:
-        upload.sha256, upload.size = sha256, size
-        upload.save(update_fields=["sha256", "size"])
-        upload_check(upload=upload)
-        raise ImportRefused(UPLOAD_CHANGED)
-    checked = upload.stored_check
-    result = _check(
-        upload,
-        first_task_number=checked.first_task_number,
-        measured={path: tuple(m) for path, m in checked.members.items()},
-    )
-    if not result.ok:
-        raise ImportRefused(UPLOAD_HAS_PROBLEMS)
-    plan = result.plan
-    assert plan is not None  # result.ok
+    _refuse_stale(upload)
+    result, plan = _checked_for_import(upload)
     assert upload.dataset_id is not None  # an upload to import has its dataset
     contents = _attached_contents(plan)
     # The files go to the dataset owner's storage, whoever imports them: asked here before
@@ -425,12 +406,13 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
             dataset = Dataset.objects.select_for_update().get(pk=upload.dataset_id)
             _lock_storage_of(dataset.owner)
             _check_quota(dataset.owner, contents, importer=upload.owner)
-            if mode == ImportMode.ADD and selectors.add_conflicts(dataset=dataset, upload=upload):
-                raise ImportRefused(UPLOAD_HAS_PROBLEMS)
-            if mode == ImportMode.REPLACE and not _replace_list_current(dataset, locked):
-                raise ImportRefused(REPLACE_LIST_CHANGED)
-            if not _still_kept(set(placed.values()) - set(stored)):
-                raise ImportRefused(FILES_REMOVED_MEANWHILE)
+            _refuse_changed_meanwhile(
+                dataset=dataset,
+                upload=upload,
+                locked=locked,
+                mode=mode,
+                reused=set(placed.values()) - set(stored),
+            )
             file_count = _write_plan(dataset=dataset, plan=plan, mode=mode, placed=placed)
             _remember_mapping(dataset, result.mapping)
             locked.state = Upload.State.IMPORTED
@@ -449,6 +431,52 @@ def import_run(*, upload: Upload, mode: str) -> ImportOutcome:
         files=file_count,
         next_version=selectors.next_version_number(dataset),
     )
+
+
+def _refuse_stale(upload: Upload) -> None:
+    """Refuse an upload imported already or expired, or whose stored file is not the one
+    checked (it is checked again then, and its new figures kept)."""
+    if upload.state == Upload.State.IMPORTED:
+        raise ImportRefused(UPLOAD_ALREADY_IMPORTED)
+    if upload.is_expired:
+        raise ImportRefused(UPLOAD_EXPIRED)
+    with upload.file.open("rb") as fileobj:
+        sha256, size = _sha256_of(fileobj)
+    if sha256 != upload.sha256:
+        upload.sha256, upload.size = sha256, size
+        upload.save(update_fields=["sha256", "size"])
+        upload_check(upload=upload)
+        raise ImportRefused(UPLOAD_CHANGED)
+
+
+def _checked_for_import(upload: Upload) -> tuple[CheckResult, DatasetSpec]:
+    """The import's own check of the file, with what the stored check measured; refused
+    when it finds problems."""
+    checked = upload.stored_check
+    result = _check(
+        upload,
+        first_task_number=checked.first_task_number,
+        measured={path: tuple(m) for path, m in checked.members.items()},
+    )
+    if not result.ok:
+        raise ImportRefused(UPLOAD_HAS_PROBLEMS)
+    plan = result.plan
+    assert plan is not None  # result.ok
+    return result, plan
+
+
+def _refuse_changed_meanwhile(
+    *, dataset: Dataset, upload: Upload, locked: Upload, mode: str, reused: set[str]
+) -> None:
+    """Under the dataset's lock (`locked`: the upload's row, read under its own), refuse
+    what changed since the upload was checked: Add's task ids taken, Replace's list no
+    longer what the dialog showed, stored files it reuses (`reused`) removed."""
+    if mode == ImportMode.ADD and selectors.add_conflicts(dataset=dataset, upload=upload):
+        raise ImportRefused(UPLOAD_HAS_PROBLEMS)
+    if mode == ImportMode.REPLACE and not _replace_list_current(dataset, locked):
+        raise ImportRefused(REPLACE_LIST_CHANGED)
+    if not _still_kept(reused):
+        raise ImportRefused(FILES_REMOVED_MEANWHILE)
 
 
 def _replace_list_current(dataset: Dataset, upload: Upload) -> bool:
