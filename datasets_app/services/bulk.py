@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, models
+from django.db.backends.utils import CursorWrapper
 from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 
@@ -40,40 +41,53 @@ def insert_rows(model: type[M], rows: Sequence[M]) -> Sequence[M]:
 
 def _copy(model: type[M], rows: Sequence[M]) -> None:
     meta = model._meta
-    pk = meta.pk
-    assert pk is not None
     fields = [field for field in meta.concrete_fields if not field.generated]
-    names = [connection.ops.quote_name(field.column or field.attname) for field in fields]
     with connection.cursor() as cursor:
-        if any(getattr(row, pk.attname) is None for row in rows):
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                [meta.db_table, pk.column, len(rows)],
-            )
-            for row, (key,) in zip(
-                (r for r in rows if getattr(r, pk.attname) is None), cursor.fetchall(), strict=True
-            ):
-                setattr(row, pk.attname, key)
-        columns = ", ".join(names)
-        table = connection.ops.quote_name(meta.db_table)
-        converters = [_converter(field) for field in fields]
-        sql = f"COPY {table} ({columns}) FROM STDIN"
-        started = time.monotonic()
-        # Django's own error classes (IntegrityError, ...) for what the database refuses, as
-        # for any query made through its cursor.
-        with connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
-            for row in rows:
-                copy.write_row([convert(row) for convert in converters])
-        if connection.queries_logged:
-            # COPY does not pass through Django's cursor wrapper: logged here, so that the
-            # queries an import makes count it (django_assert_num_queries, the benches).
-            elapsed = time.monotonic() - started
-            logged = {"sql": f"{sql} -- {len(rows):,} rows", "time": f"{elapsed:.3f}"}
-            connection.queries_log.append(logged)
+        _reserve_keys(cursor, model, rows)
+        _copy_rows(cursor, model, fields, rows)
     alias = connection.alias
     for row in rows:
         row._state.adding = False
         row._state.db = alias
+
+
+def _reserve_keys(cursor: CursorWrapper, model: type[M], rows: Sequence[M]) -> None:
+    """Give the rows without a primary key one from the table's sequence, in one query."""
+    meta = model._meta
+    pk = meta.pk
+    assert pk is not None
+    keyless = [row for row in rows if getattr(row, pk.attname) is None]
+    if not keyless:
+        return
+    cursor.execute(
+        "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+        [meta.db_table, pk.column, len(rows)],
+    )
+    for row, (key,) in zip(keyless, cursor.fetchall(), strict=True):
+        setattr(row, pk.attname, key)
+
+
+def _copy_rows(
+    cursor: CursorWrapper, model: type[M], fields: Sequence[models.Field], rows: Sequence[M]
+) -> None:
+    """One COPY of `fields` of every row, logged as Django logs its queries."""
+    names = [connection.ops.quote_name(field.column or field.attname) for field in fields]
+    columns = ", ".join(names)
+    table = connection.ops.quote_name(model._meta.db_table)
+    converters = [_converter(field) for field in fields]
+    sql = f"COPY {table} ({columns}) FROM STDIN"
+    started = time.monotonic()
+    # Django's own error classes (IntegrityError, ...) for what the database refuses, as
+    # for any query made through its cursor.
+    with connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
+        for row in rows:
+            copy.write_row([convert(row) for convert in converters])
+    if connection.queries_logged:
+        # COPY does not pass through Django's cursor wrapper: logged here, so that the
+        # queries an import makes count it (django_assert_num_queries, the benches).
+        elapsed = time.monotonic() - started
+        logged = {"sql": f"{sql} -- {len(rows):,} rows", "time": f"{elapsed:.3f}"}
+        connection.queries_log.append(logged)
 
 
 def _converter(field: models.Field) -> Any:
