@@ -196,6 +196,38 @@ def _columns_read(read: OutputsFile) -> dict[str, Any]:
     return {"mapping": dict(read.mapping), "ask": ask, "columns": list(read.columns)}
 
 
+@dataclass
+class _GradingWork:
+    """What grading a file of outputs takes: the outcomes it makes, the judge calls and
+    their tokens, the Python checks."""
+
+    outcomes: int = 0
+    judge_calls: int = 0
+    judge_tokens: int = 0
+    python_checks: int = 0
+
+
+def _grading_work(
+    spec: DatasetSpec, read: OutputsFile, *, judge: bool, python: bool
+) -> _GradingWork:
+    """Counted over the version's tasks; a check that cannot run here (no judge, no
+    sandbox) makes an outcome but no call."""
+    work = _GradingWork()
+    for task in spec.tasks:
+        output = read.outputs.get(task.id)
+        checks = checks_for(spec, task)
+        work.outcomes += len(checks)
+        if output is None or not output.answered:
+            continue  # no answer: graded 0 without a call
+        for check in checks:
+            if check.verifier.kind in JUDGE_KINDS and judge:
+                work.judge_calls += 1
+                work.judge_tokens += _judge_tokens(check, task, output)
+            elif check.verifier.kind == "code_verifier" and python:
+                work.python_checks += 1
+    return work
+
+
 def run_check(
     *,
     version: Version,
@@ -211,19 +243,7 @@ def run_check(
     graders = grading.graders()
     judge = graders.judge is not None
     python = graders.allow_python and graders.sandbox()[0]
-    outcomes = judge_calls = judge_tokens = python_checks = 0
-    for task in spec.tasks:
-        output = read.outputs.get(task.id)
-        checks = checks_for(spec, task)
-        outcomes += len(checks)
-        if output is None or not output.answered:
-            continue  # no answer: graded 0 without a call
-        for check in checks:
-            if check.verifier.kind in JUDGE_KINDS and judge:
-                judge_calls += 1
-                judge_tokens += _judge_tokens(check, task, output)
-            elif check.verifier.kind == "code_verifier" and python:
-                python_checks += 1
+    work = _grading_work(spec, read, judge=judge, python=python)
     answered = sum(1 for o in read.outputs.values() if o.answered)
     plan = RunPlan(
         version=version.number,
@@ -231,10 +251,10 @@ def run_check(
         tasks=len(spec.tasks),
         matched=len(read.outputs),
         no_output=len(spec.tasks) - answered,
-        outcomes=outcomes,
-        judge_calls=judge_calls,
-        judge_tokens=judge_tokens,
-        python_checks=python_checks,
+        outcomes=work.outcomes,
+        judge_calls=work.judge_calls,
+        judge_tokens=work.judge_tokens,
+        python_checks=work.python_checks,
         judge_available=judge,
         judge_model=(graders.judge.config.model or "") if graders.judge else "",
         python_available=python,
