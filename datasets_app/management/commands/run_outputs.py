@@ -139,26 +139,42 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(document, ensure_ascii=False, indent=2))
         score = summary.score.value if summary else None
         if summary is not None:
-            stderr = f" ± {summary.score.stderr:.3f}" if summary.score.stderr is not None else ""
-            self.stderr.write(
-                f"Run {run.pk}: {run.get_state_display().lower()}, score {_score(score)}{stderr}, "
-                f"coverage {summary.coverage * 100:.0f}%, {summary.tasks:,} tasks "
-                f"({summary.failed_tasks:,} below 1, {summary.errored_tasks:,} with errors, "
-                f"{summary.no_output:,} with no output)"
-            )
+            self.stderr.write(_summary_line(run, summary))
         if run.state in (RunState.STOPPED, RunState.FAILED):
             self.stderr.write(
                 DID_NOT_FINISH.format(state=run.get_state_display().lower(), error=run.error)
             )
             raise SystemExit(EXIT_PROBLEMS)
         threshold = options["min_score"]
-        if threshold is not None and (score is None or score < threshold):
+        if _below(score, threshold):
             self.stderr.write(BELOW_THRESHOLD.format(score=_score(score), threshold=threshold))
             raise SystemExit(EXIT_BELOW)
-        before = selectors.run_summary_of(previous) if previous else None
+        if options["no_worse"] and previous:
+            self._fail_below_previous(score, previous)
+
+    def _fail_below_previous(self, score: float | None, previous: Run) -> None:
+        """Exit 2 when the score is below the previous run's (a run without one sets no bar)."""
+        before = selectors.run_summary_of(previous)
         bar = before.score.value if before else None
-        if options["no_worse"] and previous and bar is not None and (score is None or score < bar):
+        if _below(score, bar):
             self.stderr.write(
                 BELOW_PREVIOUS.format(score=_score(score), previous=_score(bar), run=previous.pk)
             )
             raise SystemExit(EXIT_BELOW)
+
+
+def _below(score: float | None, bar: float | None) -> bool:
+    """Whether `score` fails `bar`: no bar fails nothing, and no score fails any bar."""
+    return bar is not None and (score is None or score < bar)
+
+
+def _summary_line(run: Run, summary: selectors.RunSummary) -> str:
+    """The run's figures in one line, as the command prints them when the run ends."""
+    stderr = f" ± {summary.score.stderr:.3f}" if summary.score.stderr is not None else ""
+    return (
+        f"Run {run.pk}: {run.get_state_display().lower()}, "
+        f"score {_score(summary.score.value)}{stderr}, "
+        f"coverage {summary.coverage * 100:.0f}%, {summary.tasks:,} tasks "
+        f"({summary.failed_tasks:,} below 1, {summary.errored_tasks:,} with errors, "
+        f"{summary.no_output:,} with no output)"
+    )
