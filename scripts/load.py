@@ -376,23 +376,31 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
 
 
-def report(stats: Stats, elapsed: float, problems: list[str]) -> bool:
+# The kinds of request the report lists, in the order a person makes them.
+REQUEST_KINDS = ("login_page", "login", "create", "check", "status", "import")
+
+
+def print_latencies(stats: Stats, elapsed: float) -> None:
+    """Requests per second, and each kind's count and p50/p95/p99/max latency."""
     total = sum(len(v) for v in stats.latencies.values())
     print(f"load requests: {total} in {elapsed:.1f} s = {total / elapsed:.1f} requests/s")
     print(f"{'kind':<11} {'count':>6} {'p50 s':>7} {'p95 s':>7} {'p99 s':>7} {'max s':>7}")
-    for kind in ("login_page", "login", "create", "check", "status", "import"):
+    for kind in REQUEST_KINDS:
         values = stats.latencies.get(kind)
         if not values:
             continue
         cells = [percentile(values, f) for f in (0.5, 0.95, 0.99)] + [max(values)]
         print(f"{kind:<11} {len(values):>6} " + " ".join(f"{c:>7.2f}" for c in cells))
-    for message in stats.errors[:10]:
-        print(f"  error: {message}")
+
+
+def verdicts(stats: Stats, problems: list[str]) -> list[tuple[str, bool]]:
+    """Each goal's line and whether it was met: a check's p95, no errors, every dataset
+    holding what was imported into it."""
     checks = stats.latencies.get("check", [])
     p95 = percentile(checks, 0.95) if checks else float("inf")
     bad = {p.split(":")[0] for p in problems}
     datasets_ok = sum(1 for pk in stats.imported if f"dataset {pk}" not in bad)
-    verdicts = [
+    return [
         (
             f"load check_p95: {p95:.2f} s (goal {CHECK_P95_GOAL:g} s)",
             p95 <= CHECK_P95_GOAL,
@@ -403,11 +411,18 @@ def report(stats: Stats, elapsed: float, problems: list[str]) -> bool:
             not problems and bool(stats.imported),
         ),
     ]
+
+
+def report(stats: Stats, elapsed: float, problems: list[str]) -> bool:
+    print_latencies(stats, elapsed)
+    for message in stats.errors[:10]:
+        print(f"  error: {message}")
+    goals = verdicts(stats, problems)
     for problem in problems[:10]:
         print(f"  inconsistent: {problem}")
-    for line, ok in verdicts:
+    for line, ok in goals:
         print(f"{line} {'ok' if ok else 'FAIL'}")
-    return all(ok for _, ok in verdicts)
+    return all(ok for _, ok in goals)
 
 
 def main() -> int:
