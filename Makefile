@@ -44,7 +44,7 @@ browser:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium nginx libseccomp2; }
 
 # Complexity by radon, which counts boolean conditions (ruff's C901 does not): no function
-# above 15 but the shrinking baseline's (scripts/complexity.py). .pre-commit-config.yaml
+# above 15 (scripts/complexity.py). .pre-commit-config.yaml
 # runs the same four checks before each commit (`.venv/bin/pre-commit install`).
 lint: install
 	$(BIN)/ruff check .

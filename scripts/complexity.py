@@ -1,18 +1,10 @@
-"""`make lint`'s complexity check: no function above 15 by radon, but for a baseline that
-may only shrink.
+"""`make lint`'s complexity check: no function above 15 by radon.
 
 radon counts what ruff's C901 does not (each `and`/`or`, each comprehension's `if`), so it
-finds the functions that read as a list of cases. The functions above the limit when the
-check came in are listed in `scripts/complexity-baseline.txt` with their complexity then.
-The check fails when
-- a function not listed is above the limit (make it simpler: split it, or give its cases
-  a table);
-- a listed function got more complex than listed;
-- a listed function is at or below the limit now, or is gone, or got simpler (run
-  `scripts/complexity.py --shrink` to write the lower figures: the list only shrinks).
-
-`--shrink` never adds a function or raises a figure; nothing does but editing the file by
-hand, which a reviewer sees.
+finds the functions that read as a list of cases. A function above the limit fails the
+check, named with its complexity: make it simpler (split it into steps with names, or give
+its cases a table). The 36 functions above it when the check came in were brought under it
+(issue 26), and the baseline that let them stay is gone.
 """
 
 from __future__ import annotations
@@ -27,7 +19,6 @@ from radon.visitors import Function
 
 LIMIT = 15
 REPO = Path(__file__).resolve().parent.parent
-BASELINE = REPO / "scripts" / "complexity-baseline.txt"
 # The project's own code; migrations are generated.
 ROOTS = ("datasets_app", "contextgrid", "context_verifiers", "contextevals", "scripts", "bench")
 SKIPPED_PARTS = frozenset({"migrations", "__pycache__"})
@@ -59,58 +50,19 @@ def measure() -> dict[str, int]:
     return found
 
 
-def read_baseline() -> dict[str, int]:
-    baseline: dict[str, int] = {}
-    for line in BASELINE.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            key, complexity = line.rsplit(" ", 1)
-            baseline[key] = int(complexity)
-    return baseline
-
-
-def write_baseline(baseline: dict[str, int]) -> None:
-    lines = [
-        "# Functions above complexity 15 (radon) when scripts/complexity.py came in, with",
-        "# their complexity: this list may only shrink (see the script's docstring).",
-        *(f"{key} {complexity}" for key, complexity in sorted(baseline.items())),
-    ]
-    BASELINE.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def findings(found: dict[str, int], baseline: dict[str, int]) -> tuple[list[str], list[str]]:
-    """(what fails the check, what `--shrink` mends) as lines to print."""
-    failing = [
+def findings(found: dict[str, int]) -> list[str]:
+    """What fails the check, as lines to print."""
+    return [
         f"{key}: complexity {complexity}, above {LIMIT}: make it simpler"
-        if key not in baseline
-        else f"{key}: complexity {complexity}, more than the baseline's {baseline[key]}"
         for key, complexity in sorted(found.items())
-        if complexity > baseline.get(key, LIMIT)
     ]
-    shrinking = [
-        f"{key}: the baseline says {listed}, now "
-        + (f"{found[key]}" if key in found else f"{LIMIT} or below, or gone")
-        for key, listed in sorted(baseline.items())
-        if found.get(key, 0) < listed
-    ]
-    return failing, shrinking
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--shrink", action="store_true", help="lower the baseline to what is measured now"
-    )
-    args = parser.parse_args(argv)
-    found = measure()
-    baseline = read_baseline()
-    failing, shrinking = findings(found, baseline)
-    if shrinking and args.shrink:
-        write_baseline({key: min(c, baseline[key]) for key, c in found.items() if key in baseline})
-        print(f"{BASELINE.relative_to(REPO)}: {len(shrinking)} lines lowered or removed")
-    elif shrinking:
-        failing += [f"{line}: run scripts/complexity.py --shrink" for line in shrinking]
-    print("\n".join(failing) if failing else f"complexity: none above {LIMIT} but the baseline's")
+    parser.parse_args(argv)
+    failing = findings(measure())
+    print("\n".join(failing) if failing else f"complexity: no function above {LIMIT}")
     return 1 if failing else 0
 
 
