@@ -138,6 +138,23 @@ def test_a_copy_refused_at_the_last_rows_leaves_nothing_of_the_import(
     assert Upload.objects.get(pk=upload.pk).state == Upload.State.CHECKED
 
 
+def test_rows_some_with_a_key_of_their_own_keep_it_and_the_others_get_one(make_dataset):
+    dataset = make_dataset()
+    own_key = 10**9
+    tasks = [
+        Task(dataset=dataset, task_id=f"t{n}", prompt="Q?", expected_text="A", position=n)
+        for n in range(3)
+    ]
+    tasks[1].pk = own_key
+
+    bulk.insert_rows(Task, tasks)
+
+    stored = dict(Task.objects.filter(dataset=dataset).values_list("task_id", "pk"))
+    assert stored["t1"] == own_key
+    assert len(set(stored.values())) == 3
+    assert {t.task_id: t.pk for t in tasks} == stored
+
+
 def test_an_empty_list_writes_nothing():
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         assert list(bulk.insert_rows(Task, [])) == []

@@ -61,7 +61,7 @@ def _reserve_keys(cursor: CursorWrapper, model: type[M], rows: Sequence[M]) -> N
         return
     cursor.execute(
         "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-        [meta.db_table, pk.column, len(rows)],
+        [meta.db_table, pk.column, len(keyless)],
     )
     for row, (key,) in zip(keyless, cursor.fetchall(), strict=True):
         setattr(row, pk.attname, key)
