@@ -69,10 +69,9 @@ from contextgrid.evalset.io import (
 from datasets_app.importing import csv_format
 from datasets_app.importing.columns import field_for_header
 from datasets_app.importing.json_text import (
-    NUL_CHARACTER,
     JsonLocator,
     decode,
-    escaped_nul_lines,
+    nul_problems,
     plain_words,
 )
 from datasets_app.importing.spec import (
@@ -560,9 +559,7 @@ def read(data: bytes, file_name: str, kind: str, encoding: str | None = None) ->
         )
         return Read(fmt, detected, file_name, [problem])
     if fmt != "csv":
-        parsed.problems.extend(
-            NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)
-        )
+        parsed.problems.extend(nul_problems(text, file_name))
     parsed.warnings[:0] = warnings
     return parsed
 
@@ -706,9 +703,7 @@ def read_beir(
         source=f"BEIR, {queries_name} + {qrels_name}",
         places=lambda: _beir_lines(queries_text, evalset),
     )
-    parsed.problems.extend(
-        NUL_CHARACTER.at(queries_name, line=line) for line in escaped_nul_lines(queries_text)
-    )
+    parsed.problems.extend(nul_problems(queries_text, queries_name))
     if not_read := list(not_read):
         parsed.notes.append(NOTE_NOT_READ.format(names=", ".join(not_read)))
     return parsed

@@ -25,14 +25,13 @@ from datasets_app.importing.document import (
     validate_json_text,
 )
 from datasets_app.importing.json_text import (
-    NUL_CHARACTER,
     JsonLocator,
     decode,
-    escaped_nul_lines,
     is_json_lines,
     loads,
     long_list_head,
     may_hold_escaped_nul,
+    nul_problems,
     record_field,
 )
 from datasets_app.importing.shapes.base import Record
@@ -99,7 +98,7 @@ def _parse(text: str, file_name: str, encoding: str, options: CheckOptions | Non
             return jsonl_format.read_text(text, file_name, encoding, options, kind=LINES_IN_JSON)
         return Read("json", detected, file_name, problems=problems)
     mapped = bool(options and options.mapping)
-    problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
+    problems = nul_problems(text, file_name)
     if not mapped and _is_list_of_our_tasks(document):
         # The page's tasks in a bare list are held to the page's rules, as in "tasks".
         located = _ListLocator(JsonLocator(text))
@@ -122,12 +121,11 @@ def _too_long_list(
     the page's tasks are refused as the validator refuses them, another tool's records
     go through their shape with the list's length (its refusal or mapping comes first)."""
     max_tasks = options.max_tasks if options else MAX_TASKS
+    problems = nul_problems(text, file_name)
     if not (options and options.mapping) and _is_list_of_our_tasks(head):
-        problems = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
         problems.append(TOO_MANY_TASKS.at(file_name, line=1, count=total, limit=max_tasks))
         return Read("json", f"JSON dataset, {encoding}", file_name, problems)
-    nul = [NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text)]
-    return _records(head, text, file_name, encoding, options, nul, total=total)
+    return _records(head, text, file_name, encoding, options, problems, total=total)
 
 
 def _is_list_of_our_tasks(document: Any) -> bool:

@@ -81,11 +81,13 @@ def may_hold_escaped_nul(text: str) -> bool:
     return "\\" in text and _NUL_ESCAPE.search(text) is not None
 
 
-def escaped_nul_lines(text: str) -> list[int]:
-    """Lines holding an escaped NUL (\\u0000): valid JSON, but no database stores it."""
+def nul_problems(text: str, file_name: str) -> list[Problem]:
+    """A problem on each line holding an escaped NUL (\\u0000): valid JSON, but no database
+    stores it."""
     if not may_hold_escaped_nul(text):
         return []
-    return sorted({line_of(text, match.start()) for match in _ESCAPED_NUL.finditer(text)})
+    lines = sorted({line_of(text, match.start()) for match in _ESCAPED_NUL.finditer(text)})
+    return [NUL_CHARACTER.at(file_name, line=line) for line in lines]
 
 
 def record_field(path: DocPath) -> str:

@@ -13,10 +13,9 @@ from typing import Any
 
 from datasets_app.importing import shapes
 from datasets_app.importing.json_text import (
-    NUL_CHARACTER,
     decode,
-    escaped_nul_lines,
     loads,
+    nul_problems,
     record_field,
 )
 from datasets_app.importing.shapes.base import Record
@@ -102,7 +101,7 @@ def read_text(
     detected = f"{kind}, one task per line, {encoding}"
     tasks, lines, problems = _objects(text, file_name)
     locate = _LineLocator(lines)
-    problems.extend(NUL_CHARACTER.at(file_name, line=line) for line in escaped_nul_lines(text))
+    problems.extend(nul_problems(text, file_name))
     if not tasks:
         if not problems:
             problems.append(EMPTY_JSONL.at(file_name))
