@@ -46,6 +46,7 @@ from timing import median_ratio, verdict  # noqa: E402
 from context_verifiers.grading import Graders, grade_tasks  # noqa: E402
 from context_verifiers.judges import JudgeConfig  # noqa: E402
 from contextevals.celery import app  # noqa: E402
+from datasets_app import selectors  # noqa: E402
 from datasets_app.models import Criterion, Dataset, Run, Task, Version  # noqa: E402
 from datasets_app.services import datasets, runs  # noqa: E402
 
@@ -98,7 +99,7 @@ def measure(version: Version) -> int:
     data = "".join(json.dumps({"task": t, "output": o}) + "\n" for t, o in outputs.items())
     user = version.created_by
     assert user is not None
-    spec = runs.frozen_spec(version)
+    spec = selectors.frozen_version(version).spec
     pairs = [(task, outputs.get(task.id)) for task in spec.tasks]
 
     def run() -> None:

@@ -300,10 +300,12 @@ UPLOAD_HEARTBEAT_SECONDS = float(os.environ.get("UPLOAD_HEARTBEAT_SECONDS", "10"
 WORKER_STOPPED_AFTER_SECONDS = float(os.environ.get("WORKER_STOPPED_AFTER_SECONDS", "60"))
 # A run is graded RUN_CHUNK_TASKS tasks at a time: one claim, one transaction and a handful of
 # queries each (`make bench`: at most 25 queries per 100 tasks), small enough that a worker
-# killed mid-chunk loses little and a stop takes effect within a chunk. A chunk ends within
-# this, judges' timeouts and retries included (a judge that never answers makes errors, not a
-# hang). A worker renews its claims on a chunk's criteria every quarter of the lease while it
-# grades, so a claim not renewed for the lease is a dead worker's, and another takes it over.
+# killed mid-chunk loses little and a stop takes effect within a chunk (a run none of whose
+# checks waits on a judge or the sandbox takes ten times as many: `services.runs.run_chunks`).
+# A chunk ends within this, judges' timeouts and retries included (a judge that never answers
+# makes errors, not a hang). A worker renews its claims on a chunk's tasks every quarter of
+# the lease while it grades, so a claim not renewed for the lease is a dead worker's, and
+# another takes it over.
 RUN_CHUNK_TASKS = int(os.environ.get("RUN_CHUNK_TASKS", "100"))
 RUN_CHUNK_TIME_LIMIT_SECONDS = int(os.environ.get("RUN_CHUNK_TIME_LIMIT_SECONDS", "900"))
 RUN_LEASE_SECONDS = float(os.environ.get("RUN_LEASE_SECONDS", "60"))

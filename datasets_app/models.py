@@ -437,6 +437,11 @@ class RunResult(models.Model):
     # The files of the agent's output, from an outputs .zip (read from the run's kept zip
     # as its criteria are graded): [{"name", "member", "size"}].
     files = models.JSONField(default=list, blank=True)
+    # Who is grading the task's criteria (a Celery task's lease) and since when: a claim
+    # older than the run's lease is taken over, so that a worker killed mid-run holds
+    # nothing for ever. The task's outcomes are written together, once, as it is graded.
+    lease = models.CharField(max_length=64, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["position", "pk"]
@@ -463,8 +468,10 @@ class OutcomeStatus(models.TextChoices):
 
 
 class RunOutcome(models.Model):
-    """One criterion of one task in a run: pending, claimed by one worker (`lease`), then
-    written once with its outcome (`context_verifiers.outcome.Outcome`)."""
+    """One criterion of one task in a run, with its outcome
+    (`context_verifiers.outcome.Outcome`): inserted once, with the task's other criteria,
+    by the worker holding the task's claim (`RunResult.lease`). A criterion not graded yet
+    has no row: it shows as pending (`selectors.result_outcomes`)."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="outcomes")
     result = models.ForeignKey(RunResult, on_delete=models.CASCADE, related_name="outcomes")
@@ -483,10 +490,6 @@ class RunOutcome(models.Model):
     warnings = models.JSONField(default=list, blank=True)
     # The judge's calls for this outcome as sent and answered (`JudgeCall.to_json`).
     calls = models.JSONField(default=list, blank=True)
-    # Who holds the claim (a Celery task's id) and since when: a claim older than the
-    # run's lease is taken over, so that a worker killed mid-run holds nothing for ever.
-    lease = models.CharField(max_length=64, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
     written_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -496,7 +499,6 @@ class RunOutcome(models.Model):
                 fields=["result", "position"], name="one_outcome_per_criterion_per_result"
             ),
         ]
-        indexes = [models.Index(fields=["run", "status"], name="runoutcome_run_status")]
 
     def __str__(self) -> str:
         return f"{self.criterion_key}: {self.status}"

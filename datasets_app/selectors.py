@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -40,7 +41,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from context_verifiers import metrics
-from context_verifiers.grading import CriterionResult, DatasetResult, TaskResult
+from context_verifiers.grading import Check, CriterionResult, DatasetResult, TaskResult, checks_for
 from context_verifiers.outcome import Outcome
 from context_verifiers.scoring import Score, dataset_score
 from datasets_app import exporting, wording
@@ -70,6 +71,7 @@ from datasets_app.models import (
     Dataset,
     ExportJob,
     ImportMode,
+    OutcomeStatus,
     Run,
     RunOutcome,
     RunResult,
@@ -1805,6 +1807,63 @@ def run_for(user: User, pk: int) -> Run:
     )
 
 
+@dataclass(frozen=True)
+class FrozenVersion:
+    """A saved version as its runs grade it: its content, each task by its id, and what
+    grades each task (`checks_for`), worked out once."""
+
+    spec: DatasetSpec
+    tasks: Mapping[str, TaskSpec]
+    checks: Mapping[str, tuple[Check, ...]]
+
+
+@functools.lru_cache(maxsize=4)
+def _frozen_version(version_pk: int, created_at: float) -> FrozenVersion:
+    # A saved version never changes, so each process reads it once (the key holds when it
+    # was saved, as the version page's caches do).
+    spec = version_spec(Version.objects.get(pk=version_pk))
+    tasks = {task.id: task for task in spec.tasks}
+    return FrozenVersion(spec, tasks, {key: checks_for(spec, task) for key, task in tasks.items()})
+
+
+def frozen_version(version: Version) -> FrozenVersion:
+    """The version's frozen content, as every run grades it."""
+    return _frozen_version(version.pk, version.created_at.timestamp())
+
+
+def result_outcomes(
+    run: Run, results: Sequence[RunResult], stored: Sequence[RunOutcome]
+) -> dict[int, list[RunOutcome]]:
+    """Each result's criteria in order (by its pk): the outcomes written (`stored`), and
+    for a criterion not graded yet, an unsaved row that says so, "claimed" while a worker
+    holds its task (else "pending"), its text from the version."""
+    outcomes: dict[int, list[RunOutcome]] = {result.pk: [] for result in results}
+    for row in stored:
+        outcomes[row.result_id].append(row)
+    ungraded = [result for result in results if not result.graded]
+    if not ungraded:
+        return outcomes
+    checks = frozen_version(run.version).checks
+    for result in ungraded:
+        written = {row.position: row for row in outcomes[result.pk]}
+        status = OutcomeStatus.CLAIMED if result.lease and not run.ended else OutcomeStatus.PENDING
+        outcomes[result.pk] = [
+            written.get(position)
+            or RunOutcome(
+                run=run,
+                result=result,
+                position=position,
+                criterion_key=check.id,
+                text=check.text,
+                weight=check.weight,
+                kind=check.verifier.kind,
+                status=status,
+            )
+            for position, check in enumerate(checks.get(result.task_key, ()))
+        ]
+    return outcomes
+
+
 def task_result_of(result: RunResult, rows: Sequence[RunOutcome]) -> TaskResult:
     """A stored task's outcomes as the library's `TaskResult`, so that they are written as
     `python -m context_verifiers grade --json` writes them."""
@@ -1836,13 +1895,10 @@ def task_result_of(result: RunResult, rows: Sequence[RunOutcome]) -> TaskResult:
 
 def run_results_document(run: Run) -> dict[str, Any]:
     """Every verdict of the run, as the command-line grader's --json prints them."""
-    outcomes: dict[int, list[RunOutcome]] = {}
-    for row in RunOutcome.objects.filter(run=run).defer("calls").order_by("result_id", "position"):
-        outcomes.setdefault(row.result_id, []).append(row)
-    tasks = [
-        task_result_of(result, outcomes.get(result.pk, []))
-        for result in RunResult.objects.filter(run=run).order_by("position")
-    ]
+    results = list(RunResult.objects.filter(run=run).order_by("position"))
+    stored = RunOutcome.objects.filter(run=run).defer("calls").order_by("result_id", "position")
+    outcomes = result_outcomes(run, results, list(stored))
+    tasks = [task_result_of(result, outcomes[result.pk]) for result in results]
     summary = run_summary_of(run)
     score = (
         Score(summary.score.value, summary.coverage)
@@ -1923,8 +1979,6 @@ def _no_output(results: Sequence[tuple[Any, ...]]) -> int:
     return sum(1 for row in results if not (row[4] or "").strip() and not row[11])
 
 
-# Outcomes not graded yet: counted among the outcomes, but in no rate.
-NOT_GRADED_YET = ("pending", "claimed")
 # Outcomes whose score counts in their task's pass rate.
 SCORED_STATUSES = ("passed", "failed", "scored")
 
@@ -1953,25 +2007,29 @@ class _OutcomeTally:
     ) -> None:
         self.counts[status] = self.counts.get(status, 0) + 1
         self.judge_calls += len(calls or [])
-        if status in NOT_GRADED_YET:
-            return
         self.rate_rows.append((key, text, kind, status, score, code or None))
         if status in SCORED_STATUSES:
             self.by_task.setdefault(result_id, []).append(score or 0.0)
 
 
 def _tally_outcomes(run_id: int) -> _OutcomeTally:
+    """The outcomes written, and those not graded yet counted as pending (they have no
+    rows: `services.runs`)."""
     outcomes = RunOutcome.objects.filter(run_id=run_id).values_list(
         "result_id", "criterion_key", "text", "kind", "status", "score", "code", "calls"
     )
     tally = _OutcomeTally()
     for row in outcomes.iterator(2000):
         tally.add(*row)
+    expected = Run.objects.values_list("outcome_count", flat=True).get(pk=run_id)
+    pending = expected - sum(tally.counts.values())
+    if pending > 0:
+        tally.counts[OutcomeStatus.PENDING.value] = pending
     return tally
 
 
 def run_summary(*, run_id: int) -> RunSummary:
-    """The run's figures from its rows: two reads, whatever its size."""
+    """The run's figures from its rows: three reads, whatever its size."""
     results = list(
         RunResult.objects.filter(run_id=run_id).values_list(
             "pk",
@@ -2208,7 +2266,8 @@ RUN_ROW_FIELDS = (
 def run_result_for(run: Run, pk: int) -> tuple[RunResult, list[RunOutcome]]:
     """One task of the run with each criterion's outcome, in order."""
     result = get_object_or_404(RunResult.objects.filter(run=run).select_related("task"), pk=pk)
-    return result, list(result.outcomes.order_by("position"))
+    stored = list(result.outcomes.order_by("position"))
+    return result, result_outcomes(run, [result], stored)[result.pk]
 
 
 # The run page's pictures, in the SVG's own units: a label column, then bars at most

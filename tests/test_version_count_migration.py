@@ -4,30 +4,23 @@ are counted from their lists, and the count is then as frozen as the rest of a v
 from __future__ import annotations
 
 import pytest
-from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+from django.db import IntegrityError, transaction
 
 from datasets_app import selectors
 from datasets_app.models import Version
 from datasets_app.services import datasets
+from tests.migrating import migrate_to_latest, tables_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("datasets_app", "0019_upload_read_options")]
 
 
-def migrate(target):
-    MigrationExecutor(connection).migrate(target)
-    return MigrationExecutor(connection).loader.project_state(target).apps
-
-
 @pytest.fixture
 def old_apps():
     """The tables as they were at 0019; back to the latest migration afterwards."""
-    try:
-        yield migrate(BEFORE)
-    finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("datasets_app"))
+    with tables_at(BEFORE) as apps:
+        yield apps
 
 
 def test_versions_saved_before_are_counted_and_their_count_cannot_change(old_apps, user):
@@ -42,7 +35,7 @@ def test_versions_saved_before_are_counted_and_their_count_cannot_change(old_app
     for number, held in ((1, tasks[:2]), (2, tasks), (3, [])):
         OldVersion.objects.create(dataset=dataset, number=number, snapshot={}).tasks.set(held)
 
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("datasets_app"))
+    migrate_to_latest()
 
     versions = Version.objects.filter(dataset_id=dataset.pk).order_by("number")
     assert [v.task_count for v in versions] == [2, 3, 0]

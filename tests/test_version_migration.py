@@ -11,37 +11,24 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+from django.db import IntegrityError, transaction
 
 from datasets_app import selectors
 from datasets_app.importing import json_format
 from datasets_app.importing.spec import CriterionSpec, DatasetSpec, FileSpec, TaskSpec
 from datasets_app.models import Task, Version
+from tests.migrating import migrate, migrate_to_latest, tables_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("datasets_app", "0014_task_metadata")]
 
 
-def migrate(target):
-    executor = MigrationExecutor(connection)
-    executor.migrate(target)
-    return MigrationExecutor(connection).loader.project_state(target).apps
-
-
-def migrate_to_latest() -> None:
-    """Forward through 0015 and whatever migrations came after it."""
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("datasets_app"))
-
-
 @pytest.fixture
 def old_apps():
     """The app's tables as they were at 0014; back to the latest migration afterwards."""
-    try:
-        yield migrate(BEFORE)
-    finally:
-        migrate_to_latest()
+    with tables_at(BEFORE) as apps:
+        yield apps
 
 
 ANSWER = TaskSpec(id="t1", name="Sum", prompt="2 + 2?", expected_text="4", metadata={"level": 1})

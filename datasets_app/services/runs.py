@@ -4,9 +4,10 @@
 `run_prepare` keeps a checked file for the page's "Grade N tasks"; `run_begin` checks it
 again and writes the run's rows, all or nothing, then hands it to the workers; `run_create`
 does both at once (the API, the command). `run_grade_chunk` grades a chunk of tasks: each
-criterion's outcome is claimed once (`RunOutcome.lease`) and written once, in one
-transaction per chunk, so a worker killed mid-chunk leaves nothing half-written. The run's
-figures are made in one place (`run_summary`, from `context_verifiers.metrics`) when it ends.
+task is claimed by one worker (`RunResult.lease`), and its criteria's outcomes are inserted
+once, with its score, in one transaction per chunk, so a worker killed mid-chunk leaves
+nothing half-written. The run's figures are made in one place (`run_summary`, from
+`context_verifiers.metrics`) when it ends.
 
 Every run grades the version's frozen content (`selectors.version_spec`), never the live
 tasks: editing or archiving a task later changes no run.
@@ -14,17 +15,17 @@ tasks: editing or archiving a task later changes no run.
 
 from __future__ import annotations
 
-import functools
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import get_valid_filename
@@ -32,13 +33,12 @@ from django.utils.text import get_valid_filename
 from context_verifiers.grading import (
     JUDGE_KINDS,
     Check,
-    checks_for,
     grade_checks,
     zipped_output,
 )
 from context_verifiers.judges import MAX_JUDGE_FILE_CHARS, MAX_JUDGE_FILES_CHARS
 from context_verifiers.outcome import Outcome
-from context_verifiers.scoring import Score, task_score
+from context_verifiers.scoring import task_score
 from context_verifiers.views import OutputView
 from datasets_app import grading, selectors
 from datasets_app.importing import archive
@@ -54,6 +54,7 @@ from datasets_app.models import (
     RunState,
     Version,
 )
+from datasets_app.selectors import FrozenVersion
 from datasets_app.services import bulk
 from datasets_app.services.judge_calls import judge_calls_record
 
@@ -146,18 +147,6 @@ class RunPlan:
         return cls(**fields, problems=problems)
 
 
-@functools.lru_cache(maxsize=4)
-def _frozen_spec(version_pk: int, created_at: float) -> DatasetSpec:
-    # A saved version never changes, so each process reads it once (the key holds when it
-    # was saved, as the version page's caches do).
-    return selectors.version_spec(Version.objects.get(pk=version_pk))
-
-
-def frozen_spec(version: Version) -> DatasetSpec:
-    """The version's frozen content, as every run grades it."""
-    return _frozen_spec(version.pk, version.created_at.timestamp())
-
-
 def _judge_tokens(check: Check, task: TaskSpec, output: AgentOutput) -> int:
     """About how many tokens a judge call of `check` sends: its instructions, the task and
     the answer, and for an agent judge as much of the files as it is shown."""
@@ -208,14 +197,14 @@ class _GradingWork:
 
 
 def _grading_work(
-    spec: DatasetSpec, read: OutputsFile, *, judge: bool, python: bool
+    version: FrozenVersion, read: OutputsFile, *, judge: bool, python: bool
 ) -> _GradingWork:
     """Counted over the version's tasks; a check that cannot run here (no judge, no
     sandbox) makes an outcome but no call."""
     work = _GradingWork()
-    for task in spec.tasks:
+    for task in version.spec.tasks:
         output = read.outputs.get(task.id)
-        checks = checks_for(spec, task)
+        checks = version.checks[task.id]
         work.outcomes += len(checks)
         if output is None or not output.answered:
             continue  # no answer: graded 0 without a call
@@ -238,19 +227,19 @@ def run_check(
     budget_tokens: int | None = None,
 ) -> tuple[RunPlan, OutputsFile]:
     """Read `data` against `version`'s tasks: the preview, with every problem. Writes nothing."""
-    spec = frozen_spec(version)
-    read = read_outputs_file(data, file_name, {task.id for task in spec.tasks}, mapping=mapping)
+    content = selectors.frozen_version(version)
+    read = read_outputs_file(data, file_name, set(content.tasks), mapping=mapping)
     graders = grading.graders()
     judge = graders.judge is not None
     python = graders.allow_python and graders.sandbox()[0]
-    work = _grading_work(spec, read, judge=judge, python=python)
+    work = _grading_work(content, read, judge=judge, python=python)
     answered = sum(1 for o in read.outputs.values() if o.answered)
     plan = RunPlan(
         version=version.number,
         file_name=file_name,
-        tasks=len(spec.tasks),
+        tasks=len(content.tasks),
         matched=len(read.outputs),
-        no_output=len(spec.tasks) - answered,
+        no_output=len(content.tasks) - answered,
         outcomes=work.outcomes,
         judge_calls=work.judge_calls,
         judge_tokens=work.judge_tokens,
@@ -328,7 +317,8 @@ def _run_new(
 
 
 def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
-    """The run's results and outcomes, every one pending, in the version's order."""
+    """The run's results, every one to grade, in the version's order (their criteria's
+    outcomes are made as they are graded)."""
     task_pks = dict(selectors.version_tasks(run.version).values_list("task_id", "pk"))
     results = []
     for position, task in enumerate(spec.tasks):
@@ -351,20 +341,6 @@ def _rows(run: Run, spec: DatasetSpec, read: OutputsFile) -> None:
             )
         )
     bulk.insert_rows(RunResult, results)
-    outcomes = [
-        RunOutcome(
-            run_id=run.pk,
-            result_id=result.pk,
-            position=index,
-            criterion_key=check.id,
-            text=check.text,
-            weight=check.weight,
-            kind=check.verifier.kind,
-        )
-        for result, task in zip(results, spec.tasks, strict=True)
-        for index, check in enumerate(checks_for(spec, task))
-    ]
-    bulk.insert_rows(RunOutcome, outcomes)
 
 
 def _check_kept(run: Run, mapping: Mapping[str, str] | None) -> tuple[RunPlan, OutputsFile]:
@@ -400,7 +376,7 @@ def run_begin(*, run: Run) -> Run:
         )
         if not claimed:
             raise RunRefused(NOT_STARTABLE)
-        _rows(run, frozen_spec(run.version), read)
+        _rows(run, selectors.frozen_version(run.version).spec, read)
         run_id = run.pk
         transaction.on_commit(lambda: _enqueue_dispatch(run_id))
     run.refresh_from_db()
@@ -465,7 +441,7 @@ def run_create(
             state=RunState.QUEUED,
             name=name,
         )
-        _rows(run, frozen_spec(version), read)
+        _rows(run, selectors.frozen_version(version).spec, read)
         run_id = run.pk
         transaction.on_commit(lambda: _enqueue_dispatch(run_id))
     run.refresh_from_db()
@@ -496,9 +472,19 @@ def _enqueue_dispatch(run_id: int) -> None:
 # --- Grading, on the workers ------------------------------------------------------------
 
 
+# A run none of whose checks waits (no judge to ask, no Python check to start: an exact
+# match of 5,000 criteria takes 0.1 s) is graded in chunks this many times larger: a chunk's
+# fixed cost (its message, its claim, a transaction that waits for the disk) would
+# otherwise be most of the run's time.
+INSTANT_CHUNK_FACTOR = 10
+
+
 def run_chunks(*, run: Run) -> list[tuple[int, int]]:
-    """The run's tasks as (first, last) positions, RUN_CHUNK_TASKS at a time."""
-    size = max(1, settings.RUN_CHUNK_TASKS)
+    """The run's tasks as (first, last) positions, RUN_CHUNK_TASKS at a time, or
+    INSTANT_CHUNK_FACTOR times as many when no check waits."""
+    plan = RunPlan.from_json(run.plan or {})
+    waits = plan is None or plan.judge_calls or plan.python_checks
+    size = max(1, settings.RUN_CHUNK_TASKS) * (1 if waits else INSTANT_CHUNK_FACTOR)
     return [
         (first, min(first + size, run.task_count) - 1) for first in range(0, run.task_count, size)
     ]
@@ -527,17 +513,18 @@ def lease_seconds() -> float:
 
 
 def run_claims_renew(*, run_id: int, lease: str) -> int:
-    """Say that the worker holding `lease` is alive: its open claims on the run are as new
-    as now. How many it holds."""
-    return RunOutcome.objects.filter(
-        run_id=run_id, status=OutcomeStatus.CLAIMED, lease=lease
-    ).update(claimed_at=timezone.now())
+    """Say that the worker holding `lease` is alive: its claims on the run's tasks are as
+    new as now. How many it holds."""
+    with transaction.atomic(), _claims_need_no_flush():
+        return RunResult.objects.filter(run_id=run_id, graded=False, lease=lease).update(
+            claimed_at=timezone.now()
+        )
 
 
 @dataclass
 class ChunkGraded:
-    """What one call of `run_grade_chunk` did: outcomes written, and those another worker
-    holds (the caller tries again after `wait` seconds)."""
+    """What one call of `run_grade_chunk` did: outcomes written, and the tasks another
+    worker holds (the caller tries again after `wait` seconds)."""
 
     written: int = 0
     held_elsewhere: int = 0
@@ -548,80 +535,88 @@ class ChunkGraded:
 RESULT_FIGURES = ["score", "coverage", "graded", "failed_count", "error_count"]
 
 
-OUTCOME_FIELDS = ["status", "score", "reasoning", "code", "detail", "warnings", "calls"]
+# A run's outcome rows as `_write` inserts them (`bulk.insert_values`).
+OUTCOME_COLUMNS = [
+    "run_id",
+    "result_id",
+    "position",
+    "criterion_key",
+    "text",
+    "weight",
+    "kind",
+    "status",
+    "score",
+    "reasoning",
+    "code",
+    "detail",
+    "warnings",
+    "calls",
+    "written_at",
+]
 
 
-def _outcome_fields(outcome: Outcome) -> dict[str, Any]:
-    return {
-        "status": outcome.status,
-        "score": outcome.score,
-        "reasoning": outcome.reasoning,
-        "code": outcome.code or "",
-        "detail": outcome.detail,
-        "warnings": list(outcome.warnings),
-        "calls": [call.to_json() for call in outcome.calls],
-    }
+def _outcome_row(
+    result: RunResult, position: int, check: Check, outcome: Outcome, now: datetime
+) -> tuple[Any, ...]:
+    """`OUTCOME_COLUMNS` of the outcome of `check`, the criterion at `position`."""
+    calls = [call.to_json() for call in outcome.calls]
+    return (
+        *(result.run_id, result.pk, position, check.id, check.text, check.weight),
+        *(check.verifier.kind, outcome.status, outcome.score, outcome.reasoning),
+        *(outcome.code or "", outcome.detail, list(outcome.warnings), calls, now),
+    )
 
 
-OPEN = (OutcomeStatus.PENDING, OutcomeStatus.CLAIMED)
+@contextmanager
+def _claims_need_no_flush() -> Iterator[None]:
+    """Within a transaction that only claims: PostgreSQL commits it without waiting for its
+    log to reach the disk (5 ms a commit here, twice a chunk). A claim lost to a crash of
+    the database costs nothing but work done again: the outcomes are written only by the
+    lease that still holds the claim when they are (`_write`, which waits for the disk)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
+    yield
 
 
-@dataclass(frozen=True)
-class _Claimed:
-    """An outcome this worker holds, with what grading it needs."""
-
-    pk: int
-    result_id: int
-    position: int
-
-
-def _claim(run: Run, first: int, last: int, lease: str) -> tuple[list[_Claimed], int]:
-    """Claim the open outcomes of the tasks at positions first..last (pending, already ours,
+def _claim(run: Run, first: int, last: int, lease: str) -> tuple[list[RunResult], int]:
+    """Claim the tasks at positions first..last not graded yet (unclaimed, already ours,
     or held past the lease by a worker that died) in one update; then those this worker
     holds, and how many another holds."""
     now = timezone.now()
-    chunk = RunOutcome.objects.filter(run_id=run.pk, result__position__range=(first, last))
-    free = Q(status=OutcomeStatus.PENDING) | Q(status=OutcomeStatus.CLAIMED, lease=lease)
-    expired = Q(
-        status=OutcomeStatus.CLAIMED, claimed_at__lt=now - timedelta(seconds=lease_seconds())
-    )
-    chunk.filter(free | expired).update(status=OutcomeStatus.CLAIMED, lease=lease, claimed_at=now)
+    chunk = RunResult.objects.filter(run_id=run.pk, position__range=(first, last), graded=False)
+    free = Q(lease="") | Q(lease=lease) | Q(claimed_at__lt=now - timedelta(seconds=lease_seconds()))
+    with transaction.atomic(), _claims_need_no_flush():
+        chunk.filter(free).update(lease=lease, claimed_at=now)
     mine, held = [], 0
-    for pk, result_id, position, holder in chunk.filter(status=OutcomeStatus.CLAIMED).values_list(
-        "pk", "result_id", "position", "lease"
+    for result in chunk.exclude(lease="").only(
+        "pk", "run_id", "task_key", "output", "has_output", "files", "lease"
     ):
-        if holder == lease:
-            mine.append(_Claimed(pk, result_id, position))
+        if result.lease == lease:
+            mine.append(result)
         else:
             held += 1
     return mine, held
 
 
-def _task_figures(weighted: Sequence[tuple[float, Outcome]]) -> tuple[Score, int, int]:
-    score = task_score(weighted)
-    failed = sum(outcome.status == OutcomeStatus.FAILED for _, outcome in weighted)
-    errors = sum(outcome.status == OutcomeStatus.ERROR for _, outcome in weighted)
-    return score, failed, errors
-
-
 def _scored(pk: int, weighted: Sequence[tuple[float, Outcome]]) -> dict[str, Any]:
     """A task's result row's figures, to write (`RESULT_FIGURES`)."""
-    score, failed, errors = _task_figures(weighted)
+    score = task_score(weighted)
     return {
         "pk": pk,
         "score": score.value,
         "coverage": score.coverage,
         "graded": True,
-        "failed_count": failed,
-        "error_count": errors,
+        "failed_count": sum(outcome.status == OutcomeStatus.FAILED for _, outcome in weighted),
+        "error_count": sum(outcome.status == OutcomeStatus.ERROR for _, outcome in weighted),
     }
 
 
 def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkGraded:
-    """Grade the tasks at positions first..last: claim their open outcomes, grade them
-    (the library's `grade_checks`), write them once, then the tasks' scores. A fixed number
-    of queries a chunk, whatever its size; the version's content is read through
-    `frozen_spec`, once a process."""
+    """Grade the tasks at positions first..last: claim those not graded yet, grade their
+    criteria (the library's `grade_checks`), and write each task's outcomes and score
+    together, once. A fixed number of queries a chunk, whatever its size; the version's
+    content is read through `selectors.frozen_version`, once a process."""
     run = (
         Run.objects.select_related("version__dataset", "created_by")
         .only("state", "version__created_at", "version__dataset", "created_by")
@@ -633,26 +628,15 @@ def run_grade_chunk(*, run_id: int, first: int, last: int, lease: str) -> ChunkG
     graded = ChunkGraded(held_elsewhere=held, wait=lease_seconds() if held else 0.0)
     if not mine:
         return graded
-    results = {
-        result.pk: result
-        for result in RunResult.objects.filter(pk__in={c.result_id for c in mine}).only(
-            "pk", "task_key", "output", "has_output", "files"
-        )
-    }
-    spec = frozen_spec(run.version)
-    tasks = {task.id: task for task in spec.tasks}
-    checks = {pk: checks_for(spec, tasks[result.task_key]) for pk, result in results.items()}
-    answers = _answers(run, results.values())
+    content = selectors.frozen_version(run.version)
+    answers = _answers(run, mine)
     jobs = [
-        (
-            checks[c.result_id][c.position],
-            tasks[results[c.result_id].task_key],
-            answers.get(c.result_id),
-        )
-        for c in mine
+        (check, content.tasks[result.task_key], answers.get(result.pk))
+        for result in mine
+        for check in content.checks[result.task_key]
     ]
     outcomes = grade_checks(jobs, grading.graders())
-    graded.written = _write(run, mine, outcomes, checks, lease)
+    graded.written = _write(run, mine, content, outcomes, lease)
     _after_write(run_id)
     return graded
 
@@ -678,42 +662,40 @@ def _answers(run: Run, results: Iterable[RunResult]) -> dict[int, OutputView]:
 
 
 def _write(
-    run: Run,
-    claimed: list[_Claimed],
-    outcomes: list[Outcome],
-    checks: Mapping[int, Sequence[Check]],
-    lease: str,
+    run: Run, claimed: list[RunResult], content: FrozenVersion, outcomes: list[Outcome], lease: str
 ) -> int:
-    """Write the outcomes still ours, once; then the scores of the tasks whose every
-    outcome is now written (`checks`: each result's, by its pk)."""
+    """Write the outcomes of the tasks still ours (nobody took an expired claim over
+    meanwhile), each task's with its score, in one transaction: inserted once. `outcomes`
+    are the claimed tasks' checks' (`content.checks`), in order."""
     now = timezone.now()
+    graded = iter(outcomes)
+    by_result = {
+        result.pk: [(check, next(graded)) for check in content.checks[result.task_key]]
+        for result in claimed
+    }
     with transaction.atomic():
-        # Still ours (nobody took an expired claim over meanwhile): written once.
-        writable = set(
-            RunOutcome.objects.select_for_update()
-            .filter(pk__in=[c.pk for c in claimed], status=OutcomeStatus.CLAIMED, lease=lease)
+        ours = set(
+            RunResult.objects.select_for_update()
+            .filter(pk__in=list(by_result), graded=False, lease=lease)
             .values_list("pk", flat=True)
         )
-        changed = []
-        by_result: dict[int, list[tuple[float, Outcome]]] = {}
-        for mine, outcome in zip(claimed, outcomes, strict=True):
-            if mine.pk not in writable:
-                continue
-            changed.append({"pk": mine.pk, "written_at": now, **_outcome_fields(outcome)})
-            weight = checks[mine.result_id][mine.position].weight
-            by_result.setdefault(mine.result_id, []).append((weight, outcome))
-        bulk.update_rows(RunOutcome, changed, [*OUTCOME_FIELDS, "written_at"])
-        whole = {pk: got for pk, got in by_result.items() if len(got) == len(checks[pk])}
-        bulk.update_rows(RunResult, [_scored(pk, got) for pk, got in whole.items()], RESULT_FIGURES)
-        # Tasks of which other workers wrote the rest (after one took a dead worker's
-        # claims over): scored from their rows, when those are all written.
-        _score_left_tasks(run.pk, [pk for pk in by_result if pk not in whole])
+        rows, scored = [], []
+        for result in claimed:
+            checked = by_result[result.pk] if result.pk in ours else []
+            rows += [
+                _outcome_row(result, position, check, outcome, now)
+                for position, (check, outcome) in enumerate(checked)
+            ]
+            if checked:
+                scored.append(_scored(result.pk, [(c.weight, o) for c, o in checked]))
+        bulk.insert_values(RunOutcome, OUTCOME_COLUMNS, rows)
+        bulk.update_rows(RunResult, scored, RESULT_FIGURES)
         calls = [call for outcome in outcomes for call in outcome.calls]
         if calls:
             judge_calls_record(calls=calls, dataset=run.version.dataset, user=run.created_by)
-        if changed:
-            Run.objects.filter(pk=run.pk).update(outcomes_done=F("outcomes_done") + len(changed))
-    return len(changed)
+        if rows:
+            Run.objects.filter(pk=run.pk).update(outcomes_done=F("outcomes_done") + len(rows))
+    return len(rows)
 
 
 def _after_write(run_id: int) -> None:
@@ -722,37 +704,15 @@ def _after_write(run_id: int) -> None:
     if run.state == RunState.GRADING and run.outcomes_done >= run.outcome_count:
         run_finish(run_id=run_id)
     elif run.ended:
-        _score_left_tasks(run_id)
-        Run.objects.filter(pk=run_id).update(summary=selectors.run_summary(run_id=run_id).to_json())
+        _summarise(run_id)
 
 
-def _score_left_tasks(run_id: int, result_ids: Sequence[int] | None = None) -> None:
-    """Score the tasks not scored yet (of `result_ids`, else of the whole run) whose
-    criteria are all written: those written by different workers, which neither could
-    score alone."""
-    if result_ids is not None and not result_ids:
-        return
-    left = RunResult.objects.filter(run_id=run_id, graded=False)
-    if result_ids is not None:
-        left = left.filter(pk__in=result_ids)
-    by_result: dict[int, list[tuple[float, Outcome]]] = {}
-    for result_id, status, weight, score in RunOutcome.objects.filter(result__in=left).values_list(
-        "result_id", "status", "weight", "score"
-    ):
-        by_result.setdefault(result_id, []).append(
-            (weight, Outcome(status=status, score=score))  # type: ignore[arg-type]
-        )
-    done = [
-        _scored(pk, got)
-        for pk, got in by_result.items()
-        if not any(outcome.status in OPEN for _, outcome in got)
-    ]
-    bulk.update_rows(RunResult, done, RESULT_FIGURES)
+def _summarise(run_id: int) -> None:
+    Run.objects.filter(pk=run_id).update(summary=selectors.run_summary(run_id=run_id).to_json())
 
 
 def run_finish(*, run_id: int) -> bool:
     """Grading → done (or done with errors), with the run's figures; once."""
-    _score_left_tasks(run_id)
     summary = selectors.run_summary(run_id=run_id)
     state = RunState.DONE_WITH_ERRORS if summary.outcomes.get("error") else RunState.DONE
     return bool(
@@ -763,14 +723,13 @@ def run_finish(*, run_id: int) -> bool:
 
 
 def run_stop(*, run: Run) -> bool:
-    """Stop a queued or grading run: no criterion is claimed after this; what was graded is
+    """Stop a queued or grading run: no task is claimed after this; what was graded is
     kept (a chunk being graded still writes, and the figures follow it)."""
     stopped = Run.objects.filter(pk=run.pk, state__in=[RunState.QUEUED, RunState.GRADING]).update(
         state=RunState.STOPPED, finished_at=timezone.now()
     )
     if stopped:
-        _score_left_tasks(run.pk)
-        Run.objects.filter(pk=run.pk).update(summary=selectors.run_summary(run_id=run.pk).to_json())
+        _summarise(run.pk)
     run.refresh_from_db()
     return bool(stopped)
 
@@ -781,8 +740,7 @@ def run_fail(*, run_id: int, error: str = RUN_FAILED) -> None:
         state=RunState.FAILED, error=error, finished_at=timezone.now()
     )
     if failed:
-        _score_left_tasks(run_id)
-        Run.objects.filter(pk=run_id).update(summary=selectors.run_summary(run_id=run_id).to_json())
+        _summarise(run_id)
 
 
 def new_lease() -> str:

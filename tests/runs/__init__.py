@@ -9,7 +9,7 @@ import zipfile
 from collections.abc import Mapping
 from typing import Any
 
-from datasets_app.models import Run, Version
+from datasets_app.models import Run, RunOutcome, RunResult, RunState, Version
 from datasets_app.services import runs
 
 
@@ -33,6 +33,13 @@ def run_outputs(version: Version, user, outputs: Mapping[str, Any], **options: A
     )
     run.refresh_from_db()
     return run
+
+
+def as_before_grading(run: Run) -> None:
+    """`run` as it stood before a worker took it up: grading, nothing written."""
+    RunOutcome.objects.filter(run=run).delete()
+    RunResult.objects.filter(run=run).update(graded=False, score=None, lease="", claimed_at=None)
+    Run.objects.filter(pk=run.pk).update(state=RunState.GRADING, outcomes_done=0, summary={})
 
 
 # A Python check that passes when the task's output files hold report.csv saying 42.

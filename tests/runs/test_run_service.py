@@ -1,5 +1,5 @@
-"""Runs through their services: the version's frozen content graded, each outcome claimed and
-written once, problems refused whole, judges that fail ending as errors, stopping."""
+"""Runs through their services: the version's frozen content graded, each task claimed and
+its outcomes written once, problems refused whole, judges that fail ending as errors, stopping."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 from django.utils import timezone
 
 from context_verifiers.judges import MAX_JUDGE_FILE_CHARS, JudgeConfig
+from context_verifiers.outcome import Outcome
 from datasets_app import selectors
 from datasets_app.importing import outputs
 from datasets_app.models import (
     JudgeCall,
-    OutcomeStatus,
     Run,
     RunOutcome,
     RunResult,
@@ -21,7 +21,7 @@ from datasets_app.models import (
     Task,
 )
 from datasets_app.services import runs
-from tests.runs import outputs_jsonl, run_outputs, zipped
+from tests.runs import as_before_grading, outputs_jsonl, run_outputs, zipped
 from tests.runs.conftest import judge_server, saved_version  # noqa: F401 - a fixture
 from tests.verifiers.judge_server import Fault
 
@@ -112,45 +112,57 @@ def test_a_judge_that_is_down_ends_its_criteria_as_errors_and_the_score_partial(
     assert error.code == "judge_unreachable"
 
 
-def _pending(run: Run) -> None:
-    """The run as it stood before a worker took it up."""
-    RunOutcome.objects.filter(run=run).update(status=OutcomeStatus.PENDING, written_at=None)
-    RunResult.objects.filter(run=run).update(graded=False, score=None)
-    Run.objects.filter(pk=run.pk).update(state=RunState.GRADING, outcomes_done=0, summary={})
-
-
-def test_an_outcome_is_claimed_once_and_written_once(user):
+def test_a_task_is_claimed_once_and_its_outcomes_written_once(user):
     version = saved_version(user, tasks=3)
     run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2", "t3": "Answer 3"})
-    _pending(run)
-    held = RunOutcome.objects.get(result__task_key="t2")
-    RunOutcome.objects.filter(pk=held.pk).update(
-        status=OutcomeStatus.CLAIMED, lease="another-worker", claimed_at=timezone.now()
-    )
+    as_before_grading(run)
+    held = RunResult.objects.get(run=run, task_key="t2")
+    RunResult.objects.filter(pk=held.pk).update(lease="another-worker", claimed_at=timezone.now())
 
     graded = runs.run_grade_chunk(run_id=run.pk, first=0, last=2, lease="me")
 
     assert (graded.written, graded.held_elsewhere) == (2, 1)
     held.refresh_from_db()
-    assert (held.status, held.lease) == ("claimed", "another-worker")
+    assert (held.graded, held.lease) == (False, "another-worker")
+    assert not RunOutcome.objects.filter(result=held).exists()
     assert Run.objects.get(pk=run.pk).state == RunState.GRADING
     again = runs.run_grade_chunk(run_id=run.pk, first=0, last=2, lease="me")
     assert again.written == 0, "a written outcome is never graded again"
     # The other worker died: once its claim is older than the lease, it is taken over.
-    RunOutcome.objects.filter(pk=held.pk).update(
+    RunResult.objects.filter(pk=held.pk).update(
         claimed_at=timezone.now() - timedelta(seconds=runs.lease_seconds() + 1)
     )
     last = runs.run_grade_chunk(run_id=run.pk, first=0, last=2, lease="third")
     assert last.written == 1
     run.refresh_from_db()
     assert run.state == RunState.DONE and run.outcomes_done == 3
+    assert RunOutcome.objects.filter(run=run).count() == 3
     assert selectors.RunSummary.from_json(run.summary).score.value == 1.0
+
+
+def test_a_worker_whose_claim_was_taken_over_writes_nothing(user):
+    version = saved_version(user, tasks=2)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
+    as_before_grading(run)
+    # "slow" claims both tasks and grades them; meanwhile its lease runs out and "third"
+    # takes the tasks over and writes them. What "slow" then writes is dropped.
+    content = selectors.frozen_version(version)
+    claimed, _ = runs._claim(run, 0, 1, "slow")
+    RunResult.objects.filter(run=run).update(
+        claimed_at=timezone.now() - timedelta(seconds=runs.lease_seconds() + 1)
+    )
+    assert runs.run_grade_chunk(run_id=run.pk, first=0, last=1, lease="third").written == 2
+    late = [Outcome(status="failed", score=0.0)] * 2
+    assert runs._write(run, claimed, content, late, "slow") == 0
+    statuses = RunOutcome.objects.filter(run=run).values_list("status", flat=True)
+    assert list(statuses) == ["passed", "passed"]
+    assert Run.objects.get(pk=run.pk).outcomes_done == 2
 
 
 def test_a_stopped_run_grades_nothing_more_and_keeps_what_it_graded(user):
     version = saved_version(user, tasks=3)
     run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2", "t3": "Answer 3"})
-    _pending(run)
+    as_before_grading(run)
     runs.run_grade_chunk(run_id=run.pk, first=0, last=0, lease="me")
     assert runs.run_stop(run=run)
     assert runs.run_grade_chunk(run_id=run.pk, first=1, last=2, lease="me").ended

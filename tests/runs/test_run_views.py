@@ -12,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from datasets_app.models import Run, RunOutcome, RunResult, RunState
-from tests.runs import READS_REPORT, outputs_jsonl, run_outputs, zipped
+from datasets_app.services import runs
+from tests.runs import READS_REPORT, as_before_grading, outputs_jsonl, run_outputs, zipped
 from tests.runs.conftest import saved_version
 
 pytestmark = pytest.mark.django_db
@@ -118,7 +119,8 @@ def test_progress_is_polled_until_the_run_ends_then_the_page_reloads(auth_client
     version = saved_version(user, tasks=2)
     run = run_outputs(version, user, {"t1": "Answer 1"})
     Run.objects.filter(pk=run.pk).update(state=RunState.GRADING, outcomes_done=1)
-    RunOutcome.objects.filter(result__task_key="t2").update(status="pending")
+    RunOutcome.objects.filter(result__task_key="t2").delete()
+    RunResult.objects.filter(run=run, task_key="t2").update(graded=False, score=None)
     page = auth_client.get(run.get_absolute_url()).content.decode()
     assert "1 of 2 criteria graded" in page and "Stop the run" in page
     assert f'href="{run.get_absolute_url()}">Refresh</a>' in page
@@ -129,6 +131,26 @@ def test_progress_is_polled_until_the_run_ends_then_the_page_reloads(auth_client
     done = auth_client.get(run.get_absolute_url(), {"poll": "1"}, **HX)
     assert done["HX-Refresh"] == "true"
     assert "Stopped" in auth_client.get(run.get_absolute_url()).content.decode()
+
+
+def test_a_stopped_run_shows_the_criteria_it_did_not_grade_as_pending(auth_client, user):
+    version = saved_version(user, tasks=2)
+    run = run_outputs(version, user, {"t1": "Answer 1", "t2": "Answer 2"})
+    as_before_grading(run)
+    runs.run_grade_chunk(run_id=run.pk, first=0, last=0, lease="a-worker")
+    assert runs.run_stop(run=run)
+    page = auth_client.get(run.get_absolute_url()).content.decode()
+    assert "Stopped" in page and "1 criterion was not graded." in page
+    left = RunResult.objects.get(run=run, task_key="t2")
+    url = reverse("datasets_app:run_task", args=[version.dataset_id, run.pk, left.pk])
+    task = auth_client.get(url).content.decode()
+    assert "Not graded yet." in task
+    assert "Matches the expected answer" in task and "<strong>Pending</strong>" in task
+    base = [version.dataset_id, run.pk]
+    lines = auth_client.get(reverse("datasets_app:run_download", args=[*base, "jsonl"]))
+    tasks = [json.loads(line) for line in lines.content.decode().splitlines()]
+    statuses = [[c["status"] for c in task["criteria"]] for task in tasks]
+    assert statuses == [["passed"], ["pending"]]
 
 
 def test_others_get_404_for_every_run_page(client, other_user, user):
