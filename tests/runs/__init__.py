@@ -38,7 +38,15 @@ def run_outputs(version: Version, user, outputs: Mapping[str, Any], **options: A
 def as_before_grading(run: Run) -> None:
     """`run` as it stood before a worker took it up: grading, nothing written."""
     RunOutcome.objects.filter(run=run).delete()
-    RunResult.objects.filter(run=run).update(graded=False, score=None, lease="", claimed_at=None)
+    RunResult.objects.filter(run=run).update(
+        graded=False,
+        score=None,
+        coverage=0.0,
+        failed_count=0,
+        error_count=0,
+        lease="",
+        claimed_at=None,
+    )
     Run.objects.filter(pk=run.pk).update(state=RunState.GRADING, outcomes_done=0, summary={})
 
 
